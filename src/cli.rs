@@ -1,0 +1,145 @@
+//! Command line: `okf-mcp [serve]`, `okf-mcp call <tool> --args JSON | --args-file F|-`,
+//! `okf-mcp demo` (spec/surface.md §1.2).
+//!
+//! Exit codes: 0 success, 1 tool error (`isError: true`), 2 usage error, 3 internal fault.
+
+use crate::cancel::Cancel;
+use crate::wire::dispatch::{self, Ctx};
+use crate::wire::registry;
+use clap::{Parser, Subcommand};
+use std::io::{Read, Write};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "okf-mcp",
+    version,
+    about = "MCP server and CLI for OKF knowledge bundles"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve MCP over stdio (the default).
+    Serve,
+    /// Run one tool through the same dispatcher as MCP and print the CallToolResult JSON.
+    Call {
+        /// Tool name, e.g. `list_concepts`.
+        tool: String,
+        /// The tool arguments as a JSON object.
+        #[arg(long)]
+        args: Option<String>,
+        /// A file holding the arguments, or `-` for standard input.
+        #[arg(long = "args-file")]
+        args_file: Option<String>,
+    },
+    /// Copy an embedded demo bundle to a temporary directory and run the tools end to end.
+    Demo,
+}
+
+/// Exit code of a usage error.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code of an internal fault (a handler panic).
+pub const EXIT_INTERNAL: i32 = 3;
+
+fn usage(msg: &str) -> i32 {
+    eprintln!("okf-mcp: {msg}; see okf-mcp --help");
+    EXIT_USAGE
+}
+
+/// Parses `std::env::args` and runs; returns the process exit code.
+#[must_use]
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    let _ = e.print();
+                    0
+                }
+                _ => usage("usage error"),
+            };
+        }
+    };
+    match cli.command {
+        None | Some(Command::Serve) => crate::server::mcp::serve_stdio(),
+        Some(Command::Demo) => crate::demo::run(),
+        Some(Command::Call {
+            tool,
+            args,
+            args_file,
+        }) => call(&tool, args, args_file),
+    }
+}
+
+fn call(tool: &str, args: Option<String>, args_file: Option<String>) -> i32 {
+    if registry::find(tool).is_none() {
+        return usage("unknown tool name");
+    }
+    let raw: Vec<u8> = match (args, args_file) {
+        (Some(a), None) => a.into_bytes(),
+        (None, Some(f)) if f == "-" => {
+            let mut buf = Vec::new();
+            if std::io::stdin().read_to_end(&mut buf).is_err() {
+                return usage("cannot read the arguments from standard input");
+            }
+            buf
+        }
+        (None, Some(f)) => match std::fs::read(&f) {
+            Ok(b) => b,
+            Err(_) => return usage("cannot read the arguments file"),
+        },
+        _ => return usage("give exactly one of --args and --args-file"),
+    };
+    let cancel = Cancel::new();
+    install_signal_cancel(&cancel);
+    let ctx = Ctx { cancel };
+    let tool = tool.to_owned();
+    let result = std::panic::catch_unwind(move || dispatch::call(&tool, Some(&raw), &ctx));
+    match result {
+        Ok(Some(r)) => {
+            let line = r.to_call_tool_result_json().to_string();
+            let mut out = std::io::stdout().lock();
+            if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+                return 1;
+            }
+            i32::from(r.is_error)
+        }
+        Ok(None) => usage("unknown tool name"),
+        Err(_) => {
+            eprintln!("okf-mcp: internal error in tool handler");
+            EXIT_INTERNAL
+        }
+    }
+}
+
+/// SIGINT/SIGTERM cancel the running CLI request (spec/surface.md §1.2).
+fn install_signal_cancel(cancel: &Cancel) {
+    let cancel = cancel.clone();
+    std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        rt.block_on(async move {
+            use tokio::signal::unix::{signal, SignalKind};
+            let (Ok(mut term), Ok(mut int)) = (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+            ) else {
+                return;
+            };
+            tokio::select! {
+                _ = term.recv() => {},
+                _ = int.recv() => {},
+            }
+            cancel.cancel();
+        });
+    });
+}

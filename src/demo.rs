@@ -1,0 +1,90 @@
+//! `okf-mcp demo`: the main job on an embedded bundle. Copies `fixtures/bundles/demo` into a
+//! temporary directory and runs the tools end to end through the shared dispatcher, printing
+//! each step.
+
+use crate::wire::dispatch::{self, Ctx};
+use serde_json::{json, Value};
+
+/// The embedded demo bundle: (bundle-relative path, bytes).
+const DEMO_FILES: &[(&str, &[u8])] = &[
+    (
+        "index.md",
+        include_bytes!("../fixtures/bundles/demo/index.md"),
+    ),
+    (
+        "tables/orders.md",
+        include_bytes!("../fixtures/bundles/demo/tables/orders.md"),
+    ),
+    (
+        "metrics/revenue.md",
+        include_bytes!("../fixtures/bundles/demo/metrics/revenue.md"),
+    ),
+];
+
+/// Runs the demo; returns the exit code (0 when every step answered as expected).
+#[must_use]
+pub fn run() -> i32 {
+    let Ok(dir) = tempfile::tempdir() else {
+        eprintln!("okf-mcp demo: cannot create a temporary directory");
+        return 1;
+    };
+    for (rel, bytes) in DEMO_FILES {
+        let path = dir.path().join(rel);
+        if let Some(parent) = path.parent() {
+            if std::fs::create_dir_all(parent).is_err() {
+                eprintln!("okf-mcp demo: cannot create the demo bundle");
+                return 1;
+            }
+        }
+        #[allow(clippy::disallowed_methods)] // the demo writes its own temp copy, not a bundle
+        if std::fs::write(&path, bytes).is_err() {
+            eprintln!("okf-mcp demo: cannot create the demo bundle");
+            return 1;
+        }
+    }
+    let bundle = dir.path().to_string_lossy().into_owned();
+    println!("okf-mcp demo: copied the demo bundle to a temporary directory");
+    let ctx = Ctx::default();
+    let mut ok = true;
+    let mut step = |title: &str, tool: &str, args: Value| -> Value {
+        println!("\n== {title}: {tool}");
+        let raw = args.to_string();
+        match dispatch::call(tool, Some(raw.as_bytes()), &ctx) {
+            Some(r) => {
+                println!("isError: {}", r.is_error);
+                println!("{}", summarize(&r.structured));
+                ok &= !r.is_error;
+                r.structured
+            }
+            None => {
+                ok = false;
+                Value::Null
+            }
+        }
+    };
+    step(
+        "1. list the concepts",
+        "list_concepts",
+        json!({"bundle_path": bundle}),
+    );
+    if ok {
+        println!("\nokf-mcp demo: done");
+        0
+    } else {
+        println!("\nokf-mcp demo: a step failed");
+        1
+    }
+}
+
+fn summarize(v: &Value) -> String {
+    let s = serde_json::to_string_pretty(v).unwrap_or_default();
+    if s.len() > 4000 {
+        let mut end = 4000;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}\n…", &s[..end])
+    } else {
+        s
+    }
+}

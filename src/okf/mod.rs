@@ -1,0 +1,11 @@
+//! The pure OKF document layer: bytes in, values out; no I/O.
+//!
+//! - [`document`]: frontmatter/body split (spec/surface.md §13.1 rules 1–2).
+//! - [`yaml`]: YAML 1.2 node tree with byte spans and limits.
+//! - [`grammar`]: concept-ID grammar (spec/surface.md §8) and document classification.
+//! - [`bundle`]: a capture parsed into documents (spec/store.md §3.4).
+
+pub mod bundle;
+pub mod document;
+pub mod grammar;
+pub mod yaml;

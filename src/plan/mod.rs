@@ -1,0 +1,3 @@
+//! Pure planners and digests. No I/O: captures and arguments in, plans and digests out.
+
+pub mod digest;

@@ -1,0 +1,20 @@
+//! `read_concept` (spec/surface.md §12.4).
+
+use crate::wire::dispatch::Ctx;
+use crate::wire::envelope::ToolError;
+use crate::wire::registry::Success;
+use serde_json::Value;
+
+/// Tool description (spec/surface.md §17.5).
+pub const DESCRIPTION: &str = "Read one concept of an OKF bundle: its bytes and projection.";
+
+/// Runs the tool on schema-valid arguments.
+///
+/// # Errors
+/// Not implemented yet.
+pub fn run(_args: Value, _ctx: &Ctx) -> Result<Success, ToolError> {
+    Err(ToolError::new(
+        "operation_rejected",
+        "read_concept is not implemented yet",
+    ))
+}

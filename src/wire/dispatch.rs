@@ -1,0 +1,113 @@
+//! The one dispatcher behind MCP `tools/call` and `okf-mcp call` (spec/surface.md §9.1, R1).
+
+use crate::cancel::Cancel;
+use crate::wire::envelope::{codes, ToolError};
+use crate::wire::registry::{self, Success, ToolSpec};
+use crate::wire::{alias, raw, schema};
+use serde_json::{Map, Value};
+
+/// Per-call context handed to tool handlers.
+#[derive(Debug, Clone, Default)]
+pub struct Ctx {
+    /// The request's cancellation flag (spec/store.md §14).
+    pub cancel: Cancel,
+}
+
+/// The three members every result carries (spec/surface.md §1.2, §3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    /// The one text content item.
+    pub text: String,
+    /// `structuredContent`: the success object or the error envelope.
+    pub structured: Value,
+    /// `isError`.
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    /// The CallToolResult JSON with exactly `content`, `structuredContent`, `isError` in that
+    /// order (spec/surface.md §1.2).
+    #[must_use]
+    pub fn to_call_tool_result_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert(
+            "content".into(),
+            serde_json::json!([{"type": "text", "text": self.text}]),
+        );
+        m.insert("structuredContent".into(), self.structured.clone());
+        m.insert("isError".into(), Value::Bool(self.is_error));
+        Value::Object(m)
+    }
+
+    fn from_error(e: &ToolError) -> Self {
+        let structured = e.to_wire();
+        let text = e.text.clone().unwrap_or_else(|| {
+            structured["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        });
+        Self {
+            text,
+            structured,
+            is_error: true,
+        }
+    }
+}
+
+/// Runs `tool` on the raw argument bytes (`None` = absent arguments = `{}`).
+///
+/// Returns `None` when no tool of that name is registered (a protocol error for MCP, a usage
+/// error for the CLI). Never panics on any input; a handler panic propagates to the caller,
+/// which answers JSON-RPC −32603 / CLI exit 3 (README R28).
+#[must_use]
+pub fn call(tool: &str, raw_args: Option<&[u8]>, ctx: &Ctx) -> Option<ToolResult> {
+    let spec = registry::find(tool)?;
+    Some(match run(spec, raw_args.unwrap_or(b"{}"), ctx) {
+        Ok(success) => enforce_success(spec, success),
+        Err(e) => enforce_error(spec, &e),
+    })
+}
+
+fn run(spec: &ToolSpec, raw_args: &[u8], ctx: &Ctx) -> Result<Success, ToolError> {
+    // Step 1: a request already cancelled at dispatch.
+    ctx.cancel.check()?;
+    // Step 2: raw-argument boundary.
+    let args = raw::decode_arguments(raw_args)?;
+    // Step 3: curated alias table.
+    alias::check(spec.name, &args)?;
+    // Step 4: the advertised input schema, enforced by the server itself.
+    schema::validate_input(spec.name, &args)?;
+    // Steps 5–7 belong to the tool: pure checks, then bundle_path, then I/O.
+    (spec.run)(args, ctx)
+}
+
+fn enforce_success(spec: &ToolSpec, s: Success) -> ToolResult {
+    if let Err(e) = schema::validate_output(spec.name, &s.structured, false) {
+        return ToolResult::from_error(&e);
+    }
+    let size = s.structured.to_string().len();
+    if size > 64 * 1024 * 1024 {
+        return ToolResult::from_error(&ToolError::resource_limit(
+            "tool output exceeds MCP resource limits",
+        ));
+    }
+    let text = s.text.unwrap_or_else(|| s.structured.to_string());
+    ToolResult {
+        text,
+        structured: s.structured,
+        is_error: false,
+    }
+}
+
+fn enforce_error(spec: &ToolSpec, e: &ToolError) -> ToolResult {
+    let result = ToolResult::from_error(e);
+    if schema::validate_output(spec.name, &result.structured, true).is_err() {
+        let fallback = ToolError::new(
+            codes::SCHEMA_VALIDATION,
+            "tool output violates its advertised state invariants",
+        );
+        return ToolResult::from_error(&fallback);
+    }
+    result
+}

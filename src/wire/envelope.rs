@@ -1,0 +1,431 @@
+//! The error envelope, diagnostics and message redaction (spec/surface.md §4, §6, §10).
+//!
+//! Every tool error leaves the server as `{code, message, retryable, diagnostics}`. This module
+//! owns the one place where internal findings become wire objects: code sanitising, severity
+//! mapping, the 512-byte caps and redaction all happen in [`ToolError::to_wire`] and
+//! [`Diagnostic::to_wire`].
+
+use serde_json::{json, Map, Value};
+
+/// Stable wire error codes (spec/surface.md §5). Lower snake case, never renamed.
+pub mod codes {
+    pub const SCHEMA_VALIDATION: &str = "schema_validation";
+    pub const UNKNOWN_PARAMETER: &str = "unknown_parameter";
+    pub const INVALID_REQUEST: &str = "invalid_request";
+    pub const RESOURCE_LIMIT: &str = "resource_limit";
+    pub const INVALID_REVISION: &str = "invalid_revision";
+    pub const PLAN_MISMATCH: &str = "plan_mismatch";
+    pub const REVISION_CONFLICT: &str = "revision_conflict";
+    pub const IDEMPOTENCY_CONFLICT: &str = "idempotency_conflict";
+    pub const OPERATION_CANCELLED: &str = "operation_cancelled";
+    pub const OPERATION_REJECTED: &str = "operation_rejected";
+    pub const INVALID_YAML_GRAPH: &str = "invalid_yaml_graph";
+    pub const CONCEPT_NOT_FOUND: &str = "concept_not_found";
+    /// Diagnostic code of the one recovery hint a recoverable error carries (§6.2).
+    pub const RECOVERY_STEP: &str = "recovery_step";
+    /// Diagnostic code of schema guidance (§6.3).
+    pub const INVALID_INPUT: &str = "invalid_input";
+}
+
+/// Maximum bytes of an error or diagnostic message (spec/surface.md §4, §6.1).
+pub const MESSAGE_CAP: usize = 512;
+/// Maximum serialised size of an error result; diagnostics are dropped from the end to fit.
+pub const ERROR_RESULT_CAP: usize = 64 * 1024;
+/// Fixed replacement of a sensitive message (spec/surface.md §10 rule 3).
+pub const REDACTED: &str = "operation failed; sensitive path redacted";
+
+/// Severity of a diagnostic (spec/surface.md §6.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Error,
+    Warn,
+    Info,
+}
+
+impl Severity {
+    /// Wire spelling: `ERROR`, `WARN`, `INFO`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "ERROR",
+            Severity::Warn => "WARN",
+            Severity::Info => "INFO",
+        }
+    }
+}
+
+/// An internal finding; becomes the seven-member wire diagnostic of spec/surface.md §6.1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub code: String,
+    pub severity: Severity,
+    /// Bundle-relative path (spec/store.md §3.2) or empty.
+    pub file: String,
+    /// Dotted input path or empty; for `unknown_parameter`, the canonical replacement.
+    pub field: String,
+    pub message: String,
+    pub spec_ref: String,
+    pub policy_failure: bool,
+}
+
+impl Diagnostic {
+    /// A diagnostic with empty `file`, `field`, `spec_ref` and `policy_failure: false`.
+    #[must_use]
+    pub fn new(code: impl Into<String>, severity: Severity, message: impl Into<String>) -> Self {
+        Self {
+            code: code.into(),
+            severity,
+            file: String::new(),
+            field: String::new(),
+            message: message.into(),
+            spec_ref: String::new(),
+            policy_failure: false,
+        }
+    }
+
+    /// Sets `file` (a bundle-relative path).
+    #[must_use]
+    pub fn with_file(mut self, file: impl Into<String>) -> Self {
+        self.file = file.into();
+        self
+    }
+
+    /// Sets `field` (a dotted input path or a canonical replacement).
+    #[must_use]
+    pub fn with_field(mut self, field: impl Into<String>) -> Self {
+        self.field = field.into();
+        self
+    }
+
+    /// The `recovery_step` INFO diagnostic of spec/surface.md §6.2.
+    #[must_use]
+    pub fn recovery(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(codes::RECOVERY_STEP, Severity::Info, message).with_field(field)
+    }
+
+    /// The wire object: members in the order of spec/surface.md §6.1, code sanitised,
+    /// message redacted and capped, `file` blanked unless it is a canonical bundle path.
+    #[must_use]
+    pub fn to_wire(&self) -> Value {
+        let message = {
+            let m = redact(&self.message);
+            if m.len() > MESSAGE_CAP {
+                "diagnostic message exceeds the size limit".to_owned()
+            } else {
+                m
+            }
+        };
+        let file = if self.file.len() <= MESSAGE_CAP && is_bundle_relative_path(&self.file) {
+            self.file.clone()
+        } else {
+            String::new()
+        };
+        json!({
+            "code": sanitize_code(&self.code),
+            "severity": self.severity.as_str(),
+            "file": file,
+            "field": self.field,
+            "message": message,
+            "spec_ref": self.spec_ref,
+            "policy_failure": self.policy_failure,
+        })
+    }
+}
+
+/// A tool error: becomes `isError: true` with the envelope of spec/surface.md §4.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    pub code: String,
+    pub message: String,
+    pub retryable: bool,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Text content replacing the envelope message, where spec/surface.md §3 says so
+    /// (read-tool parse failures, `write_concept` rejections).
+    pub text: Option<String>,
+}
+
+impl ToolError {
+    /// A new error; `retryable` follows the catalogue of spec/surface.md §5 for `code`.
+    #[must_use]
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        let retryable = matches!(
+            code,
+            codes::REVISION_CONFLICT | codes::OPERATION_CANCELLED | "source_conflict"
+        );
+        Self {
+            code: code.to_owned(),
+            message: message.into(),
+            retryable,
+            diagnostics: Vec::new(),
+            text: None,
+        }
+    }
+
+    /// `invalid_request` with `message`.
+    #[must_use]
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::new(codes::INVALID_REQUEST, message)
+    }
+
+    /// `resource_limit` with `message` and the generic recovery step (field empty).
+    #[must_use]
+    pub fn resource_limit(message: impl Into<String>) -> Self {
+        Self::new(codes::RESOURCE_LIMIT, message).with_diagnostic(Diagnostic::recovery(
+            "",
+            "Narrow the request or reduce its scope; repeating the same call hits the same limit.",
+        ))
+    }
+
+    /// `operation_cancelled`, retryable, without diagnostics.
+    #[must_use]
+    pub fn cancelled() -> Self {
+        Self::new(codes::OPERATION_CANCELLED, "operation was cancelled")
+    }
+
+    /// Appends a diagnostic.
+    #[must_use]
+    pub fn with_diagnostic(mut self, d: Diagnostic) -> Self {
+        self.diagnostics.push(d);
+        self
+    }
+
+    /// Replaces the text content (spec/surface.md §3).
+    #[must_use]
+    pub fn with_text(mut self, text: String) -> Self {
+        self.text = Some(text);
+        self
+    }
+
+    /// The envelope message after redaction and the 512-byte cut.
+    #[must_use]
+    pub fn wire_message(&self) -> String {
+        let m = redact(&self.message);
+        let m = if m.is_empty() {
+            "operation failed".to_owned()
+        } else {
+            m
+        };
+        cap_message(&m)
+    }
+
+    /// The envelope `{code, message, retryable, diagnostics}`; diagnostics are capped at
+    /// 10,000 and dropped from the end until the serialised result fits 64 KiB.
+    #[must_use]
+    pub fn to_wire(&self) -> Value {
+        let message = self.wire_message();
+        let mut diags: Vec<Value> = Vec::new();
+        // Fixed overhead: the envelope members plus the text content carrying the message.
+        let mut size = 128 + 2 * message.len();
+        for d in self.diagnostics.iter().take(10_000) {
+            let w = d.to_wire();
+            let n = w.to_string().len() + 1;
+            if size + n > ERROR_RESULT_CAP {
+                break;
+            }
+            size += n;
+            diags.push(w);
+        }
+        let mut m = Map::new();
+        m.insert("code".into(), Value::String(sanitize_code(&self.code)));
+        m.insert("message".into(), Value::String(message));
+        m.insert("retryable".into(), Value::Bool(self.retryable));
+        m.insert("diagnostics".into(), Value::Array(diags));
+        Value::Object(m)
+    }
+}
+
+/// Replaces a code that is not `^[a-z0-9_]+$` by `operation_rejected` (spec/surface.md §4).
+#[must_use]
+pub fn sanitize_code(code: &str) -> String {
+    if !code.is_empty()
+        && code
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    {
+        code.to_owned()
+    } else {
+        codes::OPERATION_REJECTED.to_owned()
+    }
+}
+
+/// Cuts a message longer than 512 bytes at a UTF-8 boundary and appends ` [truncated]`.
+#[must_use]
+pub fn cap_message(m: &str) -> String {
+    if m.len() <= MESSAGE_CAP {
+        return m.to_owned();
+    }
+    const SUFFIX: &str = " [truncated]";
+    let mut end = MESSAGE_CAP - SUFFIX.len();
+    while !m.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{SUFFIX}", &m[..end])
+}
+
+/// Applies spec/surface.md §10: a sensitive message is replaced wholesale by [`REDACTED`].
+#[must_use]
+pub fn redact(message: &str) -> String {
+    if is_sensitive(message) {
+        REDACTED.to_owned()
+    } else {
+        message.to_owned()
+    }
+}
+
+/// Whether `message` is sensitive under spec/surface.md §10 rules 1–2.
+#[must_use]
+pub fn is_sensitive(message: &str) -> bool {
+    // Rule 1: percent-decode until stable, at most 4 rounds; a malformed escape is sensitive.
+    let mut text = message.to_owned();
+    for _ in 0..4 {
+        match percent_decode(&text) {
+            None => return true,
+            Some(d) if d == text => break,
+            Some(d) => text = d,
+        }
+    }
+    if percent_decode(&text).is_none() {
+        return true;
+    }
+    let lower = text.to_ascii_lowercase();
+    if text.contains("..") || lower.contains("file:") || text.contains("\\\\") {
+        return true;
+    }
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        // Drive paths `X:\` or `X:/`.
+        if c.is_ascii_alphabetic()
+            && i.checked_sub(1).is_none_or(|j| !chars[j].is_alphanumeric())
+            && chars.get(i + 1) == Some(&':')
+            && matches!(chars.get(i + 2), Some('\\' | '/'))
+        {
+            return true;
+        }
+        if c != '/' {
+            continue;
+        }
+        let at_boundary = match i.checked_sub(1).map(|j| chars[j]) {
+            None => true,
+            Some(p) => !(p.is_alphanumeric() || p == '_' || p == '-' || p == '.'),
+        };
+        if !at_boundary {
+            continue;
+        }
+        // The two slashes directly after `http:` / `https:` are allowed.
+        let prefix: String = chars[..i].iter().collect();
+        let prefix_lower = prefix.to_ascii_lowercase();
+        let after_scheme = |s: &str| {
+            prefix_lower.ends_with(s)
+                && prefix_lower[..prefix_lower.len() - s.len()]
+                    .chars()
+                    .last()
+                    .is_none_or(|b| !b.is_ascii_alphanumeric())
+        };
+        if after_scheme("http:") || after_scheme("https:") {
+            continue;
+        }
+        if (after_scheme("http:/") || after_scheme("https:/")) && chars[i - 1] == '/' {
+            continue;
+        }
+        return true;
+    }
+    false
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let h = bytes.get(i + 1..i + 3)?;
+            let hex = std::str::from_utf8(h).ok()?;
+            let v = u8::from_str_radix(hex, 16).ok()?;
+            if !h.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
+            out.push(v);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Whether `p` is a bundle-relative path under spec/store.md §3.2 rules 1–3.
+#[must_use]
+pub fn is_bundle_relative_path(p: &str) -> bool {
+    if p.is_empty() || p.len() > 4096 || p.starts_with('/') {
+        return false;
+    }
+    let mut n = 0;
+    for comp in p.split('/') {
+        n += 1;
+        if comp.is_empty() || comp == "." || comp == ".." {
+            return false;
+        }
+        if comp
+            .chars()
+            .any(|c| c == '\\' || c <= '\u{1f}' || c == '\u{7f}')
+        {
+            return false;
+        }
+    }
+    n <= 64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_vectors_of_sec_02() {
+        for m in [
+            "failed at /etc/passwd",
+            "C:\\x",
+            "a .. b",
+            "file:///x",
+            "x %2Fetc%2Fpasswd",
+            "~/x",
+            "see https://h/a?p=/etc",
+            "bad %zz escape",
+            "\\\\server\\share",
+        ] {
+            assert_eq!(redact(m), REDACTED, "{m}");
+        }
+        for m in [
+            "see https://example.test/spec",
+            "tables/orders.md is broken",
+            "bundle contains a symlink: a/b.md",
+            "operations[0]: usage window starts after it ends",
+        ] {
+            assert_eq!(redact(m), m, "{m}");
+        }
+    }
+
+    #[test]
+    fn long_messages_are_cut_at_char_boundary() {
+        let m = "é".repeat(400);
+        let c = cap_message(&m);
+        assert!(c.len() <= MESSAGE_CAP);
+        assert!(c.ends_with(" [truncated]"));
+        let e = ToolError::invalid_request("x".repeat(600));
+        assert!(e.wire_message().len() <= MESSAGE_CAP);
+        let d = Diagnostic::new("x", Severity::Warn, "y".repeat(513));
+        assert_eq!(
+            d.to_wire()["message"],
+            "diagnostic message exceeds the size limit"
+        );
+        let d = Diagnostic::new("x", Severity::Warn, "m").with_file("/abs/path.md");
+        assert_eq!(d.to_wire()["file"], "");
+    }
+
+    #[test]
+    fn bad_codes_become_operation_rejected() {
+        assert_eq!(sanitize_code(""), "operation_rejected");
+        assert_eq!(sanitize_code("Bad-Code"), "operation_rejected");
+        assert_eq!(sanitize_code("ok_1"), "ok_1");
+    }
+}

@@ -1,0 +1,10 @@
+//! The integration-test binary: drives the real `okf-mcp` binary over stdio (MCP) and through
+//! `okf-mcp call`, on fixtures copied from `fixtures/bundles/` and on copies of
+//! `../shared/corpus/`. Scenario ids refer to `../shared/spec/scenarios.md`; the map from
+//! ids to tests is `tests/COVERAGE.md`.
+
+mod util;
+
+mod cli;
+mod corpus;
+mod mcp;

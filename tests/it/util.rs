@@ -1,0 +1,251 @@
+//! Shared helpers: temp copies of bundles, tree snapshots, the CLI and an MCP session.
+
+#![allow(dead_code)]
+
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+/// The built binary.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_okf-mcp"))
+}
+
+/// `fixtures/bundles/<name>`.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/bundles")
+        .join(name)
+}
+
+/// `../shared/corpus/knowledge-catalog/<rel>`.
+pub fn corpus(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/knowledge-catalog")
+        .join(rel)
+}
+
+/// A temp dir holding a copy of `src` at `<tmp>/bundle`; returns (guard, bundle path).
+pub fn copy_bundle(src: &Path) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dst = tmp.path().join("bundle");
+    copy_dir(src, &dst);
+    (tmp, dst)
+}
+
+/// Recursive copy of regular files and directories (no symlinks expected in sources).
+pub fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).expect("mkdir");
+    let mut entries: Vec<_> = std::fs::read_dir(src)
+        .expect("read_dir")
+        .map(|e| e.expect("entry"))
+        .collect();
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    for e in entries {
+        let ft = e.file_type().expect("file_type");
+        let to = dst.join(e.file_name());
+        if ft.is_dir() {
+            copy_dir(&e.path(), &to);
+        } else {
+            std::fs::copy(e.path(), &to).expect("copy");
+        }
+    }
+}
+
+/// Every file under `root` (including `.okf/`), as relative path → bytes; directories as
+/// `path/` → empty.
+pub fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        let Ok(rd) = std::fs::read_dir(dir) else { return };
+        for e in rd {
+            let e = e.expect("entry");
+            let p = e.path();
+            let rel = p
+                .strip_prefix(root)
+                .expect("prefix")
+                .to_string_lossy()
+                .into_owned();
+            let ft = e.file_type().expect("ft");
+            if ft.is_dir() {
+                out.insert(format!("{rel}/"), Vec::new());
+                walk(root, &p, out);
+            } else if ft.is_symlink() {
+                out.insert(
+                    format!("{rel}@"),
+                    std::fs::read_link(&p)
+                        .expect("readlink")
+                        .to_string_lossy()
+                        .into_owned()
+                        .into_bytes(),
+                );
+            } else {
+                out.insert(rel, std::fs::read(&p).expect("read"));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// Result of one CLI run.
+#[derive(Debug)]
+pub struct CliOut {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    /// The parsed CallToolResult, when stdout held one line of JSON.
+    pub result: Option<Value>,
+}
+
+impl CliOut {
+    /// `structuredContent`.
+    pub fn structured(&self) -> &Value {
+        &self.result.as_ref().expect("a CallToolResult")["structuredContent"]
+    }
+    /// `isError`.
+    pub fn is_error(&self) -> bool {
+        self.result.as_ref().expect("a CallToolResult")["isError"] == json!(true)
+    }
+    /// The text content.
+    pub fn text(&self) -> &str {
+        self.result.as_ref().expect("a CallToolResult")["content"][0]["text"]
+            .as_str()
+            .expect("text")
+    }
+}
+
+/// Runs `okf-mcp <args…>` with optional stdin.
+pub fn run_cli(args: &[&str], stdin: Option<&[u8]>) -> CliOut {
+    let mut cmd = Command::new(bin());
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn okf-mcp");
+    {
+        let mut si = child.stdin.take().expect("stdin");
+        if let Some(b) = stdin {
+            si.write_all(b).expect("write stdin");
+        }
+    }
+    let out = child.wait_with_output().expect("wait");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let result = if stdout.lines().count() == 1 {
+        serde_json::from_str(stdout.trim_end()).ok()
+    } else {
+        None
+    };
+    CliOut {
+        code: out.status.code().unwrap_or(-1),
+        stdout,
+        stderr,
+        result,
+    }
+}
+
+/// `okf-mcp call <tool> --args <json>`.
+pub fn call(tool: &str, args: &Value) -> CliOut {
+    run_cli(&["call", tool, "--args", &args.to_string()], None)
+}
+
+/// A live `okf-mcp serve` session over stdio.
+pub struct Mcp {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    next_id: i64,
+}
+
+impl Mcp {
+    /// Spawns the server and completes `initialize`.
+    pub fn start() -> Self {
+        let mut child = Command::new(bin())
+            .arg("serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn okf-mcp serve");
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut s = Self {
+            child,
+            stdin,
+            stdout,
+            next_id: 1,
+        };
+        let init = s.request(
+            "initialize",
+            json!({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"it","version":"1"}}),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "okf-mcp");
+        s.send_line(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}).to_string());
+        s
+    }
+
+    /// Writes one raw line (a newline is appended).
+    pub fn send_line(&mut self, line: &str) {
+        let si = self.stdin.as_mut().expect("stdin open");
+        si.write_all(line.as_bytes()).expect("write");
+        si.write_all(b"\n").expect("write");
+        si.flush().expect("flush");
+    }
+
+    /// Writes raw bytes (a newline is appended).
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let si = self.stdin.as_mut().expect("stdin open");
+        si.write_all(bytes).expect("write");
+        si.write_all(b"\n").expect("write");
+        si.flush().expect("flush");
+    }
+
+    /// Reads the next JSON-RPC message.
+    pub fn read(&mut self) -> Value {
+        let mut line = String::new();
+        let n = self.stdout.read_line(&mut line).expect("read");
+        assert!(n > 0, "server closed stdout");
+        serde_json::from_str(&line).expect("stdout carries only JSON-RPC")
+    }
+
+    /// Sends a request and reads until its response.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send_line(&json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}).to_string());
+        loop {
+            let m = self.read();
+            if m["id"] == json!(id) {
+                return m;
+            }
+        }
+    }
+
+    /// `tools/call`; returns the JSON-RPC `result` (or the whole message on a protocol error).
+    pub fn call(&mut self, tool: &str, args: &Value) -> Value {
+        let m = self.request("tools/call", json!({"name": tool, "arguments": args}));
+        if m.get("result").is_some() {
+            m["result"].clone()
+        } else {
+            m
+        }
+    }
+
+    /// Closes stdin, waits, and returns (exit code, stderr).
+    pub fn finish(mut self) -> (i32, String) {
+        drop(self.stdin.take());
+        let out = self.child.wait_with_output().expect("wait");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+/// The three compared members of a CallToolResult (spec/surface.md §1.2 "Identity").
+pub fn identity(r: &Value) -> Value {
+    json!({"content": r["content"], "structuredContent": r["structuredContent"], "isError": r["isError"]})
+}
