@@ -3,9 +3,13 @@
 //! - [`document`]: frontmatter/body split (spec/surface.md §13.1 rules 1–2).
 //! - [`yaml`]: YAML 1.2 node tree with byte spans and limits.
 //! - [`grammar`]: concept-ID grammar (spec/surface.md §8) and document classification.
+//! - [`temporal`]: temporal profiles and the strict date / offset-datetime grammars.
+//! - [`actor`]: document and request actor conventions.
 //! - [`bundle`]: a capture parsed into documents (spec/store.md §3.4).
 
+pub mod actor;
 pub mod bundle;
 pub mod document;
 pub mod grammar;
+pub mod temporal;
 pub mod yaml;

@@ -33,7 +33,14 @@ fn cli_03_usage_errors_exit_2_with_one_stderr_line() {
     let cases: Vec<Vec<&str>> = vec![
         vec!["call", "no_such_tool", "--args", &args],
         vec!["call", "list_concepts", "--frobnicate", &args],
-        vec!["call", "list_concepts", "--args", &args, "--args-file", &fpath],
+        vec![
+            "call",
+            "list_concepts",
+            "--args",
+            &args,
+            "--args-file",
+            &fpath,
+        ],
         vec!["call", "list_concepts"],
         vec!["call", "list_concepts", "--args-file", &missing],
         vec!["frobnicate"],
@@ -51,7 +58,10 @@ fn cli_03_usage_errors_exit_2_with_one_stderr_line() {
 fn cli_05_args_file_dash_reads_stdin() {
     let (_t, b) = copy_bundle(&fixture("demo"));
     let args = json!({"bundle_path": b}).to_string();
-    let out = run_cli(&["call", "list_concepts", "--args-file", "-"], Some(args.as_bytes()));
+    let out = run_cli(
+        &["call", "list_concepts", "--args-file", "-"],
+        Some(args.as_bytes()),
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.structured()["concepts"][0]["id"], "metrics/revenue");
 }

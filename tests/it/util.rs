@@ -58,7 +58,9 @@ pub fn copy_dir(src: &Path, dst: &Path) {
 /// `path/` → empty.
 pub fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        let Ok(rd) = std::fs::read_dir(dir) else { return };
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
         for e in rd {
             let e = e.expect("entry");
             let p = e.path();
@@ -215,7 +217,9 @@ impl Mcp {
     pub fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
-        self.send_line(&json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}).to_string());
+        self.send_line(
+            &json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}).to_string(),
+        );
         loop {
             let m = self.read();
             if m["id"] == json!(id) {

@@ -1,0 +1,319 @@
+//! Temporal profiles and grammars (spec/temporal.md §1, §2, §8).
+//!
+//! One strict offset-datetime grammar for every datetime input (README R23); chrono is used
+//! only for instant arithmetic after the grammar check (spec/rust-notes.md §7.2).
+
+use chrono::{DateTime, FixedOffset, NaiveDate, Timelike};
+use std::cmp::Ordering;
+
+/// Profile id of calendar dates (the default).
+pub const DATE_PROFILE: &str = "date-3fcbb9f";
+/// Profile id of offset datetimes.
+pub const INSTANT_PROFILE: &str = "instant-0b87c52";
+
+/// The JSON Schema pattern of an offset datetime (spec/temporal.md §2.1).
+pub const OFFSET_DATETIME_PATTERN: &str = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|\+([01][0-9]|2[0-3]):[0-5][0-9]|-(00:(0[1-9]|[1-5][0-9])|(0[1-9]|1[0-9]|2[0-3]):[0-5][0-9]))$";
+/// The JSON Schema pattern of an upgrade target (spec/temporal.md §2.2).
+pub const UPGRADE_TARGET_PATTERN: &str = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|\+((0[0-9]|1[0-3]):[0-5][0-9]|14:00)|-(00:(0[1-9]|[1-5][0-9])|(0[1-9]|1[0-3]):[0-5][0-9]|14:00))$";
+/// The JSON Schema pattern of a calendar date (spec/temporal.md §2.3).
+pub const DATE_PATTERN: &str = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
+
+/// A temporal profile (spec/temporal.md §1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Profile {
+    /// `date-3fcbb9f`: calendar dates.
+    #[default]
+    Date,
+    /// `instant-0b87c52`: offset datetimes.
+    Instant,
+}
+
+impl Profile {
+    /// Parses a wire value: absent or `""` → date.
+    ///
+    /// # Errors
+    /// `Err(())` for any other value (`invalid_request`, `unknown OKF temporal profile`).
+    pub fn parse(s: Option<&str>) -> Result<Self, ()> {
+        match s {
+            None | Some("" | DATE_PROFILE) => Ok(Profile::Date),
+            Some(INSTANT_PROFILE) => Ok(Profile::Instant),
+            Some(_) => Err(()),
+        }
+    }
+
+    /// The normalised id echoed in outputs.
+    #[must_use]
+    pub fn id(self) -> &'static str {
+        match self {
+            Profile::Date => DATE_PROFILE,
+            Profile::Instant => INSTANT_PROFILE,
+        }
+    }
+
+    /// Whether `s` is a valid temporal value under this profile.
+    #[must_use]
+    pub fn is_valid(self, s: &str) -> bool {
+        match self {
+            Profile::Date => parse_date(s).is_some(),
+            Profile::Instant => parse_offset_datetime(s).is_some(),
+        }
+    }
+
+    /// Compares two values valid under this profile (dates as strings, instants as instants).
+    /// `None` when either is invalid.
+    #[must_use]
+    pub fn compare(self, a: &str, b: &str) -> Option<Ordering> {
+        match self {
+            Profile::Date => {
+                parse_date(a)?;
+                parse_date(b)?;
+                Some(a.cmp(b))
+            }
+            Profile::Instant => Some(parse_offset_datetime(a)?.cmp(&parse_offset_datetime(b)?)),
+        }
+    }
+}
+
+/// An instant at nanosecond precision (digits beyond nine ignored), with its offset kept.
+#[derive(Debug, Clone, Copy)]
+pub struct Instant {
+    pub at: DateTime<FixedOffset>,
+}
+
+impl PartialEq for Instant {
+    fn eq(&self, other: &Self) -> bool {
+        self.at == other.at
+    }
+}
+impl Eq for Instant {}
+impl PartialOrd for Instant {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Instant {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.at.cmp(&other.at)
+    }
+}
+
+/// A calendar date `YYYY-MM-DD` with an exact round trip (spec/temporal.md §2.3).
+#[must_use]
+pub fn parse_date(s: &str) -> Option<NaiveDate> {
+    let b = s.as_bytes();
+    if b.len() != 10
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !b
+            .iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+    {
+        return None;
+    }
+    let d = NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()?;
+    (d.format("%Y-%m-%d").to_string() == s).then_some(d)
+}
+
+/// The strict offset datetime of spec/temporal.md §2.1 (≤ 1 MiB).
+#[must_use]
+pub fn parse_offset_datetime(s: &str) -> Option<Instant> {
+    if s.len() > 1024 * 1024 {
+        return None;
+    }
+    let b = s.as_bytes();
+    if b.len() < 20 || !b.is_ascii() {
+        return None;
+    }
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    if !(digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && b[10] == b'T'
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19))
+    {
+        return None;
+    }
+    let date = parse_date(&s[..10])?;
+    let num = |r: std::ops::Range<usize>| s[r].parse::<u32>().ok();
+    let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if h > 23 || mi > 59 || se > 59 {
+        return None;
+    }
+    let mut i = 19;
+    let mut nanos: u32 = 0;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        let frac = &s[start..i];
+        let mut padded: String = frac.chars().take(9).collect();
+        while padded.len() < 9 {
+            padded.push('0');
+        }
+        nanos = padded.parse().ok()?;
+    }
+    let offset_secs: i32 = match &s[i..] {
+        "Z" => 0,
+        rest if rest.len() == 6
+            && (rest.starts_with('+') || rest.starts_with('-'))
+            && rest.as_bytes()[3] == b':'
+            && rest.as_bytes()[1..3].iter().all(u8::is_ascii_digit)
+            && rest.as_bytes()[4..6].iter().all(u8::is_ascii_digit) =>
+        {
+            let oh: i32 = rest[1..3].parse().ok()?;
+            let om: i32 = rest[4..6].parse().ok()?;
+            if oh > 23 || om > 59 {
+                return None;
+            }
+            if rest.starts_with('-') {
+                if oh == 0 && om == 0 {
+                    return None;
+                }
+                -(oh * 3600 + om * 60)
+            } else {
+                oh * 3600 + om * 60
+            }
+        }
+        _ => return None,
+    };
+    let offset = FixedOffset::east_opt(offset_secs)?;
+    let naive = date.and_hms_opt(h, mi, se)?.with_nanosecond(nanos)?;
+    let at = naive.and_local_timezone(offset).single()?;
+    Some(Instant { at })
+}
+
+/// The upgrade-target grammar (spec/temporal.md §2.2): an offset datetime whose offset is
+/// `Z` or within ±14:00 (±14:00 exactly, or hours ≤ 13).
+#[must_use]
+pub fn parse_upgrade_target(s: &str) -> Option<Instant> {
+    let i = parse_offset_datetime(s)?;
+    if !s.ends_with('Z') {
+        let off = &s[s.len() - 6..];
+        let oh: u32 = off[1..3].parse().ok()?;
+        let om: u32 = off[4..6].parse().ok()?;
+        if oh > 14 || (oh == 14 && om != 0) {
+            return None;
+        }
+    }
+    Some(i)
+}
+
+/// Echo form of an instant `as_of` (spec/temporal.md §8 rule 6): the original offset, the
+/// fraction trimmed of trailing zeros (dropped when zero), a zero offset written `Z`.
+#[must_use]
+pub fn normalise_instant_text(s: &str) -> Option<String> {
+    parse_offset_datetime(s)?;
+    let (main, offset) = if let Some(m) = s.strip_suffix('Z') {
+        (m, "Z".to_owned())
+    } else {
+        let (m, o) = s.split_at(s.len() - 6);
+        let o = if o == "+00:00" {
+            "Z".to_owned()
+        } else {
+            o.to_owned()
+        };
+        (m, o)
+    };
+    let main = match main.split_once('.') {
+        Some((head, frac)) => {
+            let t = frac.trim_end_matches('0');
+            if t.is_empty() {
+                head.to_owned()
+            } else {
+                format!("{head}.{t}")
+            }
+        }
+        None => main.to_owned(),
+    };
+    Some(format!("{main}{offset}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VALID: &[&str] = &[
+        "2026-09-26T12:34:56Z",
+        "2026-09-26T12:34:56.1200+07:00",
+        "2026-09-26T12:34:56+00:00",
+        "2026-09-26T12:34:56-00:30",
+    ];
+    const INVALID: &[&str] = &[
+        "2026-09-26T12:34:56",
+        "2026-09-26T12:34:56-00:00",
+        "2026-09-26T12:34:56+24:00",
+        "2026-09-26T12:34:60Z",
+        "2026-12-31T23:59:60Z",
+        "2026-02-30T12:34:56Z",
+        "2026-09-26T12:34:56,5Z",
+        "2026-09-26t12:34:56Z",
+        "2026-09-26T12:34:56z",
+        "2026-09-26",
+    ];
+
+    #[test]
+    fn offset_datetime_vectors_of_temporal_2_4() {
+        for v in VALID {
+            assert!(parse_offset_datetime(v).is_some(), "{v}");
+        }
+        for v in INVALID {
+            assert!(parse_offset_datetime(v).is_none(), "{v}");
+        }
+    }
+
+    #[test]
+    fn upgrade_targets() {
+        assert!(parse_upgrade_target("2026-01-02T03:04:05+14:00").is_some());
+        assert!(parse_upgrade_target("2026-01-02T03:04:05-14:00").is_some());
+        for v in ["+14:01", "+14:30", "-14:01", "+24:00", "-00:00"] {
+            assert!(
+                parse_upgrade_target(&format!("2026-01-02T03:04:05{v}")).is_none(),
+                "{v}"
+            );
+        }
+    }
+
+    #[test]
+    fn dates_and_ordering() {
+        assert!(parse_date("2026-12-31").is_some());
+        assert!(parse_date("2026-02-30").is_none());
+        assert!(parse_date("2026-1-01").is_none());
+        assert!(!Profile::Date.is_valid("2026-12-31T00:00:00Z"));
+        assert_eq!(
+            Profile::Instant.compare("2026-09-23T18:00:00+07:00", "2026-09-23T12:00:00Z"),
+            Some(Ordering::Less)
+        );
+        assert_eq!(
+            Profile::Instant.compare("2026-09-23T19:00:00+07:00", "2026-09-23T12:00:00.000Z"),
+            Some(Ordering::Equal)
+        );
+        assert_eq!(
+            Profile::Date.compare("2026-01-02", "2026-01-01"),
+            Some(Ordering::Greater)
+        );
+    }
+
+    #[test]
+    fn instant_echo_normalisation() {
+        assert_eq!(
+            normalise_instant_text("2026-01-02T03:04:05.1200+00:00").as_deref(),
+            Some("2026-01-02T03:04:05.12Z")
+        );
+        assert_eq!(
+            normalise_instant_text("2026-01-02T03:04:05.000+07:00").as_deref(),
+            Some("2026-01-02T03:04:05+07:00")
+        );
+    }
+}
