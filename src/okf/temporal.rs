@@ -29,15 +29,14 @@ pub enum Profile {
 }
 
 impl Profile {
-    /// Parses a wire value: absent or `""` → date.
-    ///
-    /// # Errors
-    /// `Err(())` for any other value (`invalid_request`, `unknown OKF temporal profile`).
-    pub fn parse(s: Option<&str>) -> Result<Self, ()> {
+    /// Parses a wire value: absent or `""` → date; any other unknown value → `None`
+    /// (`invalid_request`, `unknown OKF temporal profile`).
+    #[must_use]
+    pub fn parse(s: Option<&str>) -> Option<Self> {
         match s {
-            None | Some("" | DATE_PROFILE) => Ok(Profile::Date),
-            Some(INSTANT_PROFILE) => Ok(Profile::Instant),
-            Some(_) => Err(()),
+            None | Some("" | DATE_PROFILE) => Some(Profile::Date),
+            Some(INSTANT_PROFILE) => Some(Profile::Instant),
+            Some(_) => None,
         }
     }
 
