@@ -5,6 +5,23 @@
 //! maps them to byte offsets of the frontmatter text. Scalars keep their decoded value and
 //! style, so `1.10`, `0012`, `yes` and dates stay text (resolution happens only on request
 //! through [`Node::resolved`]).
+//!
+//! # Spans
+//! Every [`Node::span`] is an exact byte range of the frontmatter text: it starts at the node's
+//! first property (`&anchor` / `!tag`) when present, else at its first token, and covers:
+//! - plain scalars: the scalar text (several lines for a multi-line plain scalar);
+//! - quoted scalars: the whole token including both quotes (never a trailing comment);
+//! - literal / folded scalars: from the `|` / `>` indicator through the end of the last
+//!   non-blank content line (trailing blank lines and following comment lines are outside);
+//! - flow collections: from `[` / `{` through the closing bracket;
+//! - block collections: from the first key or dash through the end of the last child's span
+//!   (comment and blank lines after the last child are outside — saphyr's own end marker of a
+//!   block collection swallows them, spec/rust-notes.md §4.3);
+//! - aliases: the `*name` token.
+//!
+//! An empty plain scalar (`empty:`) has an empty span placed right after the `:`.
+//! [`Yaml::comments`] lists the byte range of every comment (`#` through the end of its line,
+//! newline excluded); [`Yaml::line_starts`] is the line-start table.
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 use std::ops::Range;
@@ -70,6 +87,141 @@ pub enum Resolved<'a> {
 pub struct Yaml {
     /// The root node; `None` for an empty document (an empty mapping per spec/surface.md §13.1).
     pub root: Option<Node>,
+    /// Byte range of every comment, in document order: from `#` to the end of its line,
+    /// line break excluded (spec/concept-patch.md §4.1 rule 1).
+    pub comments: Vec<Range<usize>>,
+    /// Byte offset of the start of every line; `line_starts[0] == 0`. A text ending in a line
+    /// break has a last entry equal to its length (an empty last line).
+    pub line_starts: Vec<usize>,
+}
+
+impl Yaml {
+    /// The 0-based line holding byte `pos` (a line includes its line break).
+    #[must_use]
+    pub fn line_of(&self, pos: usize) -> usize {
+        match self.line_starts.binary_search(&pos) {
+            Ok(i) => i,
+            Err(i) => i.saturating_sub(1),
+        }
+    }
+
+    /// Whether a comment starts inside `range`.
+    #[must_use]
+    pub fn has_comment_in(&self, range: &Range<usize>) -> bool {
+        self.comments
+            .iter()
+            .any(|c| c.start >= range.start && c.start < range.end)
+    }
+
+    /// The semantic projection of the whole frontmatter: the root mapping, or an empty mapping
+    /// for an empty document (spec/surface.md §13.1 rule 3).
+    #[must_use]
+    pub fn value(&self) -> Value {
+        self.root
+            .as_ref()
+            .map_or_else(|| Value::Map(Vec::new()), Node::value)
+    }
+}
+
+/// The resolved type of a scalar in the semantic projection (YAML 1.2 core schema).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalarKind {
+    Null,
+    Bool,
+    Int,
+    Float,
+    Str,
+}
+
+/// The semantic projection of a node (spec/concept-patch.md §4.1 rule 3): aliases expanded,
+/// presentation (style, spans, comments, anchors) dropped. Scalars keep their decoded text
+/// and resolved kind; two scalars are equal when kind and text are equal, except that every
+/// null equals every other null (`~`, `null`, empty). `1.10` and `1.1` are different values:
+/// the editor never retypes or normalises untouched scalars.
+#[derive(Debug, Clone)]
+pub enum Value {
+    Scalar {
+        text: String,
+        kind: ScalarKind,
+    },
+    Seq(Vec<Value>),
+    /// Entries in document order.
+    Map(Vec<(Value, Value)>),
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Value::Scalar { text: a, kind: ka }, Value::Scalar { text: b, kind: kb }) => {
+                ka == kb && (*ka == ScalarKind::Null || a == b)
+            }
+            (Value::Seq(a), Value::Seq(b)) => a == b,
+            (Value::Map(a), Value::Map(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Value {
+    /// A string scalar.
+    #[must_use]
+    pub fn str(text: &str) -> Value {
+        Value::Scalar {
+            text: text.to_owned(),
+            kind: ScalarKind::Str,
+        }
+    }
+
+    /// A scalar written plain: its kind is its core-schema resolution.
+    #[must_use]
+    pub fn plain(text: &str) -> Value {
+        Value::Scalar {
+            text: text.to_owned(),
+            kind: kind_of(&resolve_plain(text)),
+        }
+    }
+
+    /// The entry value of string key `key` in a mapping.
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Map(e) => e
+                .iter()
+                .find(|(k, _)| k.key_text() == Some(key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// Mutable access to the entry value of key `key` in a mapping.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
+        match self {
+            Value::Map(e) => e
+                .iter_mut()
+                .find(|(k, _)| k.key_text() == Some(key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The text of a scalar key.
+    #[must_use]
+    pub fn key_text(&self) -> Option<&str> {
+        match self {
+            Value::Scalar { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+}
+
+fn kind_of(r: &Resolved<'_>) -> ScalarKind {
+    match r {
+        Resolved::Null => ScalarKind::Null,
+        Resolved::Bool(_) => ScalarKind::Bool,
+        Resolved::Int(_) => ScalarKind::Int,
+        Resolved::Float(_) => ScalarKind::Float,
+        Resolved::Str(_) => ScalarKind::Str,
+    }
 }
 
 /// Why a frontmatter block could not be parsed.
@@ -86,6 +238,61 @@ pub enum YamlError {
 }
 
 impl Node {
+    /// The semantic projection of this node (aliases expanded).
+    #[must_use]
+    pub fn value(&self) -> Value {
+        let node = self.deref_alias();
+        match &node.kind {
+            NodeKind::Scalar { text, .. } => Value::Scalar {
+                text: text.clone(),
+                kind: node.resolved().map_or(ScalarKind::Str, |r| kind_of(&r)),
+            },
+            NodeKind::Sequence { items, .. } => Value::Seq(items.iter().map(Node::value).collect()),
+            NodeKind::Mapping { entries, .. } => Value::Map(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.value(), v.value()))
+                    .collect(),
+            ),
+            NodeKind::Alias { target } => target.value(),
+        }
+    }
+
+    /// Whether this node or any node inside it carries an anchor, a tag or is an alias
+    /// (spec/concept-patch.md §4.5, §4.4 rule 3).
+    #[must_use]
+    pub fn has_props_inside(&self) -> bool {
+        if self.anchor.is_some() || self.tag.is_some() {
+            return true;
+        }
+        match &self.kind {
+            NodeKind::Scalar { .. } => false,
+            NodeKind::Alias { .. } => true,
+            NodeKind::Sequence { items, .. } => items.iter().any(Node::has_props_inside),
+            NodeKind::Mapping { entries, .. } => entries
+                .iter()
+                .any(|(k, v)| k.has_props_inside() || v.has_props_inside()),
+        }
+    }
+
+    /// Whether this node is a mapping with a merge key (plain `<<`) among its own entries.
+    #[must_use]
+    pub fn has_merge_key(&self) -> bool {
+        match &self.kind {
+            NodeKind::Mapping { entries, .. } => entries.iter().any(|(k, _)| is_merge_key(k)),
+            _ => false,
+        }
+    }
+
+    /// Whether this node is a flow collection.
+    #[must_use]
+    pub fn is_flow(&self) -> bool {
+        matches!(
+            self.kind,
+            NodeKind::Mapping { flow: true, .. } | NodeKind::Sequence { flow: true, .. }
+        )
+    }
+
     /// The value of `key` in a mapping (aliases followed), else `None`.
     #[must_use]
     pub fn get(&self, key: &str) -> Option<&Node> {
@@ -249,6 +456,10 @@ fn is_core_float(t: &str) -> bool {
 
 /// Parses one frontmatter block (the text between the fences).
 ///
+/// Enforces every rule of spec/store.md §3.4–§3.5: the size, depth, node, alias and scalar
+/// limits; duplicate anchors, aliases to undefined anchors and malformed merge keys; duplicate
+/// keys at every level (compared by semantic projection, so `"a"` and `a` collide).
+///
 /// # Errors
 /// [`YamlError`] as documented on its variants.
 pub fn parse(text: &str) -> Result<Yaml, YamlError> {
@@ -265,6 +476,7 @@ pub fn parse(text: &str) -> Result<Yaml, YamlError> {
         anchor_names: Vec::new(),
         nodes: 0,
         aliases: 0,
+        opaque: Vec::new(),
     };
     let mut parser = Parser::new_from_str(text);
     let mut root: Option<Node> = None;
@@ -274,6 +486,8 @@ pub fn parse(text: &str) -> Result<Yaml, YamlError> {
         let (ev, span) = ev.map_err(|e| {
             if e.info().contains("unknown anchor") {
                 YamlError::Graph("alias to an undefined anchor")
+            } else if e.info().contains("recursion limit") {
+                YamlError::Limit("nesting exceeds the depth limit")
             } else {
                 YamlError::Invalid("frontmatter is not valid YAML")
             }
@@ -300,8 +514,10 @@ pub fn parse(text: &str) -> Result<Yaml, YamlError> {
                     ScalarStyle::Literal => Style::Literal,
                     ScalarStyle::Folded => Style::Folded,
                 };
+                let raw = b.byte_span(span);
+                let span = b.scalar_span(raw, style, value.is_empty());
                 let node = Node {
-                    span: b.byte_span(span),
+                    span,
                     anchor: None,
                     tag: tag.map(|t| tag_text(&t.handle, &t.suffix)),
                     kind: NodeKind::Scalar {
@@ -328,8 +544,12 @@ pub fn parse(text: &str) -> Result<Yaml, YamlError> {
                 if b.nodes > MAX_NODES {
                     return Err(YamlError::Limit("alias expansion exceeds the node limit"));
                 }
+                let start = b.byte_span(span).start;
+                let end = text.get(start + 1..).map_or(text.len(), |r| {
+                    start + 1 + r.find(is_name_end).unwrap_or(r.len())
+                });
                 let node = Node {
-                    span: b.byte_span(span),
+                    span: start..end,
                     anchor: None,
                     tag: None,
                     kind: NodeKind::Alias {
@@ -359,10 +579,20 @@ pub fn parse(text: &str) -> Result<Yaml, YamlError> {
                 let frame = stack
                     .pop()
                     .ok_or(YamlError::Invalid("frontmatter is not valid YAML"))?;
-                let end = b
-                    .byte_span(span)
-                    .end
-                    .max(frame.children.last().map_or(frame.start, |c| c.span.end));
+                let last_child_end = frame.children.iter().map(|c| c.span.end).max();
+                let end = if frame.flow {
+                    // The end event starts at the closing bracket; its own end may run over
+                    // trailing spaces and a comment.
+                    let close = b.byte_span(span).start;
+                    if matches!(text.as_bytes().get(close), Some(b']' | b'}')) {
+                        close + 1
+                    } else {
+                        b.byte_span(span).end
+                    }
+                } else {
+                    last_child_end.unwrap_or(frame.start)
+                };
+                let end = end.max(last_child_end.unwrap_or(0)).max(frame.start);
                 let is_mapping = matches!(ev, Event::MappingEnd);
                 let kind = if is_mapping {
                     let mut entries = Vec::new();
@@ -370,12 +600,7 @@ pub fn parse(text: &str) -> Result<Yaml, YamlError> {
                     while let (Some(k), Some(v)) = (it.next(), it.next()) {
                         entries.push((k, v));
                     }
-                    for (i, (k, _)) in entries.iter().enumerate() {
-                        let kt = k.scalar_text();
-                        if kt.is_some() && entries[..i].iter().any(|(p, _)| p.scalar_text() == kt) {
-                            return Err(YamlError::DuplicateKey);
-                        }
-                    }
+                    check_mapping(&entries)?;
                     NodeKind::Mapping {
                         flow: frame.flow,
                         entries,
@@ -397,20 +622,115 @@ pub fn parse(text: &str) -> Result<Yaml, YamlError> {
             }
         }
     }
-    match &root {
-        None => Ok(Yaml { root: None }),
-        Some(n) if matches!(n.kind, NodeKind::Mapping { .. }) => Ok(Yaml { root }),
-        Some(n) if n.is_null() => Ok(Yaml { root: None }),
-        Some(_) => Err(YamlError::Invalid("frontmatter is not a mapping")),
-    }
+    let line_starts = line_starts(text);
+    let comments = find_comments(text, &b.opaque);
+    let root = match root {
+        None => None,
+        Some(n) if matches!(n.kind, NodeKind::Mapping { .. }) => Some(n),
+        Some(n) if n.is_null() && n.tag.is_none() && n.anchor.is_none() => None,
+        Some(_) => return Err(YamlError::Invalid("frontmatter is not a mapping")),
+    };
+    Ok(Yaml {
+        root,
+        comments,
+        line_starts,
+    })
 }
 
+/// Duplicate keys (by semantic projection) and merge-key values (spec/store.md §3.4).
+fn check_mapping(entries: &[(Node, Node)]) -> Result<(), YamlError> {
+    let keys: Vec<Value> = entries.iter().map(|(k, _)| k.value()).collect();
+    for (i, k) in keys.iter().enumerate() {
+        if keys[..i].contains(k) {
+            return Err(YamlError::DuplicateKey);
+        }
+    }
+    for (k, v) in entries {
+        if !is_merge_key(k) {
+            continue;
+        }
+        let v = v.deref_alias();
+        let ok = match &v.kind {
+            NodeKind::Mapping { .. } => true,
+            NodeKind::Sequence { items, .. } => items
+                .iter()
+                .all(|i| matches!(i.deref_alias().kind, NodeKind::Mapping { .. })),
+            _ => false,
+        };
+        if !ok {
+            return Err(YamlError::Graph(
+                "merge key whose value is not a mapping or a sequence of mappings",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A merge key: the plain, untagged scalar `<<`.
+fn is_merge_key(k: &Node) -> bool {
+    k.tag.is_none()
+        && matches!(&k.kind, NodeKind::Scalar { text, style: Style::Plain } if text == "<<")
+}
+
+fn is_name_end(c: char) -> bool {
+    c.is_whitespace() || matches!(c, ',' | '[' | ']' | '{' | '}')
+}
+
+/// Byte offsets of line starts (after `\n`; a lone `\r` is not a line break here because the
+/// documents this editor writes use LF or CRLF).
+fn line_starts(text: &str) -> Vec<usize> {
+    let mut v = vec![0];
+    v.extend(
+        text.bytes()
+            .enumerate()
+            .filter(|(_, c)| *c == b'\n')
+            .map(|(i, _)| i + 1),
+    );
+    v
+}
+
+/// Every `#` at a line start or after a space/tab that lies outside every scalar token opens
+/// a comment running to the end of its line.
+fn find_comments(text: &str, opaque: &[Range<usize>]) -> Vec<Range<usize>> {
+    let mut opaque: Vec<&Range<usize>> = opaque.iter().filter(|r| !r.is_empty()).collect();
+    opaque.sort_by_key(|r| r.start);
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut oi = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        while oi < opaque.len() && opaque[oi].end <= i {
+            oi += 1;
+        }
+        if oi < opaque.len() && opaque[oi].start <= i {
+            i = opaque[oi].end;
+            continue;
+        }
+        if bytes[i] == b'#' && (i == 0 || matches!(bytes[i - 1], b' ' | b'\t' | b'\n' | b'\r')) {
+            let end = text[i..].find(['\n', '\r']).map_or(text.len(), |e| i + e);
+            out.push(i..end);
+            i = end;
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Skips leading `&anchor` / `!tag` properties and the blanks after them (line breaks too:
+/// properties may stand on the line before their node).
 fn skip_props(mut s: &str) -> &str {
+    let mut any = false;
     loop {
-        s = s.trim_start_matches([' ', '\t']);
+        s = if any {
+            s.trim_start_matches([' ', '\t', '\r', '\n'])
+        } else {
+            s.trim_start_matches([' ', '\t'])
+        };
         if s.starts_with('&') || s.starts_with('!') {
             let end = s.find([' ', '\t', '\n', '\r']).unwrap_or(s.len());
             s = &s[end..];
+            any = true;
         } else {
             return s;
         }
@@ -440,6 +760,8 @@ struct Builder<'a> {
     anchor_names: Vec<String>,
     nodes: usize,
     aliases: usize,
+    /// Byte ranges in which `#` cannot open a comment (scalar tokens, block scalar bodies).
+    opaque: Vec<Range<usize>>,
 }
 
 impl Builder<'_> {
@@ -448,6 +770,69 @@ impl Builder<'_> {
         let s = map(span.start.index());
         let e = map(span.end.index()).max(s);
         s..e
+    }
+
+    /// The exact byte span of a scalar token from saphyr's raw span (module docs, "Spans").
+    fn scalar_span(&mut self, raw: Range<usize>, style: Style, empty: bool) -> Range<usize> {
+        let text = self.text;
+        let start = raw.start;
+        let rest = text.get(start..).unwrap_or("");
+        let has_props = rest.starts_with(['&', '!']);
+        let content = if has_props {
+            text.len() - skip_props(rest).len()
+        } else {
+            start
+        };
+        match style {
+            Style::Plain => {
+                if empty && !has_props && text.as_bytes().get(start) == Some(&b':') {
+                    // saphyr places an empty value at its `:`; the value sits after it.
+                    return start + 1..start + 1;
+                }
+                let span = start..raw.end.max(start);
+                self.opaque.push(content.min(span.end)..span.end);
+                span
+            }
+            Style::SingleQuoted | Style::DoubleQuoted => {
+                let end = quoted_end(text, content, style == Style::DoubleQuoted)
+                    .unwrap_or(raw.end)
+                    .max(start);
+                self.opaque.push(content.min(end)..end);
+                start..end
+            }
+            Style::Literal | Style::Folded => {
+                let indicator = if has_props {
+                    Some(content)
+                } else {
+                    block_indicator(text, start)
+                };
+                let Some(ind) = indicator else {
+                    return raw;
+                };
+                let header_end = ind
+                    + 1
+                    + text[ind + 1..]
+                        .bytes()
+                        .take_while(|c| matches!(c, b'-' | b'+' | b'0'..=b'9'))
+                        .count();
+                let span_start = if has_props { start } else { ind };
+                if empty {
+                    return span_start..header_end;
+                }
+                let body_end = raw.end.max(header_end);
+                let trimmed = text[..body_end]
+                    .trim_end_matches([' ', '\t', '\r', '\n'])
+                    .len();
+                let end = trimmed.max(header_end);
+                let body_start = text[header_end..]
+                    .find('\n')
+                    .map_or(text.len(), |i| header_end + i + 1);
+                if body_start < end {
+                    self.opaque.push(body_start..end);
+                }
+                span_start..end
+            }
+        }
     }
 
     fn finish_node(&mut self, mut node: Node, anchor_id: usize) -> Result<Node, YamlError> {
@@ -468,6 +853,60 @@ impl Builder<'_> {
         }
         Ok(node)
     }
+}
+
+/// End (exclusive) of the quoted scalar whose opening quote is at `open`.
+fn quoted_end(text: &str, open: usize, double: bool) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let q = if double { b'"' } else { b'\'' };
+    if bytes.get(open) != Some(&q) {
+        return None;
+    }
+    let mut i = open + 1;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if double && c == b'\\' {
+            i += 2;
+            continue;
+        }
+        if c == q {
+            if !double && bytes.get(i + 1) == Some(&b'\'') {
+                i += 2;
+                continue;
+            }
+            return Some(i + 1);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Position of the `|` / `>` header indicator of a block scalar whose saphyr span starts at
+/// `start` (its first content character, or where content would be when empty): the header is
+/// on `start`'s line when something precedes `start` there, else on the nearest earlier
+/// non-blank line. Within that line the indicator is the last `|`/`>` before any comment.
+fn block_indicator(text: &str, start: usize) -> Option<usize> {
+    let start = start.min(text.len());
+    let mut line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let mut line_end = start;
+    if text[line_start..start].trim().is_empty() {
+        loop {
+            if line_start == 0 {
+                return None;
+            }
+            line_end = line_start - 1;
+            line_start = text[..line_end].rfind('\n').map_or(0, |i| i + 1);
+            if !text[line_start..line_end].trim().is_empty() {
+                break;
+            }
+        }
+    }
+    let line = &text[line_start..line_end];
+    let cut = line
+        .match_indices('#')
+        .find(|(i, _)| *i == 0 || line.as_bytes()[i - 1] == b' ' || line.as_bytes()[i - 1] == b'\t')
+        .map_or(line.len(), |(i, _)| i);
+    line[..cut].rfind(['|', '>']).map(|i| line_start + i)
 }
 
 /// Reads `&name` at or after `start` (before the node's content).
@@ -558,5 +997,216 @@ mod tests {
             ));
         }
         assert!(matches!(parse(&s), Err(YamlError::Limit(_))));
+    }
+}
+
+#[cfg(test)]
+mod span_tests {
+    use super::*;
+
+    fn root(src: &str) -> (Yaml, Node) {
+        let y = parse(src).unwrap();
+        let r = y.root.clone().unwrap();
+        (y, r)
+    }
+
+    fn at<'a>(src: &'a str, n: &Node) -> &'a str {
+        &src[n.span.clone()]
+    }
+
+    #[test]
+    fn quoted_scalar_spans_cover_quotes_not_comments() {
+        let src = "a: \"q\\\"x\" # c\nb: 'it''s'   # z\nc: [ \"y\" , 'w' ]\n";
+        let (y, r) = root(src);
+        assert_eq!(at(src, r.get("a").unwrap()), "\"q\\\"x\"");
+        assert_eq!(at(src, r.get("b").unwrap()), "'it''s'");
+        let items = r.get("c").unwrap().items().unwrap();
+        assert_eq!(at(src, &items[0]), "\"y\"");
+        assert_eq!(at(src, &items[1]), "'w'");
+        assert_eq!(at(src, r.get("c").unwrap()), "[ \"y\" , 'w' ]");
+        let comments: Vec<&str> = y.comments.iter().map(|c| &src[c.clone()]).collect();
+        assert_eq!(comments, ["# c", "# z"]);
+    }
+
+    #[test]
+    fn block_scalar_spans_start_at_the_indicator() {
+        let src = "c: |\n  lit\n  more\n\n# after\nd: >-  # hdr\n  fold\ne: &x !!str |\n  t\nf: |\ng: 1\n";
+        let (y, r) = root(src);
+        assert_eq!(at(src, r.get("c").unwrap()), "|\n  lit\n  more");
+        assert_eq!(at(src, r.get("d").unwrap()), ">-  # hdr\n  fold");
+        let e = r.get("e").unwrap();
+        assert_eq!(at(src, e), "&x !!str |\n  t");
+        assert_eq!(e.anchor.as_deref(), Some("x"));
+        assert_eq!(e.tag.as_deref(), Some("!!str"));
+        assert_eq!(at(src, r.get("f").unwrap()), "|");
+        let comments: Vec<&str> = y.comments.iter().map(|c| &src[c.clone()]).collect();
+        assert_eq!(comments, ["# after", "# hdr"]);
+    }
+
+    #[test]
+    fn hash_inside_scalars_is_not_a_comment() {
+        let src = "a: \"x # y\"\nb: x#y\nc: |\n  # not a comment\nd: 'p # q' # real\n";
+        let (y, _) = root(src);
+        let comments: Vec<&str> = y.comments.iter().map(|c| &src[c.clone()]).collect();
+        assert_eq!(comments, ["# real"]);
+    }
+
+    #[test]
+    fn block_collection_spans_exclude_trailing_comment_lines() {
+        let src = "g:\n  - 1\n  # inner\n  - 2\n# tail\nh:\n  k: v  # c\n\n# t2\nz: 1\n";
+        let (y, r) = root(src);
+        assert_eq!(at(src, r.get("g").unwrap()), "- 1\n  # inner\n  - 2");
+        assert_eq!(at(src, r.get("h").unwrap()), "k: v");
+        assert!(y.has_comment_in(&r.get("g").unwrap().span));
+        assert!(!y.has_comment_in(&r.get("h").unwrap().span));
+        assert_eq!(y.line_of(src.find("z:").unwrap()), 9);
+        assert_eq!(y.line_starts[1], 3);
+    }
+
+    #[test]
+    fn flow_collection_spans_end_at_the_bracket() {
+        let src = "e: [a, b] # c\nf: {x: \"y\" , z: 'w'  }   \ng: &an [1]\n";
+        let (_, r) = root(src);
+        assert_eq!(at(src, r.get("e").unwrap()), "[a, b]");
+        assert_eq!(at(src, r.get("f").unwrap()), "{x: \"y\" , z: 'w'  }");
+        let g = r.get("g").unwrap();
+        assert_eq!(at(src, g), "&an [1]");
+        assert!(g.is_flow());
+        let (k, v) = &r.get("f").unwrap().entries().unwrap()[1];
+        assert_eq!(at(src, k), "z");
+        assert_eq!(at(src, v), "'w'");
+    }
+
+    #[test]
+    fn cjk_em_dash_crlf_and_bom_text() {
+        let src = "ü: Ünï — 中文 # ç\r\nk: \"日本\"\r\n";
+        let (y, r) = root(src);
+        assert_eq!(at(src, r.get("ü").unwrap()), "Ünï — 中文");
+        assert_eq!(at(src, r.get("k").unwrap()), "\"日本\"");
+        assert_eq!(&src[y.comments[0].clone()], "# ç");
+        // A BOM left in the frontmatter text is not YAML content at a key position.
+        let bom = "\u{feff}a: 1\n";
+        let y = parse(bom).unwrap();
+        let a = y.root.unwrap();
+        assert_eq!(&bom[a.get("a").unwrap().span.clone()], "1");
+    }
+
+    #[test]
+    fn tricky_scalars_stay_text() {
+        let src = "a: yes\nb: 0012\nc: 1.10\nd: ~\nempty:\nf: 2026-01-01\ng: on\n";
+        let (_, r) = root(src);
+        assert_eq!(r.get("a").unwrap().as_str(), Some("yes"));
+        assert_eq!(r.get("b").unwrap().scalar_text(), Some("0012"));
+        assert_eq!(r.get("c").unwrap().scalar_text(), Some("1.10"));
+        assert!(r.get("d").unwrap().is_null());
+        let e = r.get("empty").unwrap();
+        assert!(e.is_null());
+        assert_eq!(e.span, 34..34);
+        assert_eq!(r.get("f").unwrap().as_str(), Some("2026-01-01"));
+        assert_eq!(r.get("g").unwrap().as_str(), Some("on"));
+        assert_ne!(r.get("c").unwrap().value(), Value::plain("1.1"));
+        assert_eq!(r.get("d").unwrap().value(), Value::plain("null"));
+    }
+
+    #[test]
+    fn multi_line_plain_and_quoted_spans() {
+        let src = "d: multi\n  line plain\nc: \"m\n  n\"\nz: 1\n";
+        let (_, r) = root(src);
+        assert_eq!(at(src, r.get("d").unwrap()), "multi\n  line plain");
+        assert_eq!(at(src, r.get("c").unwrap()), "\"m\n  n\"");
+    }
+
+    #[test]
+    fn sequence_items_and_alias_spans() {
+        let src = "s:\n- a\n-\n  id: 1\n- id: 2\n  t: 3\nx: &k v\ny: *k\n";
+        let (_, r) = root(src);
+        let items = r.get("s").unwrap().items().unwrap();
+        assert_eq!(at(src, &items[1]), "id: 1");
+        assert_eq!(at(src, &items[2]), "id: 2\n  t: 3");
+        let (_, y) = r.entries().unwrap().last().unwrap();
+        assert_eq!(at(src, y), "*k");
+        assert_eq!(y.value(), Value::str("v"));
+        assert!(y.has_props_inside());
+    }
+
+    #[test]
+    fn limits() {
+        let big = format!("a: {}\n", "x".repeat(MAX_FRONTMATTER_BYTES));
+        assert!(matches!(parse(&big), Err(YamlError::Limit(_))));
+        let deep = format!("a: {}{}\n", "[".repeat(65), "]".repeat(65));
+        assert!(matches!(parse(&deep), Err(YamlError::Limit(_))));
+        let ok = format!("a: {}{}\n", "[".repeat(63), "]".repeat(63));
+        assert!(parse(&ok).is_ok());
+        let very_deep = format!("a: {}{}\n", "[".repeat(5000), "]".repeat(5000));
+        assert!(matches!(parse(&very_deep), Err(YamlError::Limit(_))));
+        let mut many = String::from("a: &a x\nb: [");
+        for _ in 0..1001 {
+            many.push_str("*a, ");
+        }
+        many.push_str("]\n");
+        assert_eq!(parse(&many), Err(YamlError::Limit("too many aliases")));
+        let mut nodes = String::from("a: [");
+        for _ in 0..100_001 {
+            nodes.push_str("1,");
+        }
+        nodes.push_str("]\n");
+        assert!(matches!(parse(&nodes), Err(YamlError::Limit(_))));
+    }
+
+    #[test]
+    fn graph_faults() {
+        assert_eq!(
+            parse("a: &x 1\nb: &x 2\n"),
+            Err(YamlError::Graph("duplicate anchor name"))
+        );
+        assert!(matches!(parse("a: *nope\n"), Err(YamlError::Graph(_))));
+        assert!(matches!(parse("<<: 1\n"), Err(YamlError::Graph(_))));
+        assert!(matches!(
+            parse("b: &m [1]\n<<: *m\n"),
+            Err(YamlError::Graph(_))
+        ));
+        assert!(matches!(
+            parse("m: {<<: [{a: 1}, 2]}\n"),
+            Err(YamlError::Graph(_))
+        ));
+        assert!(parse("b: &m {a: 1}\nc:\n  <<: *m\n  d: 2\n").is_ok());
+        assert!(parse("b: &m {a: 1}\nc:\n  <<: [*m, {e: 1}]\n").is_ok());
+        // A quoted `<<` is an ordinary key.
+        assert!(parse("\"<<\": 1\n").is_ok());
+    }
+
+    #[test]
+    fn duplicate_keys_at_every_level() {
+        assert_eq!(parse("a: 1\na: 2\n"), Err(YamlError::DuplicateKey));
+        assert_eq!(
+            parse("g:\n  by: x\n  by: y\n"),
+            Err(YamlError::DuplicateKey)
+        );
+        assert_eq!(parse("g: {by: x, by: y}\n"), Err(YamlError::DuplicateKey));
+        assert_eq!(
+            parse("s:\n  - a: 1\n    a: 2\n"),
+            Err(YamlError::DuplicateKey)
+        );
+        assert_eq!(parse("a: 1\n\"a\": 2\n"), Err(YamlError::DuplicateKey));
+        assert_eq!(
+            parse("? [x]\n: 1\n? [x]\n: 2\n"),
+            Err(YamlError::DuplicateKey)
+        );
+        assert!(parse("a: 1\nb: {a: 1}\n").is_ok());
+    }
+
+    #[test]
+    fn invalid_documents() {
+        assert!(matches!(parse("- a\n"), Err(YamlError::Invalid(_))));
+        assert!(matches!(parse("just text\n"), Err(YamlError::Invalid(_))));
+        assert!(matches!(parse("a: [\n"), Err(YamlError::Invalid(_))));
+        assert!(matches!(
+            parse("a: 1\n---\nb: 2\n"),
+            Err(YamlError::Invalid(_))
+        ));
+        assert!(matches!(parse("a: \"x\n"), Err(YamlError::Invalid(_))));
+        assert!(matches!(parse("a:\n\t- b\n"), Err(YamlError::Invalid(_))));
+        assert_eq!(parse("# only a comment\n").unwrap().root, None);
+        assert_eq!(parse("# only a comment\n").unwrap().comments, vec![0..16]);
     }
 }
