@@ -1,3 +1,4 @@
 //! Pure planners and digests. No I/O: captures and arguments in, plans and digests out.
 
 pub mod digest;
+pub mod edit;
