@@ -1479,3 +1479,335 @@ mod tests {
         assert!(apply_edits(original, &[edits[0].clone(), edits[0].clone()]).is_err());
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    const TRICKY: &[&str] = &[
+        "yes",
+        "0012",
+        "1.10",
+        "# x",
+        "key: v",
+        "2026-01-01",
+        "~",
+        "",
+        "plain",
+        "a,b",
+        "ünï — 中",
+        "x\ny",
+        "@at",
+        "- d",
+        "true",
+        "null",
+        "\"q\"",
+        "it's",
+    ];
+
+    /// Source text of a scalar value written in some style.
+    fn scalar_src() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("plain text".to_owned()),
+            Just("yes".to_owned()),
+            Just("0012".to_owned()),
+            Just("1.10".to_owned()),
+            Just("~".to_owned()),
+            Just("2026-01-01".to_owned()),
+            Just("\"# x\"".to_owned()),
+            Just("'key: v'".to_owned()),
+            Just("ünï — 中文".to_owned()),
+            Just("\"quoted\"".to_owned()),
+        ]
+    }
+
+    #[derive(Debug, Clone)]
+    enum Val {
+        Scalar(String),
+        Empty,
+        FlowSeq(Vec<String>),
+        FlowMap(Vec<String>),
+        BlockMap(Vec<String>),
+        BlockSeq(Vec<String>),
+        InlineItems(usize),
+    }
+
+    fn val() -> impl Strategy<Value = Val> {
+        prop_oneof![
+            3 => scalar_src().prop_map(Val::Scalar),
+            1 => Just(Val::Empty),
+            1 => prop::collection::vec(scalar_src(), 0..3).prop_map(Val::FlowSeq),
+            1 => prop::collection::vec(scalar_src(), 0..3).prop_map(Val::FlowMap),
+            2 => prop::collection::vec(scalar_src(), 1..3).prop_map(Val::BlockMap),
+            2 => prop::collection::vec(scalar_src(), 1..4).prop_map(Val::BlockSeq),
+            1 => (1usize..3).prop_map(Val::InlineItems),
+        ]
+    }
+
+    #[derive(Debug, Clone)]
+    struct Entry {
+        val: Val,
+        comment: bool,
+        line_after: u8,
+    }
+
+    fn entry() -> impl Strategy<Value = Entry> {
+        (val(), any::<bool>(), 0u8..4).prop_map(|(val, comment, line_after)| Entry {
+            val,
+            comment,
+            line_after,
+        })
+    }
+
+    fn render(entries: &[Entry], crlf: bool) -> String {
+        let nl = if crlf { "\r\n" } else { "\n" };
+        let mut out = String::new();
+        for (i, e) in entries.iter().enumerate() {
+            let key = format!("k{i}");
+            let c = if e.comment { "  # note" } else { "" };
+            match &e.val {
+                Val::Scalar(s) => out.push_str(&format!("{key}: {s}{c}{nl}")),
+                Val::Empty => out.push_str(&format!("{key}:{c}{nl}")),
+                Val::FlowSeq(v) => out.push_str(&format!("{key}: [{}]{c}{nl}", v.join(", "))),
+                Val::FlowMap(v) => {
+                    let parts: Vec<String> = v
+                        .iter()
+                        .enumerate()
+                        .map(|(j, s)| format!("f{j}: {s}"))
+                        .collect();
+                    out.push_str(&format!("{key}: {{{}}}{c}{nl}", parts.join(", ")));
+                }
+                Val::BlockMap(v) => {
+                    out.push_str(&format!("{key}:{c}{nl}"));
+                    for (j, s) in v.iter().enumerate() {
+                        out.push_str(&format!("  m{j}: {s}{nl}"));
+                    }
+                }
+                Val::BlockSeq(v) => {
+                    out.push_str(&format!("{key}:{nl}"));
+                    for s in v {
+                        out.push_str(&format!("  - {s}{c}{nl}"));
+                    }
+                }
+                Val::InlineItems(n) => {
+                    out.push_str(&format!("{key}:{nl}"));
+                    for j in 0..*n {
+                        out.push_str(&format!("- id: i{j}{nl}  title: T{j}{nl}"));
+                    }
+                }
+            }
+            match e.line_after {
+                1 => out.push_str(nl),
+                2 => out.push_str(&format!("# between{nl}")),
+                3 => out.push_str(&format!("  # indented{nl}{nl}")),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Set(usize, NewValue),
+        SetNested(usize, String, NewValue),
+        Remove(usize),
+        RemoveNested(usize, usize),
+        Append(usize, NewValue),
+        RemoveItem(usize, usize),
+    }
+
+    fn new_scalar() -> impl Strategy<Value = NewValue> {
+        prop_oneof![
+            4 => prop::sample::select(TRICKY).prop_map(NewValue::str),
+            1 => prop::sample::select(&["42", "2026-07-01", "true"][..]).prop_map(NewValue::plain),
+            1 => Just(NewValue::Scalar(Scalar::Quoted("0.2".into()))),
+        ]
+    }
+
+    fn new_value() -> impl Strategy<Value = NewValue> {
+        prop_oneof![
+            4 => new_scalar(),
+            1 => prop::collection::vec(new_scalar(), 0..3).prop_map(NewValue::FlowSeq),
+            1 => prop::collection::vec(new_scalar(), 1..3).prop_map(|v| NewValue::BlockMap(
+                v.into_iter().enumerate().map(|(i, v)| (format!("n{i}"), v)).collect()
+            )),
+            1 => prop::collection::vec(new_scalar(), 1..3).prop_map(NewValue::BlockSeq),
+        ]
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            3 => (0usize..8, new_value()).prop_map(|(k, v)| Op::Set(k, v)),
+            2 => (0usize..6, prop::sample::select(&["m0", "m1", "f0", "f1", "new key", "n"][..]), new_scalar())
+                .prop_map(|(k, n, v)| Op::SetNested(k, n.to_owned(), v)),
+            2 => (0usize..8).prop_map(Op::Remove),
+            1 => (0usize..6, 0usize..3).prop_map(|(k, j)| Op::RemoveNested(k, j)),
+            2 => (0usize..6, prop_oneof![
+                new_scalar(),
+                Just(NewValue::BlockMap(vec![("id".into(), NewValue::str("z")), ("title".into(), NewValue::str("yes"))])),
+            ]).prop_map(|(k, v)| Op::Append(k, v)),
+            2 => (0usize..6, 0usize..4).prop_map(|(k, j)| Op::RemoveItem(k, j)),
+        ]
+    }
+
+    /// Bytes outside the (sorted, non-overlapping) edits are the same, checked independently of
+    /// [`verify`]: the text before the first edit is a prefix, the text after the last edit a
+    /// suffix, and between edits the original gap occurs in order.
+    fn outside_unchanged(before: &str, edits: &[Edit], after: &str) -> bool {
+        let mut sorted = edits.to_vec();
+        sorted.sort_by_key(|e| e.range.start);
+        let first = sorted.first().map_or(before.len(), |e| e.range.start);
+        let last = sorted.last().map_or(before.len(), |e| e.range.end);
+        if !after.starts_with(&before[..first]) || !after.ends_with(&before[last..]) {
+            return false;
+        }
+        let mut from = first;
+        for w in sorted.windows(2) {
+            let gap = &before[w[0].range.end..w[1].range.start];
+            match after[from..].find(gap) {
+                Some(i) => from += i + gap.len(),
+                None => return false,
+            }
+        }
+        true
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn edits_touch_only_their_spans(
+            entries in prop::collection::vec(entry(), 1..7),
+            crlf in any::<bool>(),
+            ops in prop::collection::vec(op(), 1..5),
+        ) {
+            let text = render(&entries, crlf);
+            let mut f = Frontmatter::parse(&text, crlf).expect("generated frontmatter parses");
+            for op in ops {
+                let before = f.text().to_owned();
+                let before_value = f.value();
+                // Nested operations aim at a key holding a collection of the right kind.
+                let pick = |sel: usize, want_map: bool| -> String {
+                    let yaml::Value::Map(e) = &before_value else { return format!("k{sel}") };
+                    let c: Vec<&str> = e
+                        .iter()
+                        .filter(|(_, v)| matches!(v, yaml::Value::Map(_)) == want_map
+                            && matches!(v, yaml::Value::Map(_) | yaml::Value::Seq(_)))
+                        .filter_map(|(k, _)| k.key_text())
+                        .collect();
+                    if c.is_empty() { format!("k{sel}") } else { c[sel % c.len()].to_owned() }
+                };
+                let mut expected = before_value.clone();
+                let result = match &op {
+                    Op::Set(k, v) => {
+                        let key = format!("k{k}");
+                        model_set(&mut expected, &[], &key, v.to_value());
+                        f.set(&[], &key, v)
+                    }
+                    Op::SetNested(k, n, v) => {
+                        let key = pick(*k, true);
+                        model_set(&mut expected, &[Seg::Key(&key)], n, v.to_value());
+                        f.set(&[Seg::Key(&key)], n, v)
+                    }
+                    Op::Remove(k) => {
+                        let key = format!("k{k}");
+                        model_remove(&mut expected, &[], &key);
+                        f.remove(&[], &key)
+                    }
+                    Op::RemoveNested(k, j) => {
+                        let key = pick(*k, true);
+                        let sub = before_value
+                            .get(&key)
+                            .and_then(|m| match m { yaml::Value::Map(e) => e.get(*j), _ => None })
+                            .and_then(|(k, _)| k.key_text().map(str::to_owned))
+                            .unwrap_or_else(|| "absent".to_owned());
+                        model_remove(&mut expected, &[Seg::Key(&key)], &sub);
+                        f.remove(&[Seg::Key(&key)], &sub)
+                    }
+                    Op::Append(k, v) => {
+                        let key = pick(*k, false);
+                        model_append_item(&mut expected, &[Seg::Key(&key)], v.to_value());
+                        f.append_item(&[Seg::Key(&key)], v)
+                    }
+                    Op::RemoveItem(k, j) => {
+                        let key = pick(*k, false);
+                        model_remove_item(&mut expected, &[Seg::Key(&key)], *j);
+                        f.remove_item(&[Seg::Key(&key)], *j)
+                    }
+                };
+                match result {
+                    Ok(edits) => {
+                        let after = f.text();
+                        prop_assert!(outside_unchanged(&before, &edits, after),
+                            "bytes outside edits changed: {before:?} -> {after:?}");
+                        let reparsed = yaml::parse(after).expect("edited text parses");
+                        prop_assert_eq!(reparsed.value(), expected);
+                        if crlf {
+                            prop_assert_eq!(after.matches('\n').count(), after.matches("\r\n").count());
+                        } else {
+                            prop_assert!(!after.contains('\r'));
+                        }
+                    }
+                    Err(_) => {
+                        prop_assert_eq!(f.text(), before.as_str());
+                    }
+                }
+            }
+        }
+    }
+
+    /// Guards the property against vacuity: on a typical frontmatter every primitive succeeds.
+    #[test]
+    fn typical_operations_succeed() {
+        let entries = vec![
+            Entry {
+                val: Val::Scalar("yes".into()),
+                comment: true,
+                line_after: 2,
+            },
+            Entry {
+                val: Val::BlockMap(vec!["1.10".into()]),
+                comment: false,
+                line_after: 3,
+            },
+            Entry {
+                val: Val::BlockSeq(vec!["a".into(), "b".into()]),
+                comment: true,
+                line_after: 1,
+            },
+            Entry {
+                val: Val::FlowMap(vec!["x".into()]),
+                comment: true,
+                line_after: 0,
+            },
+            Entry {
+                val: Val::InlineItems(2),
+                comment: false,
+                line_after: 0,
+            },
+        ];
+        for crlf in [false, true] {
+            let mut f = Frontmatter::parse(&render(&entries, crlf), crlf).unwrap();
+            f.set(&[], "k0", &NewValue::str("0012")).unwrap();
+            f.set(&[Seg::Key("k1")], "m1", &NewValue::str("# x"))
+                .unwrap();
+            f.append_item(&[Seg::Key("k2")], &NewValue::str("key: v"))
+                .unwrap();
+            f.remove_item(&[Seg::Key("k2")], 0).unwrap();
+            f.set(&[Seg::Key("k3")], "f0", &NewValue::plain("2026-01-01"))
+                .unwrap();
+            f.append_item(
+                &[Seg::Key("k4")],
+                &NewValue::BlockMap(vec![("id".into(), NewValue::str("z"))]),
+            )
+            .unwrap();
+            f.remove(&[], "k1").unwrap();
+            f.set(&[], "k9", &NewValue::BlockSeq(vec![NewValue::str("yes")]))
+                .unwrap();
+            let v = f.value();
+            assert_eq!(v.get("k0"), Some(&Value::str("0012")));
+            assert!(v.get("k1").is_none());
+        }
+    }
+}
