@@ -980,3 +980,7 @@ fn is_canonical_u64(s: &str) -> bool {
         && (s == "0" || !s.starts_with('0'))
         && s.parse::<u64>().is_ok_and(|n| n.to_string() == s)
 }
+
+#[cfg(test)]
+#[path = "ops_tests.rs"]
+mod tests;
