@@ -1,67 +1,65 @@
-//! `list_concepts` (spec/surface.md §12.3).
+//! `list_concepts` (spec/surface.md §12.3, README R37, R40).
+//!
+//! Pure checks first (temporal profile, `as_of`), then `bundle_path`, one capture, and the
+//! projection of every concept. A document that cannot be parsed never fails the tool: its
+//! entry carries `parse_error`.
 
-use crate::okf::bundle::{parse_bundle, Doc};
-use crate::tools::common::{bundle_fault, capture_bundle, str_arg};
+use crate::okf::bundle::parse_bundle;
+use crate::okf::project;
+use crate::okf::version;
+use crate::tools::common::{as_of_arg, bundle_fault, capture_bundle, profile_arg, str_arg};
 use crate::wire::dispatch::Ctx;
-use crate::wire::envelope::ToolError;
+use crate::wire::envelope::{codes, Diagnostic, ToolError};
 use crate::wire::registry::Success;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
+
+/// Most concepts one listing may return (spec/surface.md §11).
+pub const MAX_CONCEPTS: usize = 10_000;
 
 /// Tool description (spec/surface.md §17.5).
-pub const DESCRIPTION: &str = "List every concept of an OKF bundle with its card.";
+pub const DESCRIPTION: &str = "List every concept of an OKF bundle with its card. Use it first to discover concept ids; use read_concept for one concept's bytes and full projection, validate_bundle for conformance. Returns {version, version_declaration, temporal_profile, as_of, concepts}: concepts sorted by id, each with id, path, type, title, description, tags, status, trust, stale, stale_after, status_state, generated_at, source_count, computation, legacy_derived and parse_error. A concept whose document cannot be parsed is still listed, with parse_error set (invalid_encoding, unterminated_frontmatter or invalid_frontmatter) and null or empty projected members; repair it with write_concept. Only non-reserved .md files whose path is a canonical concept id are concepts. temporal_profile is date-3fcbb9f (default) or instant-0b87c52; as_of (YYYY-MM-DD, or an offset datetime under the instant profile) enables stale; without it stale is null. Limits: 10,000 concepts. Errors: schema_validation or invalid_request (fix the arguments), resource_limit (use a smaller bundle), invalid_yaml_graph (repair the named document), operation_cancelled (retryable: the situation can clear; repeat the call). Read-only; writes nothing.";
 
 /// Runs the tool on schema-valid arguments.
 ///
 /// # Errors
-/// `bundle_path` and capture errors.
+/// `invalid_request` (temporal profile, `as_of`, `bundle_path`, symlinks), capture and YAML
+/// limits (`resource_limit`, `invalid_yaml_graph`), `operation_cancelled`.
 pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
+    let profile = profile_arg(&args)?;
+    let as_of = as_of_arg(&args, profile)?;
     let bundle_path = str_arg(&args, "bundle_path").to_owned();
     let capture = capture_bundle(&bundle_path, ctx)?;
     let bundle = parse_bundle(&capture).map_err(|f| bundle_fault(&f))?;
-    let mut concepts: Vec<(String, Value)> = bundle
-        .concepts()
-        .map(|(id, doc)| (id.to_owned(), entry(id, doc)))
-        .collect();
+    let decl = version::declaration(&bundle);
+    let ver = version::resolve(&decl, None);
+    let mut concepts: Vec<(&str, Value)> = Vec::new();
+    for (id, doc) in bundle.concepts() {
+        if concepts.len() >= MAX_CONCEPTS {
+            return Err(ToolError::new(
+                codes::RESOURCE_LIMIT,
+                "the bundle holds more than 10,000 concepts",
+            )
+            .with_diagnostic(Diagnostic::recovery("bundle_path", "Use a smaller bundle.")));
+        }
+        ctx.cancel.check()?;
+        concepts.push((id, project::list_entry(id, doc, profile, as_of.as_deref())));
+    }
     concepts.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-    let structured = json!({
-        "version": {"declared": null, "effective": "0.2", "resolution": "default", "compatibility": "native"},
-        "version_declaration": {"present": false, "valid": true, "raw": null, "value": null},
-        "temporal_profile": "date-3fcbb9f",
-        "as_of": null,
-        "concepts": concepts.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
-    });
-    let text = json!({"concepts": structured["concepts"].as_array().map(|a| a.iter().map(|c| json!({
-        "id": c["id"], "type": c["type"], "title": c["title"], "path": c["path"],
-    })).collect::<Vec<_>>())});
+    let legacy: Vec<Value> = concepts
+        .iter()
+        .map(|(_, c)| json!({"id": c["id"], "type": c["type"], "title": c["title"], "path": c["path"]}))
+        .collect();
+    let mut m = Map::new();
+    m.insert("version".into(), ver.to_json());
+    m.insert("version_declaration".into(), decl.to_json());
+    m.insert("temporal_profile".into(), json!(profile.id()));
+    m.insert("as_of".into(), json!(as_of));
+    m.insert(
+        "concepts".into(),
+        Value::Array(concepts.into_iter().map(|(_, v)| v).collect()),
+    );
     Ok(Success {
-        structured,
-        text: Some(text.to_string()),
-    })
-}
-
-fn entry(id: &str, doc: &Doc<'_>) -> Value {
-    let root = doc.parsed.as_ref().ok().and_then(|p| p.root());
-    let s = |k: &str| {
-        root.and_then(|r| r.get(k))
-            .and_then(|n| n.as_str())
-            .filter(|s| !s.is_empty())
-    };
-    json!({
-        "id": id,
-        "path": doc.file.path,
-        "type": s("type"),
-        "title": s("title"),
-        "description": s("description"),
-        "tags": [],
-        "status": "stable",
-        "trust": "unverified",
-        "stale": null,
-        "stale_after": null,
-        "status_state": {"present": false, "valid": true, "raw": null, "effective": "stable"},
-        "generated_at": null,
-        "source_count": 0,
-        "computation": {"present": false, "runtime": null, "executor": null, "attester": null},
-        "legacy_derived": {"generated": false, "citations": false},
-        "parse_error": doc.parsed.as_ref().err().map(|f| f.code()),
+        structured: Value::Object(m),
+        text: Some(json!({ "concepts": legacy }).to_string()),
     })
 }

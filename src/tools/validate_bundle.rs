@@ -1,20 +1,98 @@
-//! `validate_bundle` (spec/surface.md §12.5).
+//! `validate_bundle` (spec/surface.md §12.5, §13.2, README R22, R45).
+//!
+//! Pure checks first (target version, temporal profile, `as_of`), then `bundle_path`, one
+//! capture, and the validator of [`crate::okf::validate`]. A non-conformant bundle is a
+//! successful result; parse failures are reported as diagnostics, never as a tool error.
 
+use crate::okf::bundle::parse_bundle;
+use crate::okf::validate::{self, Options};
+use crate::okf::version::Target;
+use crate::tools::common::{as_of_arg, bundle_fault, capture_bundle, profile_arg, str_arg};
 use crate::wire::dispatch::Ctx;
-use crate::wire::envelope::ToolError;
+use crate::wire::envelope::{Severity, ToolError};
 use crate::wire::registry::Success;
-use serde_json::Value;
+use serde_json::{json, Map, Value};
+
+/// Most diagnostics one report may carry (spec/surface.md §11).
+pub const MAX_DIAGNOSTICS: usize = 10_000;
 
 /// Tool description (spec/surface.md §17.5).
-pub const DESCRIPTION: &str = "Validate an OKF bundle.";
+pub const DESCRIPTION: &str = "Validate an OKF bundle against OKF 0.1 or 0.2. Use it to check conformance before and after changes (after apply_v02_migration, and with temporal_profile instant-0b87c52 after apply_temporal_upgrade); use list_concepts or read_concept to inspect content. Options: strict (false: provenance, trust, source and computation faults are WARN; true: ERROR), check_links (broken_link WARN), check_orphans (orphan_concept INFO), target_version auto|0.1|0.2 (auto never asserts a version; 0.1/0.2 assert it: version_assertion_failed), temporal_profile date-3fcbb9f (default) or instant-0b87c52, as_of (enables stale_concept INFO). Returns {version, version_declaration, temporal_profile, as_of (omitted when absent), scanned_files, conformance: {conformant, errors}, guidance: {warnings, info}, diagnostics} sorted by file, code, message. A non-conformant bundle is a successful result: conformant is false when any ERROR exists; documents that cannot be parsed are reported as ERROR diagnostics. Errors: schema_validation or invalid_request (fix the arguments), resource_limit (reduce the scope), invalid_yaml_graph, operation_cancelled (retryable: the situation can clear; repeat the call). Read-only; writes nothing. Next step: fix ERRORs with preview_concept_patch or write_concept.";
 
 /// Runs the tool on schema-valid arguments.
 ///
 /// # Errors
-/// Not implemented yet.
-pub fn run(_args: Value, _ctx: &Ctx) -> Result<Success, ToolError> {
-    Err(ToolError::new(
-        "operation_rejected",
-        "validate_bundle is not implemented yet",
-    ))
+/// `invalid_request` (arguments, `bundle_path`), capture and YAML limits, cancellation.
+pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
+    let flag = |k: &str| args.get(k).and_then(Value::as_bool).unwrap_or(false);
+    let spec_version = match args.get("target_version").and_then(Value::as_str) {
+        None | Some("auto") => None,
+        Some("0.1") => Some(Target::V01),
+        Some("0.2") => Some(Target::V02),
+        Some(_) => return Err(ToolError::invalid_request("unknown target_version")),
+    };
+    let profile = profile_arg(&args)?;
+    let as_of = as_of_arg(&args, profile)?;
+    let opts = Options {
+        strict: flag("strict"),
+        check_links: flag("check_links"),
+        check_orphans: flag("check_orphans"),
+        spec_version,
+        temporal_profile: profile,
+        as_of: as_of.clone(),
+    };
+    let bundle_path = str_arg(&args, "bundle_path").to_owned();
+    let capture = capture_bundle(&bundle_path, ctx)?;
+    let bundle = parse_bundle(&capture).map_err(|f| bundle_fault(&f))?;
+    ctx.cancel.check()?;
+    let report = validate::validate_bundle(&bundle, &opts);
+    if report.findings.len() > MAX_DIAGNOSTICS {
+        return Err(ToolError::resource_limit(
+            "validation produced more than 10,000 diagnostics",
+        ));
+    }
+    let (errors, warnings, info) = (
+        report.count(Severity::Error),
+        report.count(Severity::Warn),
+        report.count(Severity::Info),
+    );
+    let conformant = errors == 0;
+    let diagnostics: Vec<Value> = report
+        .findings
+        .iter()
+        .map(|f| f.to_diagnostic().to_wire())
+        .collect();
+    let legacy_diags: Vec<Value> = diagnostics
+        .iter()
+        .map(|d| json!({"code": d["code"], "severity": d["severity"], "file": d["file"], "message": d["message"]}))
+        .collect();
+    let mut m = Map::new();
+    m.insert("version".into(), report.version.to_json());
+    m.insert("version_declaration".into(), report.declaration.to_json());
+    m.insert("temporal_profile".into(), json!(profile.id()));
+    if let Some(a) = &as_of {
+        m.insert("as_of".into(), json!(a));
+    }
+    m.insert("scanned_files".into(), json!(report.scanned_files));
+    m.insert(
+        "conformance".into(),
+        json!({"conformant": conformant, "errors": errors}),
+    );
+    m.insert(
+        "guidance".into(),
+        json!({"warnings": warnings, "info": info}),
+    );
+    m.insert("diagnostics".into(), Value::Array(diagnostics));
+    let text = json!({
+        "scanned_files": report.scanned_files,
+        "conformant": conformant,
+        "errors": errors,
+        "warnings": warnings,
+        "info": info,
+        "diagnostics": legacy_diags,
+    });
+    Ok(Success {
+        structured: Value::Object(m),
+        text: Some(text.to_string()),
+    })
 }

@@ -8,3 +8,5 @@ mod util;
 mod cli;
 mod corpus;
 mod mcp;
+mod read_tools;
+mod validate;

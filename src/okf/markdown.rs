@@ -1,0 +1,673 @@
+//! A small CommonMark block scanner for document bodies (spec/surface.md §13.1 rule 6,
+//! spec/migration.md §6.2, §6.3 rule 6).
+//!
+//! It classifies each line as ATX heading, fenced code (``` / `~~~`, length ≥ 3), indented
+//! code, HTML block, blank or ordinary text. Content inside fences, indented code and HTML
+//! blocks is never interpreted: no headings, footnotes, links or citation entries come from
+//! it. On ordinary lines it finds footnote references `[^x]` and definitions, inline `.md`
+//! links, and the `# Citations` section with its entries.
+//!
+//! # Limitations
+//! Block structure is approximated line by line: list-item continuation and block quotes are
+//! not modelled (a line indented by four or more columns right after a list item is treated as
+//! list content, not code); link reference definitions are ignored; inline code spans are
+//! skipped when looking for footnote references and links.
+
+/// What a body line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    Blank,
+    /// An ATX heading of this level (1–6).
+    Heading(u8),
+    /// A fence opening or closing line, or a line inside a fenced code block.
+    Fenced,
+    /// A line of an indented code block.
+    IndentedCode,
+    /// A line of an HTML block.
+    Html,
+    /// Any other line (paragraph, list item, …).
+    Text,
+}
+
+/// One line of a body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line<'a> {
+    /// The line text without its line ending.
+    pub text: &'a str,
+    /// Byte offset of the line in the body.
+    pub start: usize,
+    pub kind: LineKind,
+}
+
+/// Columns of leading indentation (tab = to the next multiple of 4) and the byte index of the
+/// first non-indent character.
+fn indent(s: &str) -> (usize, usize) {
+    let mut col = 0;
+    for (i, b) in s.bytes().enumerate() {
+        match b {
+            b' ' => col += 1,
+            b'\t' => col += 4 - col % 4,
+            _ => return (col, i),
+        }
+    }
+    (col, s.len())
+}
+
+/// An ATX heading: `(level, content)` with the optional closing `#` sequence removed and the
+/// content trimmed (CommonMark §4.2).
+#[must_use]
+pub fn atx_heading(line: &str) -> Option<(u8, &str)> {
+    let (col, i) = indent(line);
+    if col > 3 {
+        return None;
+    }
+    let rest = &line[i..];
+    let hashes = rest.bytes().take_while(|&b| b == b'#').count();
+    if hashes == 0 || hashes > 6 {
+        return None;
+    }
+    let after = &rest[hashes..];
+    if !(after.is_empty() || after.starts_with(' ') || after.starts_with('\t')) {
+        return None;
+    }
+    let mut content = after.trim_matches([' ', '\t']);
+    // Closing sequence: a run of `#` preceded by a space or tab (or the whole content).
+    let trimmed = content.trim_end_matches('#');
+    if trimmed.len() < content.len()
+        && (trimmed.is_empty() || trimmed.ends_with(' ') || trimmed.ends_with('\t'))
+    {
+        content = trimmed.trim_end_matches([' ', '\t']);
+    }
+    u8::try_from(hashes).ok().map(|h| (h, content))
+}
+
+/// A fence opening: `(char, length)` (CommonMark §4.5).
+fn fence_open(line: &str) -> Option<(u8, usize)> {
+    let (col, i) = indent(line);
+    if col > 3 {
+        return None;
+    }
+    let rest = &line[i..];
+    let c = *rest.as_bytes().first()?;
+    if c != b'`' && c != b'~' {
+        return None;
+    }
+    let n = rest.bytes().take_while(|&b| b == c).count();
+    if n < 3 {
+        return None;
+    }
+    if c == b'`' && rest[n..].contains('`') {
+        return None;
+    }
+    Some((c, n))
+}
+
+fn fence_close(line: &str, c: u8, n: usize) -> bool {
+    let (col, i) = indent(line);
+    if col > 3 {
+        return false;
+    }
+    let rest = &line[i..];
+    let m = rest.bytes().take_while(|&b| b == c).count();
+    m >= n && rest[m..].trim_matches([' ', '\t']).is_empty()
+}
+
+/// HTML block start condition (CommonMark §4.6): returns the end condition kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HtmlEnd {
+    Contains(&'static str),
+    RawTag,
+    Blank,
+}
+
+const BLOCK_TAGS: &[&str] = &[
+    "address",
+    "article",
+    "aside",
+    "base",
+    "basefont",
+    "blockquote",
+    "body",
+    "caption",
+    "center",
+    "col",
+    "colgroup",
+    "dd",
+    "details",
+    "dialog",
+    "dir",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "frame",
+    "frameset",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "head",
+    "header",
+    "hr",
+    "html",
+    "iframe",
+    "legend",
+    "li",
+    "link",
+    "main",
+    "menu",
+    "menuitem",
+    "nav",
+    "noframes",
+    "ol",
+    "optgroup",
+    "option",
+    "p",
+    "param",
+    "search",
+    "section",
+    "summary",
+    "table",
+    "tbody",
+    "td",
+    "tfoot",
+    "th",
+    "thead",
+    "title",
+    "tr",
+    "track",
+    "ul",
+];
+
+fn html_start(line: &str, after_paragraph: bool) -> Option<HtmlEnd> {
+    let (col, i) = indent(line);
+    if col > 3 {
+        return None;
+    }
+    let rest = &line[i..];
+    if !rest.starts_with('<') {
+        return None;
+    }
+    let lower = rest.to_ascii_lowercase();
+    for t in ["<script", "<pre", "<style", "<textarea"] {
+        if let Some(after) = lower.strip_prefix(t) {
+            if after.is_empty() || after.starts_with([' ', '\t', '>']) {
+                return Some(HtmlEnd::RawTag);
+            }
+        }
+    }
+    if rest.starts_with("<!--") {
+        return Some(HtmlEnd::Contains("-->"));
+    }
+    if rest.starts_with("<?") {
+        return Some(HtmlEnd::Contains("?>"));
+    }
+    if rest.starts_with("<![CDATA[") {
+        return Some(HtmlEnd::Contains("]]>"));
+    }
+    if rest.len() > 2 && rest.as_bytes()[1] == b'!' && rest.as_bytes()[2].is_ascii_alphabetic() {
+        return Some(HtmlEnd::Contains(">"));
+    }
+    let name_start = usize::from(lower.as_bytes().get(1) == Some(&b'/')) + 1;
+    let name: String = lower[name_start..]
+        .chars()
+        .take_while(char::is_ascii_alphanumeric)
+        .collect();
+    let after = &lower[name_start + name.len()..];
+    if BLOCK_TAGS.contains(&name.as_str())
+        && (after.is_empty() || after.starts_with([' ', '\t', '>']) || after.starts_with("/>"))
+    {
+        return Some(HtmlEnd::Blank);
+    }
+    // Kind 7: a complete open or closing tag alone on the line; cannot interrupt a paragraph.
+    if !after_paragraph
+        && !name.is_empty()
+        && name.as_bytes()[0].is_ascii_alphabetic()
+        && rest.trim_end().ends_with('>')
+        && !rest.trim_end()[1..].contains('<')
+    {
+        return Some(HtmlEnd::Blank);
+    }
+    None
+}
+
+fn is_list_item(text: &str) -> bool {
+    let (col, i) = indent(text);
+    if col > 3 {
+        return false;
+    }
+    let rest = &text[i..];
+    let b = rest.as_bytes();
+    if matches!(b.first(), Some(b'-' | b'*' | b'+'))
+        && (b.len() == 1 || matches!(b.get(1), Some(b' ' | b'\t')))
+    {
+        return true;
+    }
+    let d = rest.bytes().take_while(u8::is_ascii_digit).count();
+    (1..=9).contains(&d)
+        && matches!(b.get(d), Some(b'.' | b')'))
+        && (b.len() == d + 1 || matches!(b.get(d + 1), Some(b' ' | b'\t')))
+}
+
+/// Scans `body` into classified lines (spec/surface.md §13.1 rule 6).
+#[must_use]
+pub fn scan(body: &str) -> Vec<Line<'_>> {
+    let mut out = Vec::new();
+    let mut fence: Option<(u8, usize)> = None;
+    let mut html: Option<HtmlEnd> = None;
+    let mut after_paragraph = false;
+    let mut in_list = false;
+    let mut pos = 0;
+    while pos < body.len() {
+        let rest = &body[pos..];
+        let (raw, next) = match rest.find('\n') {
+            Some(i) => (&rest[..i], pos + i + 1),
+            None => (rest, body.len()),
+        };
+        let text = raw.strip_suffix('\r').unwrap_or(raw);
+        let blank = text.trim_matches([' ', '\t']).is_empty();
+        let kind = if let Some((c, n)) = fence {
+            if fence_close(text, c, n) {
+                fence = None;
+            }
+            LineKind::Fenced
+        } else if let Some(end) = html {
+            let done = match end {
+                HtmlEnd::Contains(s) => text.contains(s),
+                HtmlEnd::RawTag => {
+                    let l = text.to_ascii_lowercase();
+                    ["</script>", "</pre>", "</style>", "</textarea>"]
+                        .iter()
+                        .any(|t| l.contains(t))
+                }
+                HtmlEnd::Blank => blank,
+            };
+            if done {
+                html = None;
+            }
+            if blank {
+                LineKind::Blank
+            } else {
+                LineKind::Html
+            }
+        } else if blank {
+            after_paragraph = false;
+            LineKind::Blank
+        } else if indent(text).0 >= 4 && !after_paragraph && !in_list {
+            LineKind::IndentedCode
+        } else if let Some((c, n)) = fence_open(text) {
+            fence = Some((c, n));
+            after_paragraph = false;
+            LineKind::Fenced
+        } else if let Some((level, _)) = atx_heading(text) {
+            after_paragraph = false;
+            in_list = false;
+            LineKind::Heading(level)
+        } else if let Some(end) = html_start(text, after_paragraph) {
+            let done = match end {
+                HtmlEnd::Contains(s) => text[4.min(text.len())..].contains(s),
+                HtmlEnd::RawTag => {
+                    let l = text.to_ascii_lowercase();
+                    ["</script>", "</pre>", "</style>", "</textarea>"]
+                        .iter()
+                        .any(|t| l.contains(t))
+                }
+                HtmlEnd::Blank => false,
+            };
+            if !done {
+                html = Some(end);
+            }
+            after_paragraph = false;
+            LineKind::Html
+        } else {
+            if is_list_item(text) {
+                in_list = true;
+            } else if indent(text).0 == 0 && !after_paragraph {
+                in_list = false;
+            }
+            after_paragraph = true;
+            LineKind::Text
+        };
+        out.push(Line {
+            text,
+            start: pos,
+            kind,
+        });
+        pos = next;
+    }
+    out
+}
+
+/// Normalised footnote label (spec/migration.md §6.3 rule 6, README R18): trim, collapse
+/// internal whitespace runs to one space, Unicode lowercase.
+#[must_use]
+pub fn normalise_label(label: &str) -> String {
+    label
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+/// Whether `text` is a footnote definition line `[^label]: …` (up to 3 spaces indent).
+#[must_use]
+pub fn is_footnote_definition(text: &str) -> bool {
+    let (col, i) = indent(text);
+    if col > 3 {
+        return false;
+    }
+    let rest = &text[i..];
+    let Some(r) = rest.strip_prefix("[^") else {
+        return false;
+    };
+    match r.find(']') {
+        Some(end) => end > 0 && r[end + 1..].starts_with(':') && !r[..end].contains('['),
+        None => false,
+    }
+}
+
+/// The text of `line` with inline code spans blanked out (CommonMark §6.1, backtick runs of
+/// equal length), so that markers inside them are not seen.
+fn without_code_spans(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = text.as_bytes().to_vec();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' {
+            i += 2;
+            continue;
+        }
+        if b[i] != b'`' {
+            i += 1;
+            continue;
+        }
+        let n = b[i..].iter().take_while(|&&c| c == b'`').count();
+        // Find a closing run of exactly n backticks.
+        let mut j = i + n;
+        let mut close = None;
+        while j < b.len() {
+            if b[j] == b'`' {
+                let m = b[j..].iter().take_while(|&&c| c == b'`').count();
+                if m == n {
+                    close = Some(j);
+                    break;
+                }
+                j += m;
+            } else {
+                j += 1;
+            }
+        }
+        match close {
+            Some(j) => {
+                for c in &mut out[i..j + n] {
+                    if c.is_ascii() {
+                        *c = b' ';
+                    }
+                }
+                i = j + n;
+            }
+            None => i += n,
+        }
+    }
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Footnote references `[^label]` on interpretable lines, in document order; definition lines
+/// are not references (spec/surface.md §12.4 `attributions`).
+#[must_use]
+pub fn footnote_references(body: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in scan(body) {
+        if !matches!(line.kind, LineKind::Text | LineKind::Heading(_)) {
+            continue;
+        }
+        if is_footnote_definition(line.text) {
+            continue;
+        }
+        let t = without_code_spans(line.text);
+        let mut rest = t.as_str();
+        while let Some(i) = rest.find("[^") {
+            let escaped = i > 0 && rest.as_bytes()[i - 1] == b'\\';
+            let after = &rest[i + 2..];
+            match after.find(']') {
+                Some(end)
+                    if !escaped
+                        && end > 0
+                        && !after[..end].contains('[')
+                        && !after[..end].trim().is_empty() =>
+                {
+                    out.push(after[..end].to_owned());
+                    rest = &after[end + 1..];
+                }
+                _ => rest = after,
+            }
+        }
+    }
+    out
+}
+
+/// Targets of inline links `[text](target)` on interpretable lines whose path part ends with
+/// `.md` and that are relative or `/`-rooted (no URL scheme), in document order. The target is
+/// returned without `#fragment` / `?query` and without angle brackets or a link title.
+#[must_use]
+pub fn md_links(body: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in scan(body) {
+        if !matches!(line.kind, LineKind::Text | LineKind::Heading(_)) {
+            continue;
+        }
+        let t = without_code_spans(line.text);
+        let mut rest = t.as_str();
+        while let Some(i) = rest.find("](") {
+            let after = &rest[i + 2..];
+            let Some(end) = after.find(')') else {
+                break;
+            };
+            let mut target = after[..end].trim();
+            if let Some(inner) = target.strip_prefix('<') {
+                target = inner.split('>').next().unwrap_or_default();
+            } else {
+                target = target.split([' ', '\t']).next().unwrap_or_default();
+            }
+            let path = target.split(['#', '?']).next().unwrap_or_default();
+            let has_scheme = path.split_once(':').is_some_and(|(s, _)| !s.contains('/'));
+            if path.ends_with(".md") && !has_scheme && !path.starts_with("//") {
+                out.push(path.to_owned());
+            }
+            rest = &after[end..];
+        }
+    }
+    out
+}
+
+/// A `# Citations` section (spec/migration.md §6.2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CitationsSection {
+    /// Index of the heading line in [`scan`] output.
+    pub heading_line: usize,
+    /// Number of entries: single-line unordered list items and `[N]` paragraph lines.
+    pub entries: usize,
+}
+
+/// Whether a level-1 heading opens a citations section: its text is exactly `Citations`,
+/// allowing a closing `#` sequence or an attribute block (`heading_source_anchor` cases,
+/// README R17).
+fn is_citations_heading(text: &str) -> bool {
+    let Some((1, content)) = atx_heading(text) else {
+        return false;
+    };
+    if content == "Citations" {
+        return true;
+    }
+    content
+        .strip_prefix("Citations")
+        .map(str::trim_start)
+        .is_some_and(|r| r.starts_with('{') && r.ends_with('}'))
+}
+
+/// `[N]` prefix with decimal `N ≥ 1`, no leading zero, followed by space or tab.
+fn numbered_prefix(s: &str) -> bool {
+    let Some(r) = s.strip_prefix('[') else {
+        return false;
+    };
+    let d = r.bytes().take_while(u8::is_ascii_digit).count();
+    d > 0
+        && !r.starts_with('0')
+        && r[d..].starts_with(']')
+        && matches!(r.as_bytes().get(d + 1), Some(b' ' | b'\t'))
+}
+
+/// Every `# Citations` section of `body` with its entry count (spec/migration.md §6.2).
+#[must_use]
+pub fn citations_sections(body: &str) -> Vec<CitationsSection> {
+    let lines = scan(body);
+    let mut out: Vec<CitationsSection> = Vec::new();
+    let mut current: Option<CitationsSection> = None;
+    for (idx, line) in lines.iter().enumerate() {
+        if line.kind == LineKind::Heading(1) {
+            if let Some(c) = current.take() {
+                out.push(c);
+            }
+            if is_citations_heading(line.text) {
+                current = Some(CitationsSection {
+                    heading_line: idx,
+                    entries: 0,
+                });
+            }
+            continue;
+        }
+        let Some(c) = current.as_mut() else {
+            continue;
+        };
+        if line.kind != LineKind::Text {
+            continue;
+        }
+        let t = line.text;
+        let b = t.as_bytes();
+        let bullet =
+            matches!(b.first(), Some(b'-' | b'*' | b'+')) && matches!(b.get(1), Some(b' ' | b'\t'));
+        if bullet || numbered_prefix(t) {
+            c.entries += 1;
+        }
+    }
+    if let Some(c) = current {
+        out.push(c);
+    }
+    out
+}
+
+/// Whether the body has a `# Computation` section holding a fenced or indented code block
+/// (OKF 0.2 §10.3 inline computation).
+#[must_use]
+pub fn has_computation_fence(body: &str) -> bool {
+    let mut in_section = false;
+    for line in scan(body) {
+        if let LineKind::Heading(1) = line.kind {
+            in_section = atx_heading(line.text).is_some_and(|(_, c)| c == "Computation");
+            continue;
+        }
+        if in_section && matches!(line.kind, LineKind::Fenced | LineKind::IndentedCode) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Level-2 heading texts of a `log.md` body (OKF 0.2 §9 date headings).
+#[must_use]
+pub fn level2_headings(body: &str) -> Vec<&str> {
+    scan(body)
+        .into_iter()
+        .filter(|l| l.kind == LineKind::Heading(2))
+        .filter_map(|l| atx_heading(l.text).map(|(_, c)| c))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headings() {
+        assert_eq!(atx_heading("# Citations"), Some((1, "Citations")));
+        assert_eq!(atx_heading("## a ##"), Some((2, "a")));
+        assert_eq!(atx_heading("#a"), None);
+        assert_eq!(atx_heading("    # a"), None);
+        assert_eq!(atx_heading("####### a"), None);
+        assert_eq!(atx_heading("# a#"), Some((1, "a#")));
+        assert_eq!(atx_heading("#"), Some((1, "")));
+    }
+
+    #[test]
+    fn fences_indented_code_and_html_are_opaque() {
+        let body =
+            "```\n# not\n[^x]\n```\n~~~\n# no\n~~~~\n\n    # code\n<div>\n# html\n\n# yes [^y]\n";
+        let kinds: Vec<_> = scan(body).iter().map(|l| l.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                LineKind::Fenced,
+                LineKind::Fenced,
+                LineKind::Fenced,
+                LineKind::Fenced,
+                LineKind::Fenced,
+                LineKind::Fenced,
+                LineKind::Fenced,
+                LineKind::Blank,
+                LineKind::IndentedCode,
+                LineKind::Html,
+                LineKind::Html,
+                LineKind::Blank,
+                LineKind::Heading(1),
+            ]
+        );
+        assert_eq!(footnote_references(body), vec!["y"]);
+        // An unclosed fence runs to the end.
+        assert!(footnote_references("```\n[^a]\n").is_empty());
+        // A shorter closing run does not close.
+        assert!(footnote_references("````\n```\n[^a]\n").is_empty());
+        // Indented continuation of a paragraph is not code.
+        assert_eq!(footnote_references("para\n    more [^b]\n"), vec!["b"]);
+    }
+
+    #[test]
+    fn footnotes() {
+        let body = "A[^One] b[^one] `[^code]` \\[^esc] c[^two].\n\n[^one]: def [^inner]\n";
+        assert_eq!(footnote_references(body), vec!["One", "one", "two"]);
+        assert!(is_footnote_definition("[^x]: y"));
+        assert!(!is_footnote_definition("[^x] y"));
+        assert_eq!(normalise_label("  Foo \t Bar "), "foo bar");
+        assert_eq!(normalise_label("ÄB"), "äb");
+    }
+
+    #[test]
+    fn links() {
+        let body = "[a](/x.md) [b](../y.md#frag) [c](https://h/z.md) [d](dir/) [e](<s p.md> \"t\")\n```\n[f](g.md)\n```\n";
+        assert_eq!(md_links(body), vec!["/x.md", "../y.md", "s p.md"]);
+    }
+
+    #[test]
+    fn citations() {
+        let body = "Claim [1].\n\n### Citations\n\n# Citations\n\n[1] [Spec](https://x)\n- two\n* [2] three\n1. ordered\n[0] zero\n```\n- fenced\n```\n# Next\n- not\n";
+        let s = citations_sections(body);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].entries, 3);
+        assert_eq!(citations_sections("# Citations #\n- a\n")[0].entries, 1);
+        assert_eq!(citations_sections("# Citations {#refs}\n- a\n").len(), 1);
+        assert!(citations_sections("## Citations\n- a\n").is_empty());
+        assert!(citations_sections("```\n# Citations\n```\n").is_empty());
+    }
+
+    #[test]
+    fn computation_fence() {
+        assert!(has_computation_fence("# Computation\n\n    SELECT 1\n"));
+        assert!(has_computation_fence("# Computation\n```sql\nx\n```\n"));
+        assert!(!has_computation_fence("# Other\n```sql\nx\n```\n"));
+    }
+}

@@ -1,0 +1,972 @@
+//! The OKF validator (spec/surface.md §13.2, README R22, R40, R45).
+//!
+//! Runs on any [`Capture`] — a real capture or a staged overlay built with
+//! [`Capture::from_files`] — with [`Options`] `{strict, check_links, check_orphans,
+//! spec_version, temporal_profile, as_of}` and returns typed [`Finding`]s sorted by
+//! (file, code, message). Planners compare findings by (`file`, `code`). Pure: no I/O.
+//!
+//! Messages are fixed neutral sentences: they never contain frontmatter values, document text
+//! or argument values; the finding's `file` names the document.
+
+use crate::okf::actor::is_document_actor;
+use crate::okf::bundle::{parse_bundle, Bundle, BundleFault, Doc};
+use crate::okf::grammar::DocClass;
+use crate::okf::markdown;
+use crate::okf::project::{
+    self, field, non_empty_str, non_negative_int, ATTESTED_COMPUTATION, STATUSES,
+};
+use crate::okf::temporal::{parse_date, parse_offset_datetime, Profile};
+use crate::okf::version::{self, Declaration, Target, Version};
+use crate::okf::yaml::{Node, Resolved};
+use crate::store::capture::Capture;
+use crate::wire::envelope::{Diagnostic, Severity};
+use std::cmp::Ordering;
+use std::collections::BTreeSet;
+
+/// Validator options (spec/surface.md §13.2).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Strict: the "strict ERROR, else WARN" rows are `ERROR`.
+    pub strict: bool,
+    /// Report `broken_link`.
+    pub check_links: bool,
+    /// Report `orphan_concept`.
+    pub check_orphans: bool,
+    /// The asserted version; `None` = `auto` (never asserts, README R45).
+    pub spec_version: Option<Target>,
+    pub temporal_profile: Profile,
+    /// `as_of` already validated under `temporal_profile`; enables `stale_concept`.
+    pub as_of: Option<String>,
+}
+
+/// One validator finding; becomes a wire diagnostic through [`Finding::to_diagnostic`].
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Finding {
+    /// Bundle-relative path, or `""` for bundle-level findings without a document.
+    pub file: String,
+    /// A code of the spec/surface.md §13.2 table.
+    pub code: &'static str,
+    pub message: &'static str,
+    pub severity: Severity,
+}
+
+impl Finding {
+    /// The seven-member diagnostic (spec/surface.md §6.1).
+    #[must_use]
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        Diagnostic::new(self.code, self.severity, self.message).with_file(self.file.clone())
+    }
+}
+
+/// The validator's result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    pub declaration: Declaration,
+    /// The resolved version (explicit when `spec_version` is set).
+    pub version: Version,
+    /// Number of visible `.md` files.
+    pub scanned_files: usize,
+    /// Sorted by (file, code, message); deduplicated.
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    /// Number of findings of `severity`.
+    #[must_use]
+    pub fn count(&self, severity: Severity) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == severity)
+            .count()
+    }
+    /// Whether no finding is an `ERROR`.
+    #[must_use]
+    pub fn conformant(&self) -> bool {
+        self.count(Severity::Error) == 0
+    }
+}
+
+/// Validates a capture or staged overlay.
+///
+/// # Errors
+/// [`BundleFault`] when a document exceeds the YAML limits or has a broken YAML graph
+/// (spec/store.md §3.4); those fail the calling tool.
+pub fn validate(capture: &Capture, opts: &Options) -> Result<Report, BundleFault> {
+    let bundle = parse_bundle(capture)?;
+    Ok(validate_bundle(&bundle, opts))
+}
+
+struct Ctx<'o> {
+    opts: &'o Options,
+    /// Evaluate the 0.2-only rows (false when validated as 0.1).
+    v02: bool,
+    out: BTreeSet<Finding>,
+}
+
+impl Ctx<'_> {
+    fn push(&mut self, file: &str, code: &'static str, severity: Severity, message: &'static str) {
+        self.out.insert(Finding {
+            file: file.to_owned(),
+            code,
+            message,
+            severity,
+        });
+    }
+    fn strict_sev(&self) -> Severity {
+        if self.opts.strict {
+            Severity::Error
+        } else {
+            Severity::Warn
+        }
+    }
+    fn soft(&mut self, file: &str, code: &'static str, message: &'static str) {
+        let s = self.strict_sev();
+        self.push(file, code, s, message);
+    }
+}
+
+/// Validates a parsed bundle (see [`validate`]).
+#[must_use]
+pub fn validate_bundle(bundle: &Bundle<'_>, opts: &Options) -> Report {
+    let declaration = version::declaration(bundle);
+    let version = version::resolve(&declaration, opts.spec_version);
+    let v02 = version.effective != Some("0.1");
+    let mut cx = Ctx {
+        opts,
+        v02,
+        out: BTreeSet::new(),
+    };
+    check_version(&mut cx, &declaration);
+    for file in &bundle.capture.files {
+        if bundle.doc(&file.path).is_none()
+            && matches!(
+                crate::okf::grammar::classify(&file.path),
+                DocClass::NoncanonicalMarkdown
+            )
+        {
+            cx.push(
+                &file.path,
+                "noncanonical_concept_path",
+                Severity::Warn,
+                "a Markdown file whose path is not a canonical concept id is not a concept",
+            );
+        }
+    }
+    for doc in &bundle.docs {
+        check_doc(&mut cx, doc);
+    }
+    if opts.check_links || opts.check_orphans {
+        check_links(&mut cx, bundle);
+    }
+    let scanned_files = bundle
+        .capture
+        .files
+        .iter()
+        .filter(|f| f.path.ends_with(".md"))
+        .count();
+    let mut findings: Vec<Finding> = cx.out.into_iter().collect();
+    findings.sort_by(|a, b| {
+        a.file
+            .as_bytes()
+            .cmp(b.file.as_bytes())
+            .then(a.code.cmp(b.code))
+            .then(a.message.cmp(b.message))
+    });
+    Report {
+        declaration,
+        version,
+        scanned_files,
+        findings,
+    }
+}
+
+fn check_version(cx: &mut Ctx<'_>, decl: &Declaration) {
+    const ROOT: &str = "index.md";
+    match decl {
+        Declaration::Absent => {}
+        Declaration::InvalidScalar(_) | Declaration::NonScalar => cx.push(
+            ROOT,
+            "version_declaration_invalid",
+            Severity::Error,
+            "the root okf_version declaration is not a valid version",
+        ),
+        Declaration::Valid(t) => {
+            if let Some(target) = cx.opts.spec_version {
+                if t != target.as_str() {
+                    let msg = if t == "0.1" && target == Target::V02 {
+                        "the bundle declares 0.1; migrate it with preview_v02_migration first"
+                    } else {
+                        "the declared OKF version differs from the requested version"
+                    };
+                    cx.push(ROOT, "version_assertion_failed", Severity::Error, msg);
+                }
+            }
+            if version::is_future(t) {
+                cx.push(
+                    ROOT,
+                    "future_version",
+                    Severity::Warn,
+                    "the bundle declares an OKF version newer than 0.2; read on a best-effort basis",
+                );
+            }
+        }
+    }
+}
+
+fn check_doc(cx: &mut Ctx<'_>, doc: &Doc<'_>) {
+    let path = doc.file.path.as_str();
+    let parsed = match &doc.parsed {
+        Ok(p) => p,
+        Err(f) => {
+            cx.push(path, f.code(), Severity::Error, parse_message(f.code()));
+            return;
+        }
+    };
+    let body = parsed.split.body_text();
+    let root = parsed.root();
+    match &doc.class {
+        DocClass::Concept(_) => {
+            if !parsed.has_frontmatter() {
+                cx.push(
+                    path,
+                    "missing_frontmatter",
+                    Severity::Error,
+                    "a concept has no YAML frontmatter block",
+                );
+            } else {
+                check_concept_frontmatter(cx, path, root, body);
+            }
+            if cx.v02
+                && field(root, "timestamp").is_some()
+                && root.and_then(|r| r.get("generated")).is_none()
+            {
+                cx.push(
+                    path,
+                    "legacy_timestamp",
+                    Severity::Info,
+                    "a v0.1 timestamp is present without generated; migrate with preview_v02_migration",
+                );
+            }
+            if cx.v02 {
+                check_attributions(cx, path, root, body);
+            }
+        }
+        _ => check_reserved(cx, path, parsed.has_frontmatter(), root, body),
+    }
+    if cx.v02 && !markdown::citations_sections(body).is_empty() {
+        cx.push(
+            path,
+            "legacy_citations",
+            Severity::Info,
+            "a v0.1 Citations section is present; migrate with preview_v02_migration",
+        );
+    }
+}
+
+/// Fixed neutral message per parse code (spec/surface.md §12.6).
+#[must_use]
+pub fn parse_message(code: &str) -> &'static str {
+    match code {
+        "invalid_encoding" => "the document is not valid UTF-8",
+        "unterminated_frontmatter" => "the frontmatter block has no closing fence",
+        _ => "the frontmatter is not one YAML mapping with unique keys",
+    }
+}
+
+fn check_reserved(cx: &mut Ctx<'_>, path: &str, has_fm: bool, root: Option<&Node>, body: &str) {
+    let last = path.rsplit('/').next().unwrap_or(path);
+    if path == "index.md" {
+        let extra = root.and_then(Node::entries).is_some_and(|e| {
+            e.iter()
+                .any(|(k, _)| k.scalar_text() != Some("okf_version"))
+        });
+        if extra {
+            cx.push(
+                path,
+                "reserved_frontmatter",
+                Severity::Warn,
+                "the root index frontmatter holds keys other than okf_version",
+            );
+        }
+    } else if has_fm {
+        cx.push(
+            path,
+            "reserved_frontmatter",
+            Severity::Warn,
+            "a nested index or a log file carries frontmatter",
+        );
+    }
+    if last == "log.md"
+        && markdown::level2_headings(body)
+            .iter()
+            .any(|h| parse_date(h).is_none())
+    {
+        cx.push(
+            path,
+            "log_heading_invalid",
+            Severity::Warn,
+            "a log date heading is not in YYYY-MM-DD form",
+        );
+    }
+}
+
+#[allow(clippy::too_many_lines)]
+fn check_concept_frontmatter(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, body: &str) {
+    if non_empty_str(field(root, "type")).is_none() {
+        cx.push(
+            path,
+            "missing_type",
+            Severity::Error,
+            "the frontmatter has no non-empty string type",
+        );
+    }
+    if let Some(as_of) = cx.opts.as_of.as_deref() {
+        let p = cx.opts.temporal_profile;
+        if project::stale(project::stale_after(root, p), p, Some(as_of)) == Some(true) {
+            cx.push(
+                path,
+                "stale_concept",
+                Severity::Info,
+                "the concept is stale at as_of",
+            );
+        }
+    }
+    if !cx.v02 {
+        return;
+    }
+    let profile = cx.opts.temporal_profile;
+    // generated
+    if let Some(g) = field(root, "generated") {
+        if g.entries().is_none() {
+            cx.soft(path, "invalid_generated", "generated is not a mapping");
+        } else {
+            if !g
+                .get("by")
+                .and_then(Node::as_str)
+                .is_some_and(is_document_actor)
+            {
+                cx.soft(
+                    path,
+                    "invalid_generated",
+                    "generated.by is missing or not an actor",
+                );
+            }
+            if let Some(at) = g.get("at").filter(|n| !n.is_null()) {
+                if !at
+                    .as_str()
+                    .is_some_and(|s| parse_offset_datetime(s).is_some())
+                {
+                    cx.soft(
+                        path,
+                        "invalid_generated",
+                        "generated.at is not an offset datetime",
+                    );
+                }
+            }
+        }
+    }
+    // verified
+    if let Some(v) = field(root, "verified") {
+        if v.entries().is_none() && v.items().is_none() {
+            cx.soft(
+                path,
+                "invalid_verified",
+                "verified is neither a mapping nor a list",
+            );
+        } else if project::verified_items(root)
+            .into_iter()
+            .any(|e| project::valid_event(e).is_none())
+        {
+            cx.soft(
+                path,
+                "invalid_verified",
+                "a verification event lacks an actor by or an offset-datetime at",
+            );
+        }
+    }
+    // sources
+    if let Some(s) = field(root, "sources") {
+        match s.items() {
+            None => cx.soft(path, "invalid_sources", "sources is not a list"),
+            Some(items) => {
+                let mut ids: Vec<&str> = Vec::new();
+                for item in items.iter().map(Node::deref_alias) {
+                    if item.entries().is_none() {
+                        cx.soft(path, "invalid_sources", "a sources item is not a mapping");
+                        continue;
+                    }
+                    if !item
+                        .get("resource")
+                        .and_then(Node::as_str)
+                        .is_some_and(|r| !r.trim().is_empty())
+                    {
+                        cx.soft(path, "invalid_sources", "a sources item has no resource");
+                    }
+                    if let Some(id) = item.get("id").and_then(Node::scalar_text) {
+                        if ids.contains(&id) {
+                            cx.soft(
+                                path,
+                                "duplicate_source_id",
+                                "two sources items share one id",
+                            );
+                        }
+                        ids.push(id);
+                    }
+                    if let Some(u) = item.get("usage_count") {
+                        if non_negative_int(u).is_none() {
+                            cx.soft(
+                                path,
+                                "usage_count_invalid",
+                                "usage_count is not a non-negative integer",
+                            );
+                        }
+                    }
+                    check_temporal(cx, path, item.get("last_modified"));
+                    check_window(cx, path, item.get("usage_window"), profile);
+                }
+            }
+        }
+    }
+    check_window(cx, path, field(root, "usage_window"), profile);
+    check_temporal(cx, path, field(root, "stale_after"));
+    // status
+    if let Some(st) = field(root, "status") {
+        if !st.as_str().is_some_and(|s| STATUSES.contains(&s)) {
+            cx.push(
+                path,
+                "status_invalid",
+                Severity::Warn,
+                "status is not draft, stable or deprecated",
+            );
+        }
+    }
+    check_computation(cx, path, root, body);
+}
+
+/// `temporal_profile_mismatch` for a present value not valid under the profile.
+fn check_temporal(cx: &mut Ctx<'_>, path: &str, node: Option<&Node>) {
+    let Some(n) = node.filter(|n| !n.is_null()) else {
+        return;
+    };
+    if project::temporal_value(Some(n), cx.opts.temporal_profile).is_none() {
+        cx.push(
+            path,
+            "temporal_profile_mismatch",
+            Severity::Warn,
+            "a temporal value is not valid under the selected temporal profile",
+        );
+    }
+}
+
+fn check_window(cx: &mut Ctx<'_>, path: &str, node: Option<&Node>, profile: Profile) {
+    let Some(w) = node.filter(|n| !n.is_null()) else {
+        return;
+    };
+    let (from, to) = (
+        w.get("from").filter(|n| !n.is_null()),
+        w.get("to").filter(|n| !n.is_null()),
+    );
+    if w.entries().is_none() || from.is_none() || to.is_none() {
+        cx.soft(
+            path,
+            "invalid_usage_window",
+            "usage_window is not a mapping with both from and to",
+        );
+        return;
+    }
+    check_temporal(cx, path, from);
+    check_temporal(cx, path, to);
+    let f = project::temporal_value(from, profile);
+    let t = project::temporal_value(to, profile);
+    if let (Some(f), Some(t)) = (f, t) {
+        if profile.compare(f, t) == Some(Ordering::Greater) {
+            cx.soft(
+                path,
+                "invalid_usage_window",
+                "usage_window starts after it ends",
+            );
+        }
+    }
+}
+
+fn check_computation(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, body: &str) {
+    if non_empty_str(field(root, "type")) != Some(ATTESTED_COMPUTATION) {
+        return;
+    }
+    const MSG: &str = "the attested computation contract is malformed";
+    if !field(root, "runtime")
+        .and_then(Node::as_str)
+        .is_some_and(|s| !s.trim().is_empty())
+    {
+        cx.soft(
+            path,
+            "invalid_computation",
+            "an attested computation has no runtime",
+        );
+    }
+    if let Some(ps) = field(root, "parameters") {
+        let ok = ps.items().is_some_and(|items| {
+            let mut names: Vec<&str> = Vec::new();
+            items.iter().all(|p| {
+                let name = p
+                    .get("name")
+                    .and_then(Node::as_str)
+                    .filter(|s| !s.is_empty());
+                let ty = p
+                    .get("type")
+                    .and_then(Node::as_str)
+                    .filter(|s| !s.is_empty());
+                let req = p
+                    .get("required")
+                    .and_then(Node::resolved)
+                    .is_some_and(|r| matches!(r, Resolved::Bool(_)));
+                let keys_ok = p.entries().is_some_and(|e| e.len() == 3);
+                match name {
+                    Some(n) if ty.is_some() && req && keys_ok && !names.contains(&n) => {
+                        names.push(n);
+                        true
+                    }
+                    _ => false,
+                }
+            })
+        });
+        if !ok {
+            cx.soft(path, "invalid_computation", MSG);
+        }
+    }
+    if let Some(e) = field(root, "executor") {
+        let resource_ok = e
+            .get("resource")
+            .and_then(Node::as_str)
+            .is_some_and(|s| !s.trim().is_empty());
+        let receipt_ok = match e.get("receipt") {
+            None => true,
+            Some(r) => r.items().is_some_and(|items| {
+                let texts: Vec<Option<&str>> = items.iter().map(Node::as_str).collect();
+                !items.is_empty()
+                    && texts.iter().all(Option::is_some)
+                    && texts
+                        .iter()
+                        .enumerate()
+                        .all(|(i, t)| !texts[..i].contains(t))
+            }),
+        };
+        if e.entries().is_none() || !resource_ok || !receipt_ok {
+            cx.soft(path, "invalid_computation", MSG);
+        }
+    }
+    if let Some(a) = field(root, "attester") {
+        if !a
+            .get("resource")
+            .and_then(Node::as_str)
+            .is_some_and(|s| !s.trim().is_empty())
+        {
+            cx.soft(path, "invalid_computation", MSG);
+        }
+    }
+    if field(root, "computation").is_some() && markdown::has_computation_fence(body) {
+        cx.soft(
+            path,
+            "invalid_computation",
+            "both a computation path and a Computation fence are present",
+        );
+    }
+}
+
+fn check_attributions(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, body: &str) {
+    let all_ids: Vec<String> = field(root, "sources")
+        .and_then(Node::items)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i.get("id").and_then(Node::scalar_text))
+                .map(markdown::normalise_label)
+                .collect()
+        })
+        .unwrap_or_default();
+    let unresolved = markdown::footnote_references(body)
+        .iter()
+        .any(|l| !all_ids.contains(&markdown::normalise_label(l)));
+    if unresolved {
+        cx.push(
+            path,
+            "unresolved_attribution",
+            Severity::Warn,
+            "a footnote reference matches no sources id",
+        );
+    }
+}
+
+/// Resolves a link target against the linking document's directory; `None` when it escapes
+/// the bundle root.
+fn resolve_link(from: &str, target: &str) -> Option<String> {
+    let decoded = percent_decode(target);
+    let (base, rel): (Vec<&str>, &str) = match decoded.strip_prefix('/') {
+        Some(r) => (Vec::new(), r),
+        None => {
+            let mut dir: Vec<&str> = from.split('/').collect();
+            dir.pop();
+            (dir, decoded.as_str())
+        }
+    };
+    let mut parts: Vec<String> = base.into_iter().map(str::to_owned).collect();
+    for seg in rel.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s.to_owned()),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = b
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok());
+            if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| s.to_owned())
+}
+
+fn check_links(cx: &mut Ctx<'_>, bundle: &Bundle<'_>) {
+    let mut linked: BTreeSet<String> = BTreeSet::new();
+    for doc in &bundle.docs {
+        let Ok(p) = &doc.parsed else { continue };
+        let from = doc.file.path.as_str();
+        let mut broken = false;
+        for target in markdown::md_links(p.split.body_text()) {
+            match resolve_link(from, &target) {
+                Some(t) if bundle.capture.get(&t).is_some() => {
+                    if t != from {
+                        linked.insert(t);
+                    }
+                }
+                _ => broken = true,
+            }
+        }
+        if broken && cx.opts.check_links {
+            cx.push(
+                from,
+                "broken_link",
+                Severity::Warn,
+                "a Markdown link points to a document that is not in the bundle",
+            );
+        }
+    }
+    if cx.opts.check_orphans {
+        for (_, doc) in bundle.concepts() {
+            if !linked.contains(&doc.file.path) {
+                cx.push(
+                    &doc.file.path,
+                    "orphan_concept",
+                    Severity::Info,
+                    "no other document links to this concept",
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(files: &[(&str, &str)], opts: &Options) -> Report {
+        let c = Capture::from_files(
+            files
+                .iter()
+                .map(|(p, t)| ((*p).to_owned(), t.as_bytes().to_vec())),
+        );
+        validate(&c, opts).unwrap()
+    }
+
+    fn codes(r: &Report) -> Vec<(String, &'static str, Severity)> {
+        r.findings
+            .iter()
+            .map(|f| (f.file.clone(), f.code, f.severity))
+            .collect()
+    }
+
+    #[test]
+    fn missing_type_and_frontmatter() {
+        let r = run(
+            &[
+                ("a.md", "---\ntitle: x\n---\n"),
+                ("b.md", "no fm\n"),
+                ("c.md", "---\ntype: T\n---\n"),
+            ],
+            &Options::default(),
+        );
+        assert_eq!(
+            codes(&r),
+            vec![
+                ("a.md".into(), "missing_type", Severity::Error),
+                ("b.md".into(), "missing_frontmatter", Severity::Error),
+            ]
+        );
+        assert!(!r.conformant());
+        assert_eq!(r.scanned_files, 3);
+    }
+
+    #[test]
+    fn strict_switches_severity() {
+        let files = [(
+            "a.md",
+            "---\ntype: T\ngenerated: {by: nobody, at: 2026-01-02}\n---\n",
+        )];
+        let soft = run(&files, &Options::default());
+        let strict = run(
+            &files,
+            &Options {
+                strict: true,
+                ..Options::default()
+            },
+        );
+        assert!(soft
+            .findings
+            .iter()
+            .all(|f| f.code == "invalid_generated" && f.severity == Severity::Warn));
+        assert!(!soft.findings.is_empty());
+        assert!(strict
+            .findings
+            .iter()
+            .all(|f| f.code == "invalid_generated" && f.severity == Severity::Error));
+    }
+
+    #[test]
+    fn version_rows() {
+        let opts02 = Options {
+            spec_version: Some(Target::V02),
+            strict: true,
+            ..Options::default()
+        };
+        let r = run(&[("index.md", "---\nokf_version: \"0.1\"\n---\n")], &opts02);
+        assert_eq!(
+            codes(&r),
+            vec![(
+                "index.md".into(),
+                "version_assertion_failed",
+                Severity::Error
+            )]
+        );
+        let r = run(
+            &[("index.md", "---\nokf_version: \"0.3\"\n---\n")],
+            &Options::default(),
+        );
+        assert_eq!(
+            codes(&r),
+            vec![("index.md".into(), "future_version", Severity::Warn)]
+        );
+        let r = run(&[("index.md", "---\nokf_version: \"0.3\"\n---\n")], &opts02);
+        assert_eq!(
+            codes(&r),
+            vec![
+                ("index.md".into(), "future_version", Severity::Warn),
+                (
+                    "index.md".into(),
+                    "version_assertion_failed",
+                    Severity::Error
+                )
+            ]
+        );
+        let r = run(
+            &[("index.md", "---\nokf_version: [1]\n---\n")],
+            &Options::default(),
+        );
+        assert_eq!(
+            codes(&r),
+            vec![(
+                "index.md".into(),
+                "version_declaration_invalid",
+                Severity::Error
+            )]
+        );
+        assert_eq!(r.version.effective, None);
+    }
+
+    #[test]
+    fn reserved_documents_and_noncanonical_paths() {
+        let r = run(
+            &[
+                ("index.md", "---\nokf_version: \"0.2\"\ntitle: x\n---\n"),
+                ("a/index.md", "---\n---\n"),
+                ("a/log.md", "# Log\n\n## 2026-05-22\n## May 2026\n"),
+                ("notes/a:b.md", "x"),
+                (".github/t.md", "x"),
+            ],
+            &Options::default(),
+        );
+        assert_eq!(
+            codes(&r),
+            vec![
+                (
+                    ".github/t.md".into(),
+                    "noncanonical_concept_path",
+                    Severity::Warn
+                ),
+                ("a/index.md".into(), "reserved_frontmatter", Severity::Warn),
+                ("a/log.md".into(), "log_heading_invalid", Severity::Warn),
+                ("index.md".into(), "reserved_frontmatter", Severity::Warn),
+                (
+                    "notes/a:b.md".into(),
+                    "noncanonical_concept_path",
+                    Severity::Warn
+                ),
+            ]
+        );
+        assert!(r.conformant());
+    }
+
+    #[test]
+    fn v01_skips_exactly_the_listed_rows() {
+        let concept = "---\ntype: T\ngenerated: x\nverified: 1\nsources:\n  - {id: a, resource: r, usage_count: -1, last_modified: nope}\n  - {id: a, resource: r}\n  - 3\nusage_window: {from: 2026-02-01, to: 2026-01-01}\nstatus: archived\nstale_after: 2026-01-02T00:00:00Z\ntimestamp: '2026-01-02T00:00:00Z'\n---\nA[^zz]\n\n# Citations\n\n[1] x\n";
+        let ac = "---\ntype: Attested Computation\n---\n";
+        let files = [
+            ("index.md", "---\nokf_version: \"0.1\"\n---\n"),
+            ("a.md", concept),
+            ("b.md", ac),
+            ("c.md", "---\n---\n"),
+            ("d.md", "---\ntype: T\ntimestamp: x\n---\n"),
+        ];
+        let all = run(
+            &files,
+            &Options {
+                spec_version: Some(Target::V02),
+                ..Options::default()
+            },
+        );
+        let got: BTreeSet<&str> = all.findings.iter().map(|f| f.code).collect();
+        for c in [
+            "invalid_generated",
+            "invalid_verified",
+            "invalid_sources",
+            "duplicate_source_id",
+            "usage_count_invalid",
+            "invalid_usage_window",
+            "invalid_computation",
+            "status_invalid",
+            "temporal_profile_mismatch",
+            "unresolved_attribution",
+            "legacy_timestamp",
+            "legacy_citations",
+        ] {
+            assert!(got.contains(c), "0.2 run lacks {c}");
+        }
+        let r = run(
+            &files,
+            &Options {
+                spec_version: Some(Target::V01),
+                ..Options::default()
+            },
+        );
+        assert_eq!(
+            codes(&r),
+            vec![("c.md".into(), "missing_type", Severity::Error)]
+        );
+        // auto on a 0.1 declaration also validates as 0.1.
+        let r = run(&files, &Options::default());
+        assert_eq!(
+            codes(&r),
+            vec![("c.md".into(), "missing_type", Severity::Error)]
+        );
+    }
+
+    #[test]
+    fn links_and_orphans() {
+        let files = [
+            ("index.md", "* [A](a.md)\n"),
+            (
+                "a.md",
+                "---\ntype: T\n---\n[b](/sub/b.md) [x](/x.md) [self](a.md)\n",
+            ),
+            ("sub/b.md", "---\ntype: T\n---\n[up](../a.md)\n"),
+            ("c.md", "---\ntype: T\n---\n[c](c.md)\n"),
+        ];
+        let r = run(&files, &Options::default());
+        assert!(r.findings.is_empty());
+        let r = run(
+            &files,
+            &Options {
+                check_links: true,
+                check_orphans: true,
+                ..Options::default()
+            },
+        );
+        assert_eq!(
+            codes(&r),
+            vec![
+                ("a.md".into(), "broken_link", Severity::Warn),
+                ("c.md".into(), "orphan_concept", Severity::Info),
+            ]
+        );
+        assert_eq!(resolve_link("a/b.md", "../../x.md"), None);
+        assert_eq!(
+            resolve_link("a/b.md", "./c%20d.md").as_deref(),
+            Some("a/c d.md")
+        );
+    }
+
+    #[test]
+    fn profile_mismatch_and_staleness() {
+        let files = [("a.md", "---\ntype: T\nstale_after: 2026-01-02\nsources:\n  - {resource: r, last_modified: 2026-01-02T00:00:00Z}\n---\n")];
+        let r = run(
+            &files,
+            &Options {
+                as_of: Some("2026-01-03".into()),
+                ..Options::default()
+            },
+        );
+        assert_eq!(
+            codes(&r),
+            vec![
+                ("a.md".into(), "stale_concept", Severity::Info),
+                ("a.md".into(), "temporal_profile_mismatch", Severity::Warn),
+            ]
+        );
+        let r = run(
+            &files,
+            &Options {
+                strict: true,
+                temporal_profile: Profile::Instant,
+                ..Options::default()
+            },
+        );
+        assert_eq!(
+            codes(&r),
+            vec![("a.md".into(), "temporal_profile_mismatch", Severity::Warn)]
+        );
+    }
+
+    #[test]
+    fn parse_faults_are_errors() {
+        let r = run(
+            &[
+                ("a.md", "---\ntype: T\n"),
+                ("b.md", "---\na: 1\na: 2\n---\n"),
+            ],
+            &Options::default(),
+        );
+        assert_eq!(
+            codes(&r),
+            vec![
+                ("a.md".into(), "unterminated_frontmatter", Severity::Error),
+                ("b.md".into(), "invalid_frontmatter", Severity::Error),
+            ]
+        );
+    }
+}
