@@ -8,5 +8,6 @@ mod util;
 mod cli;
 mod corpus;
 mod mcp;
+mod python_client;
 mod read_tools;
 mod validate;
