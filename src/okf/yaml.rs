@@ -1130,7 +1130,7 @@ mod span_tests {
     }
 
     #[test]
-    fn limits() {
+    fn rev_07_resource_limits() {
         let big = format!("a: {}\n", "x".repeat(MAX_FRONTMATTER_BYTES));
         assert!(matches!(parse(&big), Err(YamlError::Limit(_))));
         let deep = format!("a: {}{}\n", "[".repeat(65), "]".repeat(65));
@@ -1154,7 +1154,7 @@ mod span_tests {
     }
 
     #[test]
-    fn graph_faults() {
+    fn rev_07_graph_faults() {
         assert_eq!(
             parse("a: &x 1\nb: &x 2\n"),
             Err(YamlError::Graph("duplicate anchor name"))

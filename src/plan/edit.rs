@@ -151,7 +151,7 @@ pub struct Source<'a> {
 /// character or line break; no trailing `:`; and not read back as a non-string under YAML 1.2
 /// or 1.1 (null, booleans incl. `yes`/`on`/`y`, integers incl. `0012`/`0x1F`/`1_000`/`1:30`,
 /// floats incl. `1.10`/`.inf`/`.nan`, dates and timestamps, `<<`, `=`). In a flow collection
-/// (`flow`), `,` `[` `]` `{` `}` and `:` anywhere also force quoting. Stricter than required
+/// (`flow`), `,` `[` `]` `{` `}` anywhere also force quoting. Stricter than required
 /// where cheap: quoting is always correct.
 #[must_use]
 pub fn is_plain_safe(s: &str, flow: bool) -> bool {
@@ -178,7 +178,7 @@ fn is_plain_token(s: &str, flow: bool) -> bool {
     {
         return false;
     }
-    if flow && s.contains([',', '[', ']', '{', '}', ':']) {
+    if flow && s.contains([',', '[', ']', '{', '}']) {
         return false;
     }
     true
@@ -1318,6 +1318,64 @@ mod tests {
                 .map_err(|e| e.code()),
             Err("invalid_presentation")
         );
+    }
+
+    #[test]
+    fn ops_17_flow_generated_re_rendered_on_one_line() {
+        let src =
+            "type: t\ngenerated: { by: a/1, at: 2026-01-01T00:00:00Z }  # g\nx-opaque: keep\n";
+        let mut f = fm(src);
+        f.set(&[Seg::Key("generated")], "by", &s("human:reviewer"))
+            .unwrap();
+        f.set(
+            &[Seg::Key("generated")],
+            "at",
+            &NewValue::plain("2026-02-01T00:00:00Z"),
+        )
+        .unwrap();
+        assert_eq!(
+            f.text(),
+            "type: t\ngenerated: { by: human:reviewer, at: 2026-02-01T00:00:00Z }  # g\nx-opaque: keep\n"
+        );
+    }
+
+    #[test]
+    fn ops_18_crlf_generated_lines_lf_lines_untouched() {
+        // A document is CRLF when it contains any CRLF; its LF lines stay as they are.
+        let mut f = Frontmatter::parse("a: 1\nb:\n  - x\r\n", true).unwrap();
+        f.append_item(
+            &[Seg::Key("b")],
+            &NewValue::BlockMap(vec![("id".into(), s("i2"))]),
+        )
+        .unwrap();
+        f.set(&[], "c", &NewValue::BlockSeq(vec![s("z")])).unwrap();
+        assert_eq!(
+            f.text(),
+            "a: 1\nb:\n  - x\r\n  -\r\n    id: i2\r\nc:\r\n  - z\r\n"
+        );
+    }
+
+    #[test]
+    fn ops_14_hostile_presentations_fail_closed_in_the_editor() {
+        let cases: [(&str, &str); 4] = [
+            ("tags: [a, # c\n  b]\n", "invalid_presentation"),
+            ("g0: &g {by: a}\ngenerated: *g\n", "ambiguous_presentation"),
+            (
+                "g0: &g {by: a}\ngenerated:\n  <<: *g\n  at: x\n",
+                "ambiguous_presentation",
+            ),
+            ("generated:\n  by: a\n  by: b\n", "ambiguous_presentation"),
+        ];
+        for (src, code) in cases {
+            let got = Frontmatter::parse(src, false).and_then(|mut f| {
+                if src.starts_with("tags") {
+                    f.append_item(&[Seg::Key("tags")], &s("c"))
+                } else {
+                    f.set(&[Seg::Key("generated")], "by", &s("z"))
+                }
+            });
+            assert_eq!(got.map(|_| ()).map_err(|e| e.code()), Err(code), "{src}");
+        }
     }
 
     #[test]
