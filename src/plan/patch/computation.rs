@@ -421,7 +421,8 @@ pub fn render_fence(code: &str, language: Option<&str>, nl: &str) -> String {
 ///
 /// # Errors
 /// [`SectionError`] from [`classify`]; in inline mode also `Ambiguous` for a prose-only
-/// section.
+/// section, and `Unclosed` when there is no section and an unclosed fence anywhere in the
+/// body would swallow the appended one.
 pub fn body_edit(
     body: &str,
     crlf: bool,
@@ -434,6 +435,10 @@ pub fn body_edit(
             let fence = render_fence(code, language.as_deref(), nl);
             let edit = match section {
                 Section::Absent => {
+                    // An unclosed fence elsewhere would swallow the appended section.
+                    if scan(body).fences.iter().any(|f| f.1.is_none()) {
+                        return Err(SectionError::Unclosed);
+                    }
                     let prefix = if body.is_empty() {
                         ""
                     } else if !ends_with_break(body) {
@@ -564,3 +569,7 @@ pub fn post_check(
         }
     }
 }
+
+#[cfg(test)]
+#[path = "computation_tests.rs"]
+mod tests;

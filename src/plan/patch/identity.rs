@@ -395,3 +395,7 @@ pub fn result_revision<'a>(
     }
     revision(m.iter().map(|(p, d)| (*p, d)))
 }
+
+#[cfg(test)]
+#[path = "identity_tests.rs"]
+mod tests;
