@@ -7,4 +7,7 @@ mod util;
 
 mod cli;
 mod corpus;
+mod framing;
 mod mcp;
+mod raw;
+mod server;
