@@ -625,6 +625,18 @@ mod tests {
     }
 
     #[test]
+    fn member_names_compare_after_unescaping_and_in_any_order() {
+        let l = br#"{"params":{"argument\u0073":{"a":1},"n\u0061me":"list_concepts"},"\u0069d":6,"jsonrpc":"2.0","method":"tools/call"}"#;
+        let f = frame(l);
+        assert_eq!(
+            f.entry,
+            Some(("6".into(), RawEntry::Bytes(br#"{"a":1}"#.to_vec())))
+        );
+        let fwd: Value = serde_json::from_slice(&f.forward.expect("frame")).expect("json");
+        assert_eq!(fwd["params"]["arguments"], serde_json::json!({}));
+    }
+
+    #[test]
     fn unknown_tools_and_other_methods_pass_without_entry() {
         let f = frame(br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope","arguments":{"a":1}}}"#);
         assert_eq!(
