@@ -7,7 +7,9 @@ use crate::cancel::Cancel;
 use crate::wire::dispatch::{self, Ctx};
 use crate::wire::registry;
 use clap::{Parser, Subcommand};
+use std::ffi::OsString;
 use std::io::{Read, Write};
+use std::os::unix::ffi::OsStringExt;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -28,12 +30,12 @@ enum Command {
     Call {
         /// Tool name, e.g. `list_concepts`.
         tool: String,
-        /// The tool arguments as a JSON object.
+        /// The tool arguments as a JSON object (any bytes: invalid ones are tool errors).
         #[arg(long)]
-        args: Option<String>,
+        args: Option<OsString>,
         /// A file holding the arguments, or `-` for standard input.
         #[arg(long = "args-file")]
-        args_file: Option<String>,
+        args_file: Option<OsString>,
     },
     /// Copy an embedded demo bundle to a temporary directory and run the tools end to end.
     Demo,
@@ -44,6 +46,10 @@ pub const EXIT_USAGE: i32 = 2;
 /// Exit code of an internal fault (a handler panic).
 pub const EXIT_INTERNAL: i32 = 3;
 
+/// The one stderr line of an internal fault (spec/surface.md §1.2); never carries panic data.
+pub const INTERNAL_FAULT_LINE: &str = "okf-mcp: internal error in tool handler";
+
+/// Prints one fixed usage line on stderr (never echoing arguments) and returns exit code 2.
 fn usage(msg: &str) -> i32 {
     eprintln!("okf-mcp: {msg}; see okf-mcp --help");
     EXIT_USAGE
@@ -76,12 +82,15 @@ pub fn main() -> i32 {
     }
 }
 
-fn call(tool: &str, args: Option<String>, args_file: Option<String>) -> i32 {
+/// `okf-mcp call`: the raw bytes of `--args`, the file or stdin (`-`) go to the dispatcher
+/// unchanged (spec/surface.md §1.2). Usage errors → 2; `isError` → 1; a handler panic → one
+/// fixed stderr line, empty stdout, 3.
+fn call(tool: &str, args: Option<OsString>, args_file: Option<OsString>) -> i32 {
     if registry::find(tool).is_none() {
         return usage("unknown tool name");
     }
     let raw: Vec<u8> = match (args, args_file) {
-        (Some(a), None) => a.into_bytes(),
+        (Some(a), None) => a.into_vec(),
         (None, Some(f)) if f == "-" => {
             let mut buf = Vec::new();
             if std::io::stdin().read_to_end(&mut buf).is_err() {
@@ -99,7 +108,12 @@ fn call(tool: &str, args: Option<String>, args_file: Option<String>) -> i32 {
     install_signal_cancel(&cancel);
     let ctx = Ctx { cancel };
     let tool = tool.to_owned();
-    let result = std::panic::catch_unwind(move || dispatch::call(&tool, Some(&raw), &ctx));
+    // The default hook would print the panic payload; the fixed line below replaces it.
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(move || {
+        crate::server::test_panic(&tool);
+        dispatch::call(&tool, Some(&raw), &ctx)
+    });
     match result {
         Ok(Some(r)) => {
             let line = r.to_call_tool_result_json().to_string();
@@ -111,7 +125,7 @@ fn call(tool: &str, args: Option<String>, args_file: Option<String>) -> i32 {
         }
         Ok(None) => usage("unknown tool name"),
         Err(_) => {
-            eprintln!("okf-mcp: internal error in tool handler");
+            eprintln!("{INTERNAL_FAULT_LINE}");
             EXIT_INTERNAL
         }
     }

@@ -1,34 +1,100 @@
 //! The framing layer between stdin and rmcp (spec/surface.md §1.1, README R39, R43).
 //!
-//! For every `tools/call` line it cuts the raw `params.arguments` bytes out of the frame,
-//! hands rmcp `{}` instead, and keeps the raw bytes in a [`SideTable`] keyed by the request
-//! id, so the dispatcher sees exactly the bytes the client sent.
+//! rmcp decodes every frame into a map (duplicate keys lost), drops lines over 16 MiB, ignores
+//! lines that are not JSON and answers non-object `arguments` with −32600
+//! (spec/rust-notes.md §2). This layer owns stdin instead:
+//!
+//! 1. [`pump_input`] reads LF-terminated lines, buffering at most [`MAX_LINE`] bytes of one
+//!    line; the rest of a longer line is discarded up to its newline.
+//! 2. [`scan`] is a byte-level scanner (no UTF-8 assumption) that finds `method`, `id`,
+//!    `params.name`, `params._meta` and the byte span of `params.arguments`.
+//! 3. [`frame_line`] decides what rmcp sees: for a `tools/call` of a registered tool the
+//!    arguments span is replaced by `{}` and the raw bytes go into the [`SideTable`] keyed by
+//!    the canonical JSON text of the request id ([`id_key`]); broken lines with a recoverable
+//!    id and tool name are rebuilt into well-formed frames (keeping a complete `_meta` object)
+//!    whose entry makes the handler answer the tool error; other broken lines are ignored.
+//! 4. [`pump_output`] copies rmcp's frames to stdout unchanged (rmcp stays the only author of
+//!    stdout) and removes the side-table entry of every response id once it is written.
+//!
+//! Invariants: argument bytes never travel inside a frame rmcp reads; the server never writes a
+//! −32700 reply; nothing here touches the bundle (step 7).
 
-use std::collections::HashMap;
+use crate::wire::envelope::ToolError;
+use crate::wire::raw;
+use rmcp::model::{ClientRequest, JsonRpcMessage, RequestId};
+use rmcp::service::RxJsonRpcMessage;
+use rmcp::RoleServer;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio_util::sync::CancellationToken;
 
-/// Raw arguments of one in-flight `tools/call`, keyed by the canonical JSON text of its id.
-#[derive(Debug, Clone)]
+/// Longest line buffered, in bytes, excluding the newline: 72 MiB (spec/surface.md §1.1
+/// step 1). Exactly 72 MiB is kept whole.
+pub const MAX_LINE: usize = 72 * 1024 * 1024;
+
+/// Lines longer than this are framed on the blocking pool instead of a runtime worker.
+const BLOCKING_FRAME_THRESHOLD: usize = 1024 * 1024;
+
+/// Raw arguments of one in-flight `tools/call` (spec/surface.md §1.1 steps 1, 3, 4).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RawEntry {
-    /// The raw bytes of `params.arguments` (absent → `{}`).
+    /// A well-formed frame: the raw bytes of `params.arguments` (absent → `{}`), passed to
+    /// the dispatcher as they are.
     Bytes(Vec<u8>),
-    /// The line could not be parsed and no argument span could be delimited; the message is
-    /// the `invalid_request` message to answer with.
+    /// A rebuilt frame (step 4): the line was not valid UTF-8 or not JSON. `span` holds the
+    /// raw `params.arguments` bytes when the scanner could still delimit them; the handler
+    /// passes them to the boundary, and answers `invalid_request` with `message` when the
+    /// boundary finds no fault there (or there is no span).
+    Broken {
+        span: Option<Vec<u8>>,
+        message: &'static str,
+    },
+    /// A frame fault with a fixed `invalid_request` message (a duplicate `params.arguments`
+    /// member: answered as a duplicate key).
     Fault(&'static str),
+    /// The line exceeded [`MAX_LINE`]; answered with `resource_limit` (§9.2 row 1).
+    TooLong,
 }
 
-/// The side table shared by the framing reader and the tool handler.
+impl RawEntry {
+    /// The tool error this entry stands for when it carries no arguments to dispatch.
+    ///
+    /// Returns `Ok(bytes)` for the bytes the dispatcher must run on (a well-formed frame, or a
+    /// delimited span of a broken line in which the boundary finds a fault, so MCP and CLI
+    /// answer identically), else `Err(tool error)`.
+    ///
+    /// # Errors
+    /// `invalid_request` (broken line without a boundary fault, frame faults) or
+    /// `resource_limit` (over-long line).
+    pub fn into_arguments(self) -> Result<Vec<u8>, ToolError> {
+        match self {
+            RawEntry::Bytes(b) => Ok(b),
+            RawEntry::Broken { span, message } => match span {
+                Some(s) if raw::decode_arguments(&s).is_err() => Ok(s),
+                _ => Err(ToolError::invalid_request(message)),
+            },
+            RawEntry::Fault(message) => Err(ToolError::invalid_request(message)),
+            RawEntry::TooLong => Err(ToolError::resource_limit(raw::MSG_TOO_LARGE)),
+        }
+    }
+}
+
+/// The side table shared by the framing reader, the tool handler and the output writer:
+/// canonical id text ([`id_key`]) → [`RawEntry`].
 #[derive(Debug, Clone, Default)]
 pub struct SideTable(Arc<Mutex<HashMap<String, RawEntry>>>);
 
 impl SideTable {
-    /// Stores the entry for request `id` (its JSON text).
+    /// Stores the entry for request `id` (its canonical JSON text).
     pub fn insert(&self, id: String, entry: RawEntry) {
         if let Ok(mut m) = self.0.lock() {
             m.insert(id, entry);
         }
     }
-    /// Takes the entry for request `id`.
+    /// Takes (removes and returns) the entry for request `id`.
     #[must_use]
     pub fn take(&self, id: &str) -> Option<RawEntry> {
         self.0.lock().ok().and_then(|mut m| m.remove(id))
@@ -42,5 +108,686 @@ impl SideTable {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// The side-table key of a request id: its canonical JSON text (`7`, `"abc"`), the same for
+/// the framing reader, rmcp's `RequestContext::id` and the response writer.
+#[must_use]
+pub fn id_key(id: &RequestId) -> String {
+    serde_json::to_string(id).unwrap_or_default()
+}
+
+/// What the byte-level scanner found in one line. Spans are byte ranges of the line; a
+/// member is recorded only when its value was delimited completely.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Scan {
+    /// `method`, when it is a complete JSON string.
+    pub method: Option<String>,
+    /// Span of the top-level `id` value.
+    pub id: Option<Range<usize>>,
+    /// `params.name`, when it is a complete JSON string.
+    pub name: Option<String>,
+    /// Span of `params._meta`.
+    pub meta: Option<Range<usize>>,
+    /// Span of `params.arguments`.
+    pub arguments: Option<Range<usize>>,
+    /// `method`, `id`, `params` or `params.name` appeared twice: the request is ambiguous.
+    pub duplicate_core: bool,
+    /// `params.arguments` appeared twice.
+    pub duplicate_arguments: bool,
+    /// `params._meta` appeared twice (no `_meta` is carried over).
+    pub duplicate_meta: bool,
+}
+
+fn ws(s: &[u8], mut i: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = s.get(i) {
+        i += 1;
+    }
+    i
+}
+
+/// End (exclusive) of the string starting at `s[i] == '"'`.
+fn skip_string(s: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    loop {
+        match s.get(j)? {
+            b'\\' => j += 2,
+            b'"' => return Some(j + 1),
+            _ => j += 1,
+        }
+    }
+}
+
+/// End (exclusive) of the value starting at `i`, delimited at the byte level: strings and
+/// balanced brackets; a scalar runs to the next delimiter, which must exist.
+fn skip_value(s: &[u8], i: usize) -> Option<usize> {
+    match s.get(i)? {
+        b'"' => skip_string(s, i),
+        b'{' | b'[' => {
+            let mut stack: Vec<u8> = Vec::new();
+            let mut j = i;
+            loop {
+                match s.get(j)? {
+                    b'"' => {
+                        j = skip_string(s, j)?;
+                        continue;
+                    }
+                    b @ (b'{' | b'[') => stack.push(*b),
+                    // The guard pops; a matching bracket falls through to `_`.
+                    b'}' if stack.pop()? != b'{' => return None,
+                    b']' if stack.pop()? != b'[' => return None,
+                    _ => {}
+                }
+                j += 1;
+                if stack.is_empty() {
+                    return Some(j);
+                }
+            }
+        }
+        _ => {
+            let mut j = i;
+            while let Some(b) = s.get(j) {
+                if matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
+                    break;
+                }
+                j += 1;
+            }
+            (j > i && j < s.len()).then_some(j)
+        }
+    }
+}
+
+/// Walks the members of the object starting at `s[i] == '{'`; `on_member(key, value_start)`
+/// returns the value's end or `None` to stop. Returns the object's end when it closed.
+fn scan_object(
+    s: &[u8],
+    i: usize,
+    on_member: &mut dyn FnMut(&str, usize) -> Option<usize>,
+) -> Option<usize> {
+    let mut j = ws(s, i + 1);
+    if s.get(j) == Some(&b'}') {
+        return Some(j + 1);
+    }
+    loop {
+        if s.get(j) != Some(&b'"') {
+            return None;
+        }
+        let ke = skip_string(s, j)?;
+        // Keys compare after unescaping; an undecodable key matches nothing.
+        let key: String = serde_json::from_slice(&s[j..ke]).unwrap_or_else(|_| "\0".to_owned());
+        j = ws(s, ke);
+        if s.get(j) != Some(&b':') {
+            return None;
+        }
+        j = ws(s, j + 1);
+        let ve = on_member(&key, j)?;
+        j = ws(s, ve);
+        match s.get(j)? {
+            b',' => j = ws(s, j + 1),
+            b'}' => return Some(j + 1),
+            _ => return None,
+        }
+    }
+}
+
+fn json_string(s: &[u8], r: Range<usize>) -> Option<String> {
+    serde_json::from_slice(&s[r]).ok()
+}
+
+/// Scans one line (BOM and trailing CR already stripped) at the byte level, recording what it
+/// meets until the first syntax fault (spec/surface.md §1.1 step 2).
+#[must_use]
+pub fn scan(line: &[u8]) -> Scan {
+    let mut sc = Scan::default();
+    let i = ws(line, 0);
+    if line.get(i) != Some(&b'{') {
+        return sc;
+    }
+    let mut seen: HashSet<String> = HashSet::new();
+    let _ = scan_object(line, i, &mut |key, vs| {
+        let tracked = matches!(key, "method" | "id" | "params");
+        if tracked && !seen.insert(key.to_owned()) {
+            sc.duplicate_core = true;
+        }
+        match key {
+            "method" => {
+                let e = skip_value(line, vs)?;
+                sc.method = json_string(line, vs..e);
+                Some(e)
+            }
+            "id" => {
+                let e = skip_value(line, vs)?;
+                sc.id = Some(vs..e);
+                Some(e)
+            }
+            "params" if line.get(vs) == Some(&b'{') => {
+                let mut pseen: HashSet<String> = HashSet::new();
+                scan_object(line, vs, &mut |pkey, pvs| {
+                    let first = pseen.insert(pkey.to_owned());
+                    match pkey {
+                        "name" => {
+                            sc.duplicate_core |= !first;
+                            let e = skip_value(line, pvs)?;
+                            sc.name = json_string(line, pvs..e);
+                            Some(e)
+                        }
+                        "arguments" => {
+                            sc.duplicate_arguments |= !first;
+                            let e = skip_value(line, pvs)?;
+                            if first {
+                                sc.arguments = Some(pvs..e);
+                            }
+                            Some(e)
+                        }
+                        "_meta" => {
+                            sc.duplicate_meta |= !first;
+                            let e = skip_value(line, pvs)?;
+                            sc.meta = Some(pvs..e);
+                            Some(e)
+                        }
+                        _ => skip_value(line, pvs),
+                    }
+                })
+            }
+            _ => skip_value(line, vs),
+        }
+    });
+    sc
+}
+
+/// What to do with one input line.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Framed {
+    /// The frame handed to rmcp (without the newline); `None` = the line is ignored.
+    pub forward: Option<Vec<u8>>,
+    /// A side-table entry to insert before forwarding.
+    pub entry: Option<(String, RawEntry)>,
+    /// A side-table key to remove (`notifications/cancelled`).
+    pub cancel: Option<String>,
+}
+
+/// Strips a leading UTF-8 BOM and a trailing CR, as rmcp does.
+fn trim_line(line: &[u8]) -> &[u8] {
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// Decides what rmcp sees for one line (spec/surface.md §1.1 steps 1–6).
+///
+/// `line` excludes the newline; `truncated` says the line exceeded [`MAX_LINE`] and `line`
+/// is its first [`MAX_LINE`] bytes. `registered` tells whether a tool name is registered.
+#[must_use]
+pub fn frame_line(line: &[u8], truncated: bool, registered: &dyn Fn(&str) -> bool) -> Framed {
+    let line = trim_line(line);
+    let sc = scan(line);
+    if truncated {
+        return frame_truncated(&sc, line, registered);
+    }
+    match sc.method.as_deref() {
+        Some("notifications/cancelled") => Framed {
+            forward: Some(line.to_vec()),
+            entry: None,
+            cancel: cancelled_key(line),
+        },
+        Some("tools/call") => frame_call(&sc, line, registered),
+        // Anything else is rmcp's business, as sent.
+        _ => Framed {
+            forward: Some(line.to_vec()),
+            ..Framed::default()
+        },
+    }
+}
+
+/// The `requestId` of a `notifications/cancelled` line, as a side-table key.
+fn cancelled_key(line: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(line).ok()?;
+    let id: RequestId = serde_json::from_value(v.get("params")?.get("requestId")?.clone()).ok()?;
+    Some(id_key(&id))
+}
+
+fn frame_call(sc: &Scan, line: &[u8], registered: &dyn Fn(&str) -> bool) -> Framed {
+    let modified: Vec<u8> = match &sc.arguments {
+        Some(r) => {
+            let mut m = Vec::with_capacity(line.len() - r.len() + 2);
+            m.extend_from_slice(&line[..r.start]);
+            m.extend_from_slice(b"{}");
+            m.extend_from_slice(&line[r.end..]);
+            m
+        }
+        None => line.to_vec(),
+    };
+    // Step 4 applies when the line, with its arguments span set aside, is not valid UTF-8
+    // or not JSON (the span's own faults are the boundary's to report).
+    let well_formed = std::str::from_utf8(&modified).is_ok()
+        && serde_json::from_slice::<Value>(&modified).is_ok();
+    if !well_formed || sc.duplicate_arguments {
+        return rebuild(sc, line, registered);
+    }
+    let parsed = serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&modified);
+    let mut out = Framed {
+        forward: Some(modified),
+        ..Framed::default()
+    };
+    // A frame rmcp will deliver to the handler gets its entry; any other shape is answered
+    // (or ignored) by rmcp itself and gets none.
+    if let Ok(JsonRpcMessage::Request(req)) = parsed {
+        if let ClientRequest::CallToolRequest(call) = &req.request {
+            if registered(&call.params.name) {
+                let bytes = sc
+                    .arguments
+                    .as_ref()
+                    .map_or_else(|| b"{}".to_vec(), |r| line[r.clone()].to_vec());
+                out.entry = Some((id_key(&req.id), RawEntry::Bytes(bytes)));
+            }
+        }
+    }
+    out
+}
+
+/// The recoverable id and tool name of a broken line, with the frame rebuilt from them
+/// (spec/surface.md §1.1 steps 4 and 5).
+fn rebuilt_frame(sc: &Scan, line: &[u8]) -> Option<(String, String, Vec<u8>)> {
+    if sc.duplicate_core {
+        return None;
+    }
+    let id: RequestId = serde_json::from_slice(&line[sc.id.clone()?]).ok()?;
+    let name = sc.name.clone()?;
+    let meta: Option<Value> = match (&sc.meta, sc.duplicate_meta) {
+        (Some(r), false) => serde_json::from_slice::<Value>(&line[r.clone()])
+            .ok()
+            .filter(Value::is_object),
+        _ => None,
+    };
+    let mut params = serde_json::Map::new();
+    params.insert("name".into(), Value::String(name.clone()));
+    params.insert("arguments".into(), Value::Object(serde_json::Map::new()));
+    if let Some(m) = meta {
+        params.insert("_meta".into(), m);
+    }
+    let mut frame = serde_json::Map::new();
+    frame.insert("jsonrpc".into(), Value::String("2.0".into()));
+    frame.insert("id".into(), serde_json::to_value(&id).ok()?);
+    frame.insert("method".into(), Value::String("tools/call".into()));
+    frame.insert("params".into(), Value::Object(params));
+    let bytes = serde_json::to_vec(&Value::Object(frame)).ok()?;
+    Some((id_key(&id), name, bytes))
+}
+
+fn rebuild(sc: &Scan, line: &[u8], registered: &dyn Fn(&str) -> bool) -> Framed {
+    let Some((key, name, frame)) = rebuilt_frame(sc, line) else {
+        return Framed::default();
+    };
+    let entry = registered(&name).then(|| {
+        let e = if sc.duplicate_arguments {
+            RawEntry::Fault(raw::MSG_DUPLICATE_KEY)
+        } else {
+            RawEntry::Broken {
+                span: sc.arguments.as_ref().map(|r| line[r.clone()].to_vec()),
+                message: if std::str::from_utf8(line).is_ok() {
+                    raw::MSG_NOT_JSON
+                } else {
+                    raw::MSG_INVALID_UTF8
+                },
+            }
+        };
+        (key, e)
+    });
+    Framed {
+        forward: Some(frame),
+        entry,
+        cancel: None,
+    }
+}
+
+fn frame_truncated(sc: &Scan, line: &[u8], registered: &dyn Fn(&str) -> bool) -> Framed {
+    // Only a line that may be a tools/call: method read as such, or not read before the cut.
+    if sc.method.as_deref().is_some_and(|m| m != "tools/call") {
+        return Framed::default();
+    }
+    let Some((key, name, frame)) = rebuilt_frame(sc, line) else {
+        return Framed::default();
+    };
+    Framed {
+        forward: Some(frame),
+        entry: registered(&name).then_some((key, RawEntry::TooLong)),
+        cancel: None,
+    }
+}
+
+/// Reads `input` line by line, frames every line and writes the frames to `to_rmcp`
+/// (spec/surface.md §1.1). On EOF (or a read error) it cancels `on_eof` — the in-flight
+/// requests (spec/store.md §14) — and then closes `to_rmcp`, so rmcp sees EOF too.
+pub async fn pump_input<R, W>(
+    input: R,
+    mut to_rmcp: W,
+    side: SideTable,
+    registered: fn(&str) -> bool,
+    on_eof: CancellationToken,
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut reader = BufReader::with_capacity(256 * 1024, input);
+    let mut buf: Vec<u8> = Vec::new();
+    let mut truncated = false;
+    loop {
+        let (consumed, complete) = {
+            let Ok(avail) = reader.fill_buf().await else {
+                break;
+            };
+            if avail.is_empty() {
+                // EOF; an unterminated trailing line is dropped, as rmcp does.
+                break;
+            }
+            let newline = avail.iter().position(|b| *b == b'\n');
+            let content = newline.unwrap_or(avail.len());
+            if !truncated {
+                let room = MAX_LINE - buf.len();
+                let n = content.min(room);
+                buf.extend_from_slice(&avail[..n]);
+                truncated = n < content;
+            }
+            (newline.map_or(avail.len(), |p| p + 1), newline.is_some())
+        };
+        reader.consume(consumed);
+        if !complete {
+            continue;
+        }
+        let line = std::mem::take(&mut buf);
+        let was_truncated = std::mem::replace(&mut truncated, false);
+        let framed = if line.len() > BLOCKING_FRAME_THRESHOLD {
+            tokio::task::spawn_blocking(move || frame_line(&line, was_truncated, &registered))
+                .await
+                .unwrap_or_default()
+        } else {
+            frame_line(&line, was_truncated, &registered)
+        };
+        if let Some(k) = framed.cancel {
+            let _ = side.take(&k);
+        }
+        if let Some((k, e)) = framed.entry {
+            side.insert(k, e);
+        }
+        if let Some(f) = framed.forward {
+            if to_rmcp.write_all(&f).await.is_err()
+                || to_rmcp.write_all(b"\n").await.is_err()
+                || to_rmcp.flush().await.is_err()
+            {
+                break;
+            }
+        }
+    }
+    on_eof.cancel();
+    let _ = to_rmcp.shutdown().await;
+}
+
+/// The side-table key of the `id` of one outgoing frame, if it has one.
+#[must_use]
+pub fn response_id_key(frame: &[u8]) -> Option<String> {
+    let sc = scan(trim_line(frame.strip_suffix(b"\n").unwrap_or(frame)));
+    let id: RequestId = serde_json::from_slice(&frame[sc.id?]).ok()?;
+    Some(id_key(&id))
+}
+
+/// Copies rmcp's output frames to `out` unchanged, flushing after each, and removes the
+/// side-table entry of each response as it is written (spec/surface.md §1.1 step 3).
+/// Returns when rmcp closes its side.
+pub async fn pump_output<R, W>(from_rmcp: R, mut out: W, side: SideTable)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut reader = BufReader::new(from_rmcp);
+    let mut line: Vec<u8> = Vec::new();
+    let mut out_ok = true;
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        // The handler has taken its entry or never will: the response is going out now.
+        if let Some(k) = response_id_key(&line) {
+            let _ = side.take(&k);
+        }
+        if out_ok {
+            out_ok = out.write_all(&line).await.is_ok() && out.flush().await.is_ok();
+        }
+    }
+    let _ = out.flush().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reg(name: &str) -> bool {
+        name == "list_concepts"
+    }
+
+    fn frame(line: &[u8]) -> Framed {
+        frame_line(line, false, &reg)
+    }
+
+    #[test]
+    fn scanner_finds_members_and_the_arguments_span() {
+        let l = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"a":[1,"}"]},"name":"list_concepts","arguments":{"x":"\"]}"}}}"#;
+        let sc = scan(l);
+        assert_eq!(sc.method.as_deref(), Some("tools/call"));
+        assert_eq!(&l[sc.id.clone().expect("id")], b"7");
+        assert_eq!(sc.name.as_deref(), Some("list_concepts"));
+        assert_eq!(&l[sc.meta.clone().expect("meta")], br#"{"a":[1,"}"]}"#);
+        assert_eq!(&l[sc.arguments.clone().expect("args")], br#"{"x":"\"]}"}"#);
+    }
+
+    #[test]
+    fn scanner_keeps_what_it_read_before_a_break_and_ignores_invalid_utf8() {
+        let l = b"{\"id\":\"a\xff\",\"method\":\"tools/call\",\"params\":{\"name\":\"list_concepts\",\"arguments\":{\"k\":\"\xfe\"}},";
+        let sc = scan(l);
+        assert_eq!(&l[sc.id.clone().expect("id")], b"\"a\xff\"");
+        assert_eq!(sc.method.as_deref(), Some("tools/call"));
+        assert_eq!(sc.name.as_deref(), Some("list_concepts"));
+        assert_eq!(&l[sc.arguments.clone().expect("args")], b"{\"k\":\"\xfe\"}");
+        // An unbalanced arguments value cannot be delimited.
+        let sc =
+            scan(br#"{"id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[}}}"#);
+        assert_eq!(sc.arguments, None);
+        assert_eq!(sc.name.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn well_formed_call_hands_rmcp_empty_arguments_and_keeps_raw_bytes() {
+        let l = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_concepts","arguments":{"a":1,"a":2},"_meta":{"progressToken":1}}}"#;
+        let f = frame(l);
+        assert_eq!(
+            f.forward.as_deref(),
+            Some(&br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_concepts","arguments":{},"_meta":{"progressToken":1}}}"#[..])
+        );
+        assert_eq!(
+            f.entry,
+            Some(("3".into(), RawEntry::Bytes(br#"{"a":1,"a":2}"#.to_vec())))
+        );
+        // Absent arguments → `{}`; non-object arguments are kept for the boundary.
+        let f = frame(br#"{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"list_concepts"}}"#);
+        assert_eq!(
+            f.entry,
+            Some(("\"s\"".into(), RawEntry::Bytes(b"{}".to_vec())))
+        );
+        let f = frame(br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"list_concepts","arguments":null}}"#);
+        assert_eq!(
+            f.entry,
+            Some(("4".into(), RawEntry::Bytes(b"null".to_vec())))
+        );
+        // Ids in float form are the same request id for rmcp.
+        let f = frame(br#"{"jsonrpc":"2.0","id":5.0,"method":"tools/call","params":{"name":"list_concepts","arguments":[]}}"#);
+        assert_eq!(f.entry, Some(("5".into(), RawEntry::Bytes(b"[]".to_vec()))));
+    }
+
+    #[test]
+    fn member_names_compare_after_unescaping_and_in_any_order() {
+        let l = br#"{"params":{"argument\u0073":{"a":1},"n\u0061me":"list_concepts"},"\u0069d":6,"jsonrpc":"2.0","method":"tools/call"}"#;
+        let f = frame(l);
+        assert_eq!(
+            f.entry,
+            Some(("6".into(), RawEntry::Bytes(br#"{"a":1}"#.to_vec())))
+        );
+        let fwd: Value = serde_json::from_slice(&f.forward.expect("frame")).expect("json");
+        assert_eq!(fwd["params"]["arguments"], serde_json::json!({}));
+    }
+
+    #[test]
+    fn unknown_tools_and_other_methods_pass_without_entry() {
+        let f = frame(br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope","arguments":{"a":1}}}"#);
+        assert_eq!(
+            f.forward.as_deref(),
+            Some(&br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope","arguments":{}}}"#[..])
+        );
+        assert_eq!(f.entry, None);
+        let l = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+        assert_eq!(frame(l).forward.as_deref(), Some(&l[..]));
+        assert_eq!(frame(l).entry, None);
+    }
+
+    #[test]
+    fn broken_lines_with_recoverable_id_and_name_are_rebuilt() {
+        // Invalid UTF-8 inside the arguments: the span goes to the boundary.
+        let l = b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"list_concepts\",\"arguments\":{\"a\":\"\xff\"},\"_meta\":{\"k\":1}}}";
+        let f = frame(l);
+        assert_eq!(
+            f.forward.as_deref(),
+            Some(&br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"list_concepts","arguments":{},"_meta":{"k":1}}}"#[..])
+        );
+        let (k, e) = f.entry.expect("entry");
+        assert_eq!(k, "9");
+        assert_eq!(e.clone().into_arguments(), Ok(b"{\"a\":\"\xff\"}".to_vec()));
+        // Valid arguments but the line breaks elsewhere.
+        let l = br#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"list_concepts","arguments":{"a":1},"_meta":{"k":}}}"#;
+        let f = frame(l);
+        assert!(f.forward.is_some());
+        let (_, e) = f.entry.expect("entry");
+        let err = e.into_arguments().expect_err("a tool error");
+        assert_eq!(
+            (err.code.as_str(), err.message.as_str()),
+            ("invalid_request", raw::MSG_NOT_JSON)
+        );
+        // Not UTF-8 outside the arguments.
+        let l = b"{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":{\"name\":\"list_concepts\",\"arguments\":{},\"_meta\":{\"k\":\"\xff\"}}}";
+        let (_, e) = frame(l).entry.expect("entry");
+        assert_eq!(
+            e.into_arguments().expect_err("err").message,
+            raw::MSG_INVALID_UTF8
+        );
+        // Lone surrogate inside arguments: valid UTF-8 line, boundary fault in the span.
+        let l = br#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"list_concepts","arguments":{"a":"\ud800"}}}"#;
+        let f = frame(l);
+        let (_, e) = f.entry.expect("entry");
+        assert_eq!(e, RawEntry::Bytes(br#"{"a":"\ud800"}"#.to_vec()));
+    }
+
+    #[test]
+    fn unrecoverable_lines_are_ignored() {
+        for l in [
+            &b"{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":\"list_concepts\",\"arguments\":{}},"[..],
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"arguments\":{}},",
+            b"{\"id\":1,\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"list_concepts\"}}x",
+        ] {
+            let f = frame(l);
+            assert_eq!(f, Framed::default(), "{}", String::from_utf8_lossy(l));
+        }
+        // A line not recognisable as a tools/call goes to rmcp as sent, which ignores it.
+        for l in [
+            &b"{\"jsonrpc\":\"2.0\",\"id\":{,\"method\":\"tools/call\""[..],
+            b"\xff\xfe",
+        ] {
+            let f = frame(l);
+            assert_eq!(f.forward.as_deref(), Some(l));
+            assert_eq!(f.entry, None);
+        }
+    }
+
+    #[test]
+    fn duplicate_arguments_member_is_a_duplicate_key_fault() {
+        let l = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_concepts","arguments":{},"arguments":{"a":1}}}"#;
+        let f = frame(l);
+        assert_eq!(
+            f.entry,
+            Some(("1".into(), RawEntry::Fault(raw::MSG_DUPLICATE_KEY)))
+        );
+        let fwd: Value = serde_json::from_slice(&f.forward.expect("frame")).expect("json");
+        assert_eq!(fwd["params"]["arguments"], serde_json::json!({}));
+    }
+
+    #[test]
+    fn truncated_lines_answer_only_with_id_and_name_read_first() {
+        let l = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_concepts","arguments":{"a":"xxxx"#;
+        let f = frame_line(l, true, &reg);
+        assert_eq!(f.entry, Some(("2".into(), RawEntry::TooLong)));
+        let err = RawEntry::TooLong.into_arguments().expect_err("err");
+        assert_eq!(err.code, "resource_limit");
+        let l = br#"{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"a":"xxxx"#;
+        assert_eq!(frame_line(l, true, &reg), Framed::default());
+        let l = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"name":"list_concepts","x":"#;
+        assert_eq!(frame_line(l, true, &reg), Framed::default());
+    }
+
+    #[test]
+    fn cancellation_names_the_request_key() {
+        let f = frame(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r1","reason":"x"}}"#);
+        assert_eq!(f.cancel.as_deref(), Some("\"r1\""));
+        assert!(f.forward.is_some());
+    }
+
+    #[test]
+    fn response_ids_are_canonical_keys() {
+        assert_eq!(
+            response_id_key(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"x\":\"}\"}}\n")
+                .as_deref(),
+            Some("3")
+        );
+        assert_eq!(
+            response_id_key(b"{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"error\":{}}\n").as_deref(),
+            Some("\"a\"")
+        );
+        assert_eq!(
+            response_id_key(b"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n"),
+            None
+        );
+    }
+
+    #[tokio::test]
+    async fn pump_input_caps_lines_and_cancels_on_eof() {
+        let side = SideTable::default();
+        let eof = CancellationToken::new();
+        let mut input = Vec::new();
+        // An over-long tools/call whose id and name come first, then a normal request.
+        input.extend_from_slice(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_concepts","arguments":{"a":""#);
+        input.resize(MAX_LINE + 10, b'x');
+        input.extend_from_slice(b"\"}}}\n");
+        input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n");
+        let (w, mut r) = tokio::io::duplex(1 << 16);
+        let pump = tokio::spawn(pump_input(
+            std::io::Cursor::new(input),
+            w,
+            side.clone(),
+            reg,
+            eof.clone(),
+        ));
+        let mut out = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut r, &mut out)
+            .await
+            .expect("read");
+        pump.await.expect("pump");
+        assert!(eof.is_cancelled());
+        let lines: Vec<Value> = out
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).expect("json frame"))
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0]["id"], 1);
+        assert_eq!(lines[0]["params"]["arguments"], serde_json::json!({}));
+        assert_eq!(lines[1]["method"], "tools/list");
+        assert_eq!(side.take("1"), Some(RawEntry::TooLong));
     }
 }

@@ -1,9 +1,27 @@
-//! The rmcp server handler: hand-written `list_tools` / `call_tool` routed to the shared
-//! dispatcher (spec/rust-notes.md §2), with schemas advertised from `schemas/`.
+//! The rmcp server: hand-written `list_tools` / `call_tool` routed to the shared dispatcher
+//! (spec/rust-notes.md §2), schemas advertised from `schemas/`, stdin owned by the framing
+//! layer (spec/surface.md §1.1), and the process lifecycle of spec/surface.md §1 and
+//! spec/rust-notes.md §3.6.
+//!
+//! Lifecycle:
+//! - stdin → [`framing::pump_input`] → in-process pipe → rmcp → in-process pipe →
+//!   [`framing::pump_output`] → stdout. rmcp is the only author of stdout frames.
+//! - stdin EOF: in-flight requests are cancelled, rmcp drains their responses, the server
+//!   waits for every running tool call (post-boundary work completes, spec/store.md §14),
+//!   flushes stdout and [`serve_stdio`] returns 0.
+//! - SIGTERM / SIGINT: same, without waiting for stdin (whose blocking read cannot be
+//!   interrupted); the runtime is shut down in the background, and the caller leaves through
+//!   `std::process::exit`. The exit code is 0 (a requested, orderly shutdown).
+//! - A handler panic becomes JSON-RPC −32603 with [`INTERNAL_FAULT`] (README R28); the panic
+//!   hook is silenced so nothing reaches stderr.
+//!
+//! # Test hook
+//! With the `fault-injection` feature, `OKF_MCP_TEST_PANIC=<tool>` makes every call of
+//! `<tool>` panic inside the handler (MCP and CLI alike), see [`crate::server::test_panic`].
 
 use crate::cancel::Cancel;
-use crate::server::framing::{RawEntry, SideTable};
-use crate::wire::dispatch::{self, Ctx};
+use crate::server::framing::{self, RawEntry, SideTable};
+use crate::wire::dispatch::{self, Ctx, ToolResult};
 use crate::wire::envelope::ToolError;
 use crate::wire::registry;
 use crate::wire::schema::advertised;
@@ -14,22 +32,83 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 
 /// Fixed message of a handler panic (README R28).
 pub const INTERNAL_FAULT: &str = "internal error in tool handler";
+
+/// Capacity of each in-process pipe between the framing layer and rmcp, in bytes.
+const PIPE_CAPACITY: usize = 1024 * 1024;
+
+/// Longest wait for rmcp to finish after a signal, once every tool call has ended.
+const SIGNAL_DRAIN: Duration = Duration::from_secs(3);
+
+/// Counts running tool calls so shutdown can wait for them (spec/store.md §14).
+#[derive(Debug, Clone, Default)]
+pub struct InFlight(Arc<(AtomicUsize, Notify)>);
+
+/// Marks one running tool call; dropping it (also while unwinding) ends the call.
+#[derive(Debug)]
+pub struct InFlightGuard(InFlight);
+
+impl InFlight {
+    /// Registers a running call.
+    #[must_use]
+    pub fn enter(&self) -> InFlightGuard {
+        self.0 .0.fetch_add(1, Ordering::SeqCst);
+        InFlightGuard(self.clone())
+    }
+
+    /// Number of running calls.
+    #[must_use]
+    pub fn count(&self) -> usize {
+        self.0 .0.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once no call is running.
+    pub async fn idle(&self) {
+        loop {
+            let notified = self.0 .1.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.count() == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        if self.0 .0 .0.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0 .0 .1.notify_waiters();
+        }
+    }
+}
 
 /// The okf-mcp MCP server.
 #[derive(Debug, Clone, Default)]
 pub struct OkfServer {
     side: SideTable,
+    /// Cancelled on stdin EOF and on SIGTERM/SIGINT: every request token is its child.
+    shutdown: CancellationToken,
+    inflight: InFlight,
 }
 
 impl OkfServer {
     /// A server reading raw arguments from `side`.
     #[must_use]
     pub fn new(side: SideTable) -> Self {
-        Self { side }
+        Self {
+            side,
+            ..Self::default()
+        }
     }
 }
 
@@ -52,6 +131,40 @@ pub fn tool_list() -> Vec<Tool> {
             tool
         })
         .collect()
+}
+
+/// The result of a tool error built outside the dispatcher (framing faults, a missing
+/// side-table entry); the same members the dispatcher produces for that error.
+fn error_result(e: &ToolError) -> ToolResult {
+    ToolResult {
+        text: e.wire_message(),
+        structured: e.to_wire(),
+        is_error: true,
+    }
+}
+
+/// Answers one `tools/call` from its side-table entry (spec/surface.md §1.1 step 3, §9.1).
+///
+/// `entry` is what the framing layer stored for the request id; `None` (never stored, or
+/// removed by `notifications/cancelled`) is answered as a request already cancelled at
+/// dispatch. A cancelled `ctx` answers `operation_cancelled` with no diagnostics before
+/// anything else (CAN-01). Returns `None` for an unregistered tool.
+///
+/// Blocking: runs the tool, including its bundle I/O; call it off the async runtime.
+#[must_use]
+pub fn answer_call(name: &str, entry: Option<RawEntry>, ctx: &Ctx) -> Option<ToolResult> {
+    crate::server::test_panic(name);
+    registry::find(name)?;
+    if ctx.cancel.is_cancelled() {
+        return Some(error_result(&ToolError::cancelled()));
+    }
+    let Some(entry) = entry else {
+        return Some(error_result(&ToolError::cancelled()));
+    };
+    match entry.into_arguments() {
+        Ok(raw) => dispatch::call(name, Some(&raw), ctx),
+        Err(e) => Some(error_result(&e)),
+    }
 }
 
 impl ServerHandler for OkfServer {
@@ -81,25 +194,30 @@ impl ServerHandler for OkfServer {
         if registry::find(&name).is_none() {
             return Err(ErrorData::invalid_params("tool not found", None));
         }
-        let id_key = serde_json::to_string(&context.id).unwrap_or_default();
-        let raw = match self.side.take(&id_key) {
-            Some(RawEntry::Bytes(b)) => b,
-            Some(RawEntry::Fault(msg)) => {
-                let e = ToolError::invalid_request(msg);
-                let r = dispatch_error_result(&name, &e);
-                return Ok(to_call_tool_result(&r).into());
-            }
-            None => match &request.arguments {
-                // Without the framing layer (direct rmcp use) fall back to the decoded map.
-                Some(m) => serde_json::to_vec(m).unwrap_or_else(|_| b"{}".to_vec()),
-                None => b"{}".to_vec(),
-            },
-        };
+        let entry = self.side.take(&framing::id_key(&context.id));
+        // The request's token: cancelled by `notifications/cancelled` (rmcp's token) or by
+        // shutdown (stdin EOF, signals).
+        let token = self.shutdown.child_token();
+        {
+            let (t, rmcp_ct) = (token.clone(), context.ct.clone());
+            tokio::spawn(async move {
+                tokio::select! {
+                    () = rmcp_ct.cancelled() => t.cancel(),
+                    () = t.cancelled() => {}
+                }
+            });
+        }
         let ctx = Ctx {
-            cancel: Cancel::from_token(context.ct.clone()),
+            cancel: Cancel::from_token(token.clone()),
         };
-        let joined =
-            tokio::task::spawn_blocking(move || dispatch::call(&name, Some(&raw), &ctx)).await;
+        let guard = self.inflight.enter();
+        let joined = tokio::task::spawn_blocking(move || {
+            let _guard = guard;
+            answer_call(&name, entry, &ctx)
+        })
+        .await;
+        // Ends the link task above; the call is over.
+        token.cancel();
         match joined {
             Ok(Some(r)) => Ok(to_call_tool_result(&r).into()),
             Ok(None) => Err(ErrorData::invalid_params("tool not found", None)),
@@ -108,16 +226,7 @@ impl ServerHandler for OkfServer {
     }
 }
 
-fn dispatch_error_result(name: &str, e: &ToolError) -> dispatch::ToolResult {
-    let _ = name;
-    dispatch::ToolResult {
-        text: e.wire_message(),
-        structured: e.to_wire(),
-        is_error: true,
-    }
-}
-
-fn to_call_tool_result(r: &dispatch::ToolResult) -> CallToolResult {
+fn to_call_tool_result(r: &ToolResult) -> CallToolResult {
     let mut out = if r.is_error {
         CallToolResult::structured_error(r.structured.clone())
     } else {
@@ -127,9 +236,66 @@ fn to_call_tool_result(r: &dispatch::ToolResult) -> CallToolResult {
     out
 }
 
-/// Runs the MCP server on stdin/stdout until stdin closes; returns the process exit code.
+/// Runs the server over `input` / `output` until `input` closes or `stop` is cancelled;
+/// returns the exit code (0).
+///
+/// `side` is the side table the framing layer and the handler share (exposed for tests:
+/// it is empty once every response has been written). Waits for every running tool call
+/// before returning, and flushes `output`.
+pub async fn serve_io<R, W>(input: R, output: W, side: SideTable, stop: CancellationToken) -> i32
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let server = OkfServer::new(side.clone());
+    let shutdown = server.shutdown.clone();
+    let inflight = server.inflight.clone();
+    let (in_w, in_r) = tokio::io::duplex(PIPE_CAPACITY);
+    let (out_w, out_r) = tokio::io::duplex(PIPE_CAPACITY);
+    let reader = tokio::spawn(framing::pump_input(
+        input,
+        in_w,
+        side.clone(),
+        |n| registry::find(n).is_some(),
+        shutdown.clone(),
+    ));
+    let writer = tokio::spawn(framing::pump_output(out_r, output, side));
+
+    let running = tokio::select! {
+        r = server.serve((in_r, out_w)) => r.ok(),
+        () = stop.cancelled() => None,
+    };
+    if let Some(running) = running {
+        let rmcp_stop = running.cancellation_token();
+        let waiting = running.waiting();
+        tokio::pin!(waiting);
+        tokio::select! {
+            _ = &mut waiting => {}
+            () = stop.cancelled() => {
+                shutdown.cancel();
+                inflight.idle().await;
+                rmcp_stop.cancel();
+                let _ = tokio::time::timeout(SIGNAL_DRAIN, &mut waiting).await;
+            }
+        }
+    }
+    shutdown.cancel();
+    inflight.idle().await;
+    // rmcp has closed its end: the writer flushes what is left and ends.
+    let _ = tokio::time::timeout(SIGNAL_DRAIN, writer).await;
+    if !stop.is_cancelled() {
+        let _ = reader.await;
+    }
+    0
+}
+
+/// Runs the MCP server on stdin/stdout until stdin closes or SIGTERM/SIGINT arrives;
+/// returns the process exit code (spec/surface.md §1). The caller must leave through
+/// `std::process::exit` (spec/rust-notes.md §3.6).
 #[must_use]
 pub fn serve_stdio() -> i32 {
+    // Panics are answered on the wire (R28); never print their payload on stderr.
+    std::panic::set_hook(Box::new(|_| {}));
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -140,15 +306,175 @@ pub fn serve_stdio() -> i32 {
             return 1;
         }
     };
-    rt.block_on(async {
+    let code = rt.block_on(async {
+        let stop = CancellationToken::new();
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let (Ok(mut term), Ok(mut int)) = (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+            ) else {
+                eprintln!("okf-mcp: cannot install signal handlers");
+                return 1;
+            };
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = term.recv() => {},
+                    _ = int.recv() => {},
+                }
+                stop.cancel();
+            });
+        }
+        serve_io(
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            SideTable::default(),
+            stop,
+        )
+        .await
+    });
+    // stdin's blocking read may still hold a pool thread: do not wait for it.
+    rt.shutdown_background();
+    code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    #[test]
+    fn can_01_cancelled_at_dispatch_wins_over_every_other_fault_without_diagnostics() {
+        let ctx = Ctx::default();
+        ctx.cancel.cancel();
+        for entry in [
+            Some(RawEntry::Bytes(
+                br#"{"bundle_path":"/nonexistent/okf-can-01"}"#.to_vec(),
+            )),
+            Some(RawEntry::Bytes(b"{\"a\":1,\"a\":2}".to_vec())),
+            Some(RawEntry::TooLong),
+            None,
+        ] {
+            let r = answer_call("list_concepts", entry, &ctx).expect("registered");
+            assert!(r.is_error);
+            assert_eq!(r.structured["code"], "operation_cancelled");
+            assert_eq!(r.structured["retryable"], true);
+            assert_eq!(r.structured["diagnostics"], json!([]));
+            assert_eq!(r.text, r.structured["message"].as_str().expect("msg"));
+        }
+    }
+
+    #[test]
+    fn missing_entry_is_answered_as_cancelled_and_unknown_tool_is_none() {
+        let r = answer_call("list_concepts", None, &Ctx::default()).expect("registered");
+        assert_eq!(r.structured["code"], "operation_cancelled");
+        assert!(answer_call("no_such_tool", None, &Ctx::default()).is_none());
+    }
+
+    #[test]
+    fn broken_span_goes_through_the_dispatcher_like_the_cli() {
+        let span = b"{\"bundle_path\":\"\xff\"}".to_vec();
+        let mcp = answer_call(
+            "list_concepts",
+            Some(RawEntry::Broken {
+                span: Some(span.clone()),
+                message: crate::wire::raw::MSG_INVALID_UTF8,
+            }),
+            &Ctx::default(),
+        )
+        .expect("registered");
+        let cli = dispatch::call("list_concepts", Some(&span), &Ctx::default()).expect("tool");
+        assert_eq!(mcp, cli);
+        assert_eq!(
+            cli.structured["message"],
+            "MCP arguments contain invalid UTF-8"
+        );
+    }
+
+    struct Session {
+        to: tokio::io::DuplexStream,
+        from: BufReader<tokio::io::DuplexStream>,
+    }
+
+    impl Session {
+        async fn send(&mut self, line: &[u8]) {
+            self.to.write_all(line).await.expect("write");
+            self.to.write_all(b"\n").await.expect("write");
+        }
+        async fn read(&mut self) -> Value {
+            let mut l = String::new();
+            self.from.read_line(&mut l).await.expect("read");
+            serde_json::from_str(&l).expect("json-rpc")
+        }
+    }
+
+    fn start() -> (Session, SideTable, tokio::task::JoinHandle<i32>) {
+        let (to, input) = tokio::io::duplex(1 << 20);
+        let (output, from) = tokio::io::duplex(1 << 20);
         let side = SideTable::default();
-        let server = OkfServer::new(side);
-        let transport = (tokio::io::stdin(), tokio::io::stdout());
-        let running = match server.serve(transport).await {
-            Ok(r) => r,
-            Err(_) => return 0,
-        };
-        let _ = running.waiting().await;
-        0
-    })
+        let task = tokio::spawn(serve_io(
+            input,
+            output,
+            side.clone(),
+            CancellationToken::new(),
+        ));
+        (
+            Session {
+                to,
+                from: BufReader::new(from),
+            },
+            side,
+            task,
+        )
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn raw_09_side_table_is_empty_once_every_response_is_sent() {
+        let (mut s, side, task) = start();
+        s.send(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
+        assert_eq!(s.read().await["result"]["serverInfo"]["name"], "okf-mcp");
+        s.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await;
+        let frames: Vec<Vec<u8>> = vec![
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_concepts","arguments":{"bundle_path":"/nonexistent/okf","bundle_path":"x"}}}"#.to_vec(),
+            br#"{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"list_concepts","arguments":[]}}"#.to_vec(),
+            b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"list_concepts\",\"arguments\":{\"bundle_path\":\"\xff\"}}}".to_vec(),
+            br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"list_concepts","arguments":{"bundle_path":"a"}},"x":}"#.to_vec(),
+            br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope","arguments":{"a":1}}}"#.to_vec(),
+        ];
+        for f in &frames {
+            s.send(f).await;
+        }
+        let mut got = std::collections::BTreeMap::new();
+        for _ in 0..frames.len() {
+            let m = s.read().await;
+            got.insert(m["id"].to_string(), m);
+        }
+        let code = |id: &str| got[id]["result"]["structuredContent"]["code"].clone();
+        let msg = |id: &str| got[id]["result"]["structuredContent"]["message"].clone();
+        assert_eq!(msg("1"), "MCP arguments contain a duplicate key");
+        assert_eq!(msg("\"two\""), "MCP arguments must be a JSON object");
+        assert_eq!(msg("3"), "MCP arguments contain invalid UTF-8");
+        assert_eq!(code("4"), "invalid_request");
+        assert_eq!(msg("4"), "MCP arguments are not valid JSON");
+        assert_eq!(got["5"]["error"]["code"], -32602);
+        // The writer removes entries after writing; it has written all five.
+        assert!(side.is_empty(), "side table holds {} entries", side.len());
+        drop(s.to);
+        assert_eq!(task.await.expect("join"), 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn side_table_entry_of_a_request_rmcp_rejects_is_removed_with_its_response() {
+        // No initialize and no 2026 `_meta`: rmcp answers −32602 without calling the handler.
+        let (mut s, side, task) = start();
+        s.send(br#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"list_concepts","arguments":{"bundle_path":"x"}}}"#).await;
+        let m = s.read().await;
+        assert_eq!(m["id"], 8);
+        assert!(side.is_empty(), "side table holds {} entries", side.len());
+        drop(s.to);
+        let _ = task.await;
+    }
 }

@@ -7,7 +7,10 @@ mod util;
 
 mod cli;
 mod corpus;
+mod framing;
 mod mcp;
 mod python_client;
+mod raw;
 mod read_tools;
+mod server;
 mod validate;

@@ -1,0 +1,439 @@
+//! RAW-01…08: the raw-argument boundary (spec/surface.md §9.2) over the real binary, through
+//! `okf-mcp call --args-file` and over MCP, with identical results; plus the helpers the
+//! framing and server tests share (a raw-bytes MCP session).
+
+use crate::util::*;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+/// A bundle path that does not exist: an input fault must win over it (spec/surface.md §9.1).
+pub const MISSING_BUNDLE: &str = "/nonexistent/okf-mcp-raw-tests/bundle";
+
+/// A live `okf-mcp serve` that takes raw bytes, with control over the environment.
+pub struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Session {
+    /// Spawns `okf-mcp serve` with `env` and completes `initialize`.
+    pub fn start_with(env: &[(&str, &str)]) -> Self {
+        let mut cmd = Command::new(bin());
+        cmd.arg("serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn okf-mcp serve");
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut s = Self {
+            child,
+            stdin,
+            stdout,
+        };
+        s.send(
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"it-raw","version":"1"}}})
+                .to_string()
+                .as_bytes(),
+        );
+        let init = s.read();
+        assert_eq!(init["id"], 0);
+        assert_eq!(init["result"]["serverInfo"]["name"], "okf-mcp");
+        s.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        s
+    }
+
+    /// Spawns `okf-mcp serve` and completes `initialize`.
+    pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// The child's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes `bytes` and a newline.
+    pub fn send(&mut self, bytes: &[u8]) {
+        let si = self.stdin.as_mut().expect("stdin open");
+        si.write_all(bytes).expect("write");
+        si.write_all(b"\n").expect("write");
+        si.flush().expect("flush");
+    }
+
+    /// Reads the next stdout line, which must be one JSON-RPC 2.0 message.
+    pub fn read(&mut self) -> Value {
+        let mut line = String::new();
+        let n = self.stdout.read_line(&mut line).expect("read");
+        assert!(n > 0, "server closed stdout");
+        let v: Value = serde_json::from_str(&line).expect("stdout carries only JSON-RPC");
+        assert_eq!(v["jsonrpc"], "2.0", "{line}");
+        v
+    }
+
+    /// Reads messages until the one with `id`; every other message must be a notification.
+    pub fn read_id(&mut self, id: &Value) -> Value {
+        loop {
+            let m = self.read();
+            if &m["id"] == id {
+                return m;
+            }
+            assert!(m.get("id").is_none(), "unexpected response {m}");
+        }
+    }
+
+    /// Sends a `tools/call` whose `params.arguments` is exactly `args` and returns the
+    /// JSON-RPC message answering `id`.
+    pub fn call_raw(&mut self, id: i64, tool: &str, args: &[u8]) -> Value {
+        self.send(&tools_call_frame(id, tool, args));
+        self.read_id(&json!(id))
+    }
+
+    /// Closes stdin, reads the rest of stdout and waits: (exit code, rest of stdout, stderr).
+    pub fn finish(mut self) -> (i32, String, String) {
+        drop(self.stdin.take());
+        let mut rest = String::new();
+        self.stdout.read_to_string(&mut rest).expect("read rest");
+        let out = self.child.wait_with_output().expect("wait");
+        (
+            out.status.code().unwrap_or(-1),
+            rest,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// Gives access to the child (signals, waiting).
+    pub fn child(&mut self) -> &mut Child {
+        &mut self.child
+    }
+}
+
+/// `{"jsonrpc":"2.0","id":<id>,"method":"tools/call","params":{"name":<tool>,"arguments":<args>}}`
+/// with `args` spliced in as raw bytes.
+pub fn tools_call_frame(id: i64, tool: &str, args: &[u8]) -> Vec<u8> {
+    let mut f = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":"#
+    )
+    .into_bytes();
+    f.extend_from_slice(args);
+    f.extend_from_slice(b"}}");
+    f
+}
+
+/// `okf-mcp call <tool> --args-file <tmp file holding exactly raw>`.
+pub fn cli_raw(tool: &str, raw: &[u8]) -> CliOut {
+    let mut f = tempfile::NamedTempFile::new().expect("tmp");
+    f.write_all(raw).expect("write args");
+    f.flush().expect("flush");
+    let p = f.path().to_string_lossy().into_owned();
+    run_cli(&["call", tool, "--args-file", &p], None)
+}
+
+/// Asserts a tool error with `code` and `message`, the text equal to the message and the
+/// exact envelope members (SRV-06).
+pub fn assert_tool_error(result: &Value, code: &str, message: &str) {
+    assert_eq!(result["isError"], true, "{result}");
+    let sc = &result["structuredContent"];
+    let keys: Vec<&str> = sc
+        .as_object()
+        .expect("envelope object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        ["code", "message", "retryable", "diagnostics"],
+        "{sc}"
+    );
+    assert_eq!(sc["code"], code, "{sc}");
+    assert_eq!(sc["message"], message, "{sc}");
+    assert_eq!(sc["retryable"], false, "{sc}");
+    assert!(sc["diagnostics"].is_array(), "{sc}");
+    assert_eq!(result["content"][0]["type"], "text");
+    assert_eq!(result["content"][0]["text"], message);
+    assert_eq!(result["content"].as_array().map(Vec::len), Some(1));
+}
+
+/// Runs `raw` through the CLI and over `mcp` (request `id`), asserts the same tool error on
+/// both with identical `content`, `structuredContent` and `isError`, exit code 1 and silent
+/// stderr; returns the result.
+pub fn both(mcp: &mut Session, id: i64, raw: &[u8], code: &str, message: &str) -> Value {
+    let cli = cli_raw("list_concepts", raw);
+    assert_eq!(cli.code, 1, "stderr: {}", cli.stderr);
+    assert!(cli.stderr.is_empty(), "stderr: {}", cli.stderr);
+    let cli_result = cli.result.clone().expect("one CallToolResult line");
+    assert_tool_error(&cli_result, code, message);
+    let m = mcp.call_raw(id, "list_concepts", raw);
+    assert!(
+        m.get("error").is_none(),
+        "JSON-RPC error instead of a tool error: {m}"
+    );
+    assert_eq!(identity(&m["result"]), identity(&cli_result));
+    cli_result
+}
+
+fn nested_arrays(depth: usize, bundle: &str) -> Vec<u8> {
+    // The arguments object is depth 1; `x` holds depth-1 nested arrays.
+    format!(
+        "{{\"bundle_path\":{},\"x\":{}{}}}",
+        json!(bundle),
+        "[".repeat(depth - 1),
+        "]".repeat(depth - 1)
+    )
+    .into_bytes()
+}
+
+fn assert_untouched(root: &Path, before: &std::collections::BTreeMap<String, Vec<u8>>) {
+    assert_eq!(&snapshot(root), before, "the bundle tree changed");
+    assert!(!root.join(".okf").exists(), ".okf was created");
+}
+
+#[test]
+fn raw_01_invalid_utf8_in_a_string_value_over_cli_and_mcp() {
+    let (_t, b) = copy_bundle(&fixture("demo"));
+    let before = snapshot(&b);
+    let mut mcp = Session::start();
+    let mut raw = format!("{{\"bundle_path\":{},\"x\":\"a", json!(b)).into_bytes();
+    raw.extend_from_slice(b"\xff\xfe\"}");
+    both(
+        &mut mcp,
+        1,
+        &raw,
+        "invalid_request",
+        "MCP arguments contain invalid UTF-8",
+    );
+    // Against a missing bundle path the input fault still wins ("nothing before I/O").
+    let raw = b"{\"bundle_path\":\"/nonexistent/okf-mcp-raw-tests/bundle\",\"x\":\"\xc0\"}";
+    both(
+        &mut mcp,
+        2,
+        raw,
+        "invalid_request",
+        "MCP arguments contain invalid UTF-8",
+    );
+    let (code, _, stderr) = mcp.finish();
+    assert_eq!(code, 0);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_untouched(&b, &before);
+}
+
+#[test]
+fn raw_02_lone_surrogate_escape_is_invalid_utf8() {
+    let (_t, b) = copy_bundle(&fixture("demo"));
+    let before = snapshot(&b);
+    let mut mcp = Session::start();
+    let raw = format!(r#"{{"bundle_path":{},"x":"\ud800"}}"#, json!(b));
+    both(
+        &mut mcp,
+        1,
+        raw.as_bytes(),
+        "invalid_request",
+        "MCP arguments contain invalid UTF-8",
+    );
+    let raw = format!(r#"{{"bundle_path":"{MISSING_BUNDLE}","x":"\udc00x"}}"#);
+    both(
+        &mut mcp,
+        2,
+        raw.as_bytes(),
+        "invalid_request",
+        "MCP arguments contain invalid UTF-8",
+    );
+    mcp.finish();
+    assert_untouched(&b, &before);
+}
+
+#[test]
+fn raw_03_duplicate_keys_top_level_and_nested() {
+    let (_t, b) = copy_bundle(&fixture("demo"));
+    let before = snapshot(&b);
+    let p = json!(b).to_string();
+    let mut mcp = Session::start();
+    let cases = [
+        format!(r#"{{"bundle_path":{p},"bundle_path":"/b"}}"#),
+        format!(r#"{{"bundle_path":{p},"operations":[{{"op":"set_title","op":"x"}}]}}"#),
+        format!(r#"{{"bundle_path":{p},"expected_source":{{"version":"0.1","version":"0.2"}}}}"#),
+        // Compared after unescaping.
+        format!(r#"{{"bundle_path":{p},"bundle\u005fpath":{p}}}"#),
+    ];
+    for (i, raw) in cases.iter().enumerate() {
+        both(
+            &mut mcp,
+            i64::try_from(i).expect("small") + 1,
+            raw.as_bytes(),
+            "invalid_request",
+            "MCP arguments contain a duplicate key",
+        );
+    }
+    mcp.finish();
+    assert_untouched(&b, &before);
+}
+
+#[test]
+fn raw_04_depth_64_passes_the_boundary_65_is_resource_limit() {
+    let mut mcp = Session::start();
+    // Depth 64 passes the boundary and then fails the closed schema (`x` is unknown).
+    let ok = nested_arrays(64, MISSING_BUNDLE);
+    let cli = cli_raw("list_concepts", &ok);
+    assert_eq!(cli.code, 1);
+    assert_eq!(cli.structured()["code"], "schema_validation");
+    let m = mcp.call_raw(1, "list_concepts", &ok);
+    assert_eq!(
+        identity(&m["result"]),
+        identity(cli.result.as_ref().expect("result"))
+    );
+    // Depth 65 is a boundary fault, before the schema and before the missing bundle path.
+    let deep = nested_arrays(65, MISSING_BUNDLE);
+    let r = both_limit(&mut mcp, 2, &deep);
+    assert!(r["structuredContent"]["message"]
+        .as_str()
+        .expect("message")
+        .contains("depth"));
+    mcp.finish();
+}
+
+/// Like [`both`] for a `resource_limit` whose message is ours to word.
+fn both_limit(mcp: &mut Session, id: i64, raw: &[u8]) -> Value {
+    let cli = cli_raw("list_concepts", raw);
+    assert_eq!(cli.code, 1, "stderr: {}", cli.stderr);
+    let r = cli.result.clone().expect("result");
+    assert_eq!(r["isError"], true);
+    assert_eq!(r["structuredContent"]["code"], "resource_limit");
+    assert_eq!(r["structuredContent"]["retryable"], false);
+    let diags = r["structuredContent"]["diagnostics"]
+        .as_array()
+        .expect("diags");
+    assert_eq!(diags.len(), 1);
+    assert_eq!(diags[0]["code"], "recovery_step");
+    let m = mcp.call_raw(id, "list_concepts", raw);
+    assert_eq!(identity(&m["result"]), identity(&r));
+    r
+}
+
+#[test]
+fn raw_05_one_million_values_pass_one_more_is_resource_limit() {
+    let build = |n: usize| {
+        // The object, `bundle_path`, the array `x` and n-3 numbers = n values.
+        let mut s = format!("{{\"bundle_path\":\"{MISSING_BUNDLE}\",\"x\":[");
+        for i in 0..n - 3 {
+            if i > 0 {
+                s.push(',');
+            }
+            s.push('0');
+        }
+        s.push_str("]}");
+        s.into_bytes()
+    };
+    let mut mcp = Session::start();
+    let ok = build(1_000_000);
+    let cli = cli_raw("list_concepts", &ok);
+    assert_eq!(cli.code, 1);
+    assert_eq!(cli.structured()["code"], "schema_validation");
+    let r = both_limit(&mut mcp, 1, &build(1_000_001));
+    assert!(r["structuredContent"]["message"]
+        .as_str()
+        .expect("message")
+        .contains("values"));
+    mcp.finish();
+}
+
+#[test]
+fn raw_06_arguments_over_64_mib_are_resource_limit() {
+    let mut raw = format!("{{\"bundle_path\":\"{MISSING_BUNDLE}\",\"x\":\"").into_bytes();
+    raw.resize(64 * 1024 * 1024 - 1, b'a');
+    raw.extend_from_slice(b"\"}");
+    assert_eq!(raw.len(), 64 * 1024 * 1024 + 1);
+    let mut mcp = Session::start();
+    let r = both_limit(&mut mcp, 1, &raw);
+    assert!(r["structuredContent"]["message"]
+        .as_str()
+        .expect("message")
+        .contains("64 MiB"));
+    // The next request on the same session is answered normally.
+    let l = mcp.call_raw(2, "list_concepts", b"[]");
+    assert_eq!(l["result"]["isError"], true);
+    mcp.finish();
+}
+
+#[test]
+fn raw_07_non_object_malformed_and_out_of_range_numbers() {
+    let mut mcp = Session::start();
+    let not_object = "MCP arguments must be a JSON object";
+    let not_json = "MCP arguments are not valid JSON";
+    let cases: [(&[u8], &str); 8] = [
+        (b"[]", not_object),
+        (b"\"/tmp/x\"", not_object),
+        (b"null", not_object),
+        (b"{\"bundle_path\":}", not_json),
+        (b"{\"bundle_path\":\"/x\",\"n\":1e400}", not_json),
+        (b"{\"bundle_path\":\"/x\",\"n\":NaN}", not_json),
+        (b"{\"bundle_path\":\"/x\",\"n\":-Infinity}", not_json),
+        (b"{\"bundle_path\":\"/x\"", not_json),
+    ];
+    for (i, (raw, msg)) in cases.iter().enumerate() {
+        both(
+            &mut mcp,
+            i64::try_from(i).expect("small") + 1,
+            raw,
+            "invalid_request",
+            msg,
+        );
+    }
+    mcp.finish();
+}
+
+#[test]
+fn raw_08_same_faulty_input_twice_gives_identical_results_without_keys_or_values() {
+    let secret_key = "sk_secret_field";
+    let secret_value = "sk_live_SECRETVALUE";
+    let inputs: Vec<Vec<u8>> = vec![
+        format!(r#"{{"{secret_key}":"{secret_value}","{secret_key}":1}}"#).into_bytes(),
+        format!(r#"{{"{secret_key}":"{secret_value}\ud800"}}"#).into_bytes(),
+        format!(r#"{{"{secret_key}":{secret_value}}}"#).into_bytes(),
+        format!(r#"["{secret_value}"]"#).into_bytes(),
+        {
+            let mut v = format!(r#"{{"{secret_key}":"{secret_value}"#).into_bytes();
+            v.extend_from_slice(b"\xff\"}");
+            v
+        },
+        format!(
+            r#"{{"{secret_key}":{}"{secret_value}"{}}}"#,
+            "[".repeat(70),
+            "]".repeat(70)
+        )
+        .into_bytes(),
+    ];
+    let mut mcp = Session::start();
+    let mut id = 0;
+    for raw in &inputs {
+        let a = cli_raw("list_concepts", raw);
+        let b = cli_raw("list_concepts", raw);
+        assert_eq!(a.stdout, b.stdout);
+        assert_eq!(a.code, 1);
+        for s in [&a.stdout, &a.stderr] {
+            assert!(!s.contains(secret_key) && !s.contains(secret_value), "{s}");
+        }
+        id += 1;
+        let m1 = mcp.call_raw(id, "list_concepts", raw);
+        id += 1;
+        let m2 = mcp.call_raw(id, "list_concepts", raw);
+        assert_eq!(m1["result"], m2["result"]);
+        assert_eq!(
+            identity(&m1["result"]),
+            identity(a.result.as_ref().expect("result"))
+        );
+        let wire = m1.to_string();
+        assert!(
+            !wire.contains(secret_key) && !wire.contains(secret_value),
+            "{wire}"
+        );
+    }
+    let (code, _, stderr) = mcp.finish();
+    assert_eq!(code, 0);
+    assert!(stderr.is_empty(), "{stderr}");
+}
