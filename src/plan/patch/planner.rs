@@ -1,0 +1,1425 @@
+//! The concept-patch planner (spec/concept-patch.md §3, §5, §6): a capture and a validated
+//! request in, a deterministic plan out. Pure: no I/O, only the cancellation flag is read.
+//!
+//! Every operation edits the current (overlay) bytes of one document through the lossless
+//! editor ([`crate::plan::edit`]); documents are re-parsed after every operation. After all
+//! operations the whole staged bundle is validated strictly against OKF 0.2 and the blocking
+//! rules of §3 rule 3 ("do no harm") decide between `applicable`, `noop` and `rejected`.
+
+use crate::cancel::Cancel;
+use crate::okf::document;
+use crate::okf::grammar::{classify, DocClass};
+use crate::okf::temporal::{parse_offset_datetime, Profile};
+use crate::okf::validate::{self, Finding, Options, Target};
+use crate::okf::yaml::{Node, NodeKind, Style};
+use crate::plan::diff::{self, Diff, FileChange};
+use crate::plan::edit::{self, EditError, Frontmatter, NewValue, Scalar, Seg};
+use crate::plan::patch::computation;
+use crate::plan::patch::identity::{self, ChangeSet, PlanInputs, PlanWrite, Ref};
+use crate::plan::patch::ops::{
+    AttestedComputation, BundleVersion, ComputationBody, Lifecycle, Operation, PatchRequest,
+    Source, SourceSelector, Verification, Window,
+};
+use crate::store::capture::Capture;
+use crate::tools::common::bundle_fault;
+use crate::wire::envelope::{Diagnostic, Severity, ToolError};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Maximum affected paths of a plan (spec/surface.md §11).
+pub const MAX_AFFECTED_PATHS: usize = 10_000;
+/// Maximum `preexisting_error` warnings before `preexisting_errors_truncated`.
+pub const MAX_PREEXISTING: usize = 100;
+
+/// The outcome status of a plan (spec/concept-patch.md §5.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Applicable,
+    Noop,
+    Rejected,
+}
+
+impl Status {
+    /// Wire spelling.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Applicable => "applicable",
+            Status::Noop => "noop",
+            Status::Rejected => "rejected",
+        }
+    }
+}
+
+/// A built plan.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub status: Status,
+    /// The captured revision.
+    pub base_revision: String,
+    /// `None` only when rejected.
+    pub result_revision: Option<String>,
+    /// The change set's request digest (spec/store.md §4).
+    pub request_digest: String,
+    /// The change-set id (spec/concept-patch.md §7.2).
+    pub change_set_id: String,
+    /// The plan digest for applicable/noop; the request digest when rejected.
+    pub plan_digest: String,
+    /// Written files `(path, new bytes)`, ascending by path; empty unless applicable.
+    pub writes: Vec<(String, Vec<u8>)>,
+    /// Concept ids of written concept files, sorted.
+    pub changed_refs: Vec<String>,
+    pub diff: Diff,
+    /// Wire diagnostics, sorted (§5.3).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A rejection raised by one operation: code and the document it concerns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Reject {
+    code: &'static str,
+    file: String,
+    message: String,
+}
+
+impl Reject {
+    fn new(code: &'static str, file: &str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            file: file.to_owned(),
+            message: message.into(),
+        }
+    }
+    fn edit(e: &EditError, file: &str) -> Self {
+        Self::new(e.code(), file, e.to_string())
+    }
+}
+
+type OpResult<T> = Result<T, Reject>;
+
+/// Builds the plan of `req` on `capture` with the change-set base `change_set_base`
+/// (preview: the captured revision; apply: `expected_revision`, equal to it in branch A).
+///
+/// # Errors
+/// `operation_cancelled` at the per-operation checkpoints; `resource_limit` /
+/// `invalid_yaml_graph` for bundle-wide YAML faults (spec/store.md §3.4); `resource_limit`
+/// when more than 10,000 paths would be affected.
+pub fn plan_patch(
+    capture: &Capture,
+    req: &PatchRequest,
+    change_set_base: &str,
+    cancel: &Cancel,
+) -> Result<Plan, ToolError> {
+    cancel.check()?;
+    let change_set = ChangeSet::concept_patch(&req.actor, change_set_base, &req.operations);
+    let request_digest = change_set.request_digest();
+    let opts = Options {
+        strict: true,
+        check_links: false,
+        check_orphans: false,
+        spec_version: Some(Target::V02),
+        temporal_profile: req.profile,
+        as_of: None,
+    };
+    let base_report = validate::validate(capture, &opts).map_err(|f| bundle_fault(&f))?;
+
+    let mut overlay: BTreeMap<String, String> = BTreeMap::new();
+    let mut rejection: Option<Reject> = None;
+    for op in &req.operations {
+        cancel.check()?;
+        if let Err(r) = apply_operation(capture, &mut overlay, op) {
+            rejection = Some(r);
+            break;
+        }
+    }
+    let rejected = |reject: &Reject, extra: Vec<Diagnostic>| -> Plan {
+        let mut diags = extra;
+        diags.push(
+            Diagnostic::new(reject.code, Severity::Error, reject.message.clone())
+                .with_file(reject.file.clone()),
+        );
+        Plan {
+            status: Status::Rejected,
+            base_revision: capture.revision.clone(),
+            result_revision: None,
+            request_digest: request_digest.clone(),
+            change_set_id: change_set.id.clone(),
+            plan_digest: request_digest.clone(),
+            writes: Vec::new(),
+            changed_refs: Vec::new(),
+            diff: Diff::default(),
+            diagnostics: finish_diagnostics(diags),
+        }
+    };
+    if let Some(r) = rejection {
+        return Ok(rejected(&r, Vec::new()));
+    }
+
+    // Drop writes whose bytes equal the current bytes (§3 rule 4).
+    let writes: Vec<(String, Vec<u8>)> = overlay
+        .into_iter()
+        .filter(|(p, t)| capture.get(p).is_none_or(|f| f.bytes != t.as_bytes()))
+        .map(|(p, t)| (p, t.into_bytes()))
+        .collect();
+    if writes.len() > MAX_AFFECTED_PATHS {
+        return Err(ToolError::resource_limit("patch affects too many paths"));
+    }
+    cancel.check()?;
+    let staged = overlay_capture(capture, &writes);
+    let staged_report = validate::validate(&staged, &opts).map_err(|f| bundle_fault(&f))?;
+
+    // set_bundle_version "0.2" while v0.1 constructs remain (§3.8, README R41).
+    let declares_02 = req
+        .operations
+        .iter()
+        .any(|o| matches!(o, Operation::SetBundleVersion { version: BundleVersion::V02 }));
+    if declares_02 {
+        if let Some(f) = staged_report
+            .findings
+            .iter()
+            .filter(|f| f.code == "legacy_timestamp" || f.code == "legacy_citations")
+            .min_by(|a, b| a.file.as_bytes().cmp(b.file.as_bytes()))
+        {
+            return Ok(rejected(
+                &Reject::new(
+                    "migration_required",
+                    &f.file,
+                    "the bundle still holds v0.1 timestamps or citations; use preview_v02_migration",
+                ),
+                Vec::new(),
+            ));
+        }
+    }
+
+    let written: BTreeSet<&str> = writes.iter().map(|(p, _)| p.as_str()).collect();
+    let base_errors: BTreeSet<(&str, &str)> = base_report
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| (f.file.as_str(), f.code))
+        .collect();
+    let declared_01 = base_report.declaration.value.as_deref() == Some("0.1");
+    let mut projected: Vec<Diagnostic> = Vec::new();
+    let mut blocking: Vec<Diagnostic> = Vec::new();
+    let mut preexisting: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for f in &staged_report.findings {
+        if f.severity != Severity::Error {
+            projected.push(finding_diag(f, declared_01));
+            continue;
+        }
+        let bundle_level = matches!(f.code, "version_declaration_invalid" | "version_assertion_failed");
+        let caused = !base_errors.contains(&(f.file.as_str(), f.code));
+        if written.contains(f.file.as_str()) || bundle_level || caused {
+            blocking.push(finding_diag(f, declared_01));
+        } else {
+            preexisting.entry(f.file.as_str()).or_default().insert(f.code);
+        }
+    }
+    for (i, (file, codes)) in preexisting.iter().enumerate() {
+        if i == MAX_PREEXISTING {
+            projected.push(Diagnostic::new(
+                "preexisting_errors_truncated",
+                Severity::Warn,
+                "more documents hold errors that existed before this patch",
+            ));
+            break;
+        }
+        let names: Vec<&str> = codes.iter().copied().collect();
+        projected.push(
+            Diagnostic::new(
+                "preexisting_error",
+                Severity::Warn,
+                format!(
+                    "this document already had errors before the patch: {}",
+                    names.join(", ")
+                ),
+            )
+            .with_file(*file),
+        );
+    }
+    if !blocking.is_empty() {
+        let mut diags = projected;
+        diags.extend(blocking);
+        return Ok(rejected(
+            &Reject::new(
+                "staged_validation_failed",
+                "",
+                "the patched bundle fails OKF 0.2 validation",
+            ),
+            diags,
+        ));
+    }
+
+    let result_revision = staged.revision.clone();
+    let changed_refs: Vec<String> = writes
+        .iter()
+        .filter_map(|(p, _)| match classify(p) {
+            DocClass::Concept(id) => Some(id),
+            _ => None,
+        })
+        .collect();
+    let hexes: Vec<String> = writes
+        .iter()
+        .map(|(_, b)| identity::content_hex(b))
+        .collect();
+    let plan_digest = identity::plan_digest(&PlanInputs {
+        request_digest: &request_digest,
+        change_set_base,
+        base_revision: &capture.revision,
+        result_revision: &result_revision,
+        reads: capture.files.iter().map(|f| f.path.as_str()).collect(),
+        writes: writes
+            .iter()
+            .zip(&hexes)
+            .map(|((p, b), h)| PlanWrite {
+                path: p,
+                content: b,
+                digest_hex: h,
+            })
+            .collect(),
+        affected_refs: changed_refs
+            .iter()
+            .map(|id| Ref {
+                concept_id: id.clone(),
+                fragment: None,
+            })
+            .collect(),
+    })
+    .map_err(|_| ToolError::new("plan_mismatch", "cannot compute the plan digest"))?;
+    let diff = {
+        let changes: Vec<FileChange<'_>> = writes
+            .iter()
+            .map(|(p, b)| FileChange {
+                path: p,
+                old: capture
+                    .get(p)
+                    .map(|f| std::str::from_utf8(&f.bytes).unwrap_or_default()),
+                new: std::str::from_utf8(b).unwrap_or_default(),
+            })
+            .collect();
+        diff::render(&changes)
+    };
+    let status = if writes.is_empty() {
+        Status::Noop
+    } else {
+        Status::Applicable
+    };
+    Ok(Plan {
+        status,
+        base_revision: capture.revision.clone(),
+        result_revision: Some(result_revision),
+        request_digest,
+        change_set_id: change_set.id.clone(),
+        plan_digest,
+        writes,
+        changed_refs,
+        diff,
+        diagnostics: finish_diagnostics(projected),
+    })
+}
+
+/// The capture with `writes` applied (replaced or added), re-hashed.
+#[must_use]
+pub fn overlay_capture(capture: &Capture, writes: &[(String, Vec<u8>)]) -> Capture {
+    let mut files: BTreeMap<String, Vec<u8>> = capture
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.bytes.clone()))
+        .collect();
+    for (p, b) in writes {
+        files.insert(p.clone(), b.clone());
+    }
+    Capture::from_files(files)
+}
+
+fn finding_diag(f: &Finding, declared_01: bool) -> Diagnostic {
+    let message = if f.code == "version_assertion_failed" && declared_01 {
+        "the bundle declares 0.1; migrate it with preview_v02_migration first".to_owned()
+    } else {
+        f.message.to_owned()
+    };
+    Diagnostic::new(f.code, f.severity, message).with_file(f.file.clone())
+}
+
+/// Sorts by (severity, file, code, message) and removes exact duplicates (§5.3).
+fn finish_diagnostics(mut d: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    d.sort_by(|a, b| {
+        (a.severity, a.file.as_bytes(), a.code.as_bytes(), a.message.as_bytes()).cmp(&(
+            b.severity,
+            b.file.as_bytes(),
+            b.code.as_bytes(),
+            b.message.as_bytes(),
+        ))
+    });
+    d.dedup();
+    d
+}
+
+// ---------------------------------------------------------------------------------------------
+// Documents under edit
+// ---------------------------------------------------------------------------------------------
+
+/// A document split for editing: prefix (BOM + opening fence), frontmatter, suffix (closing
+/// fence + body).
+struct DocEdit {
+    path: String,
+    prefix: String,
+    fm: Frontmatter,
+    closing: String,
+    body: String,
+    crlf: bool,
+}
+
+impl DocEdit {
+    fn text(&self) -> String {
+        format!("{}{}{}{}", self.prefix, self.fm.text(), self.closing, self.body)
+    }
+}
+
+fn current_text<'a>(
+    capture: &'a Capture,
+    overlay: &'a BTreeMap<String, String>,
+    path: &str,
+) -> Option<&'a str> {
+    if let Some(t) = overlay.get(path) {
+        return Some(t.as_str());
+    }
+    capture
+        .get(path)
+        .map(|f| std::str::from_utf8(&f.bytes).unwrap_or("\u{0}"))
+}
+
+fn open_doc(text: &str, path: &str) -> OpResult<Option<DocEdit>> {
+    let split = document::split(text.as_bytes())
+        .map_err(|_| Reject::new("invalid_presentation", path, "the document cannot be parsed"))?;
+    let Some(fm_range) = split.frontmatter.clone() else {
+        return Ok(None);
+    };
+    let fm = Frontmatter::parse(&text[fm_range.clone()], split.crlf)
+        .map_err(|e| Reject::edit(&e, path))?;
+    Ok(Some(DocEdit {
+        path: path.to_owned(),
+        prefix: text[..fm_range.start].to_owned(),
+        fm,
+        closing: text[fm_range.end..split.body.start].to_owned(),
+        body: text[split.body.clone()].to_owned(),
+        crlf: split.crlf,
+    }))
+}
+
+/// Opens the concept's document for a frontmatter operation (§3 rule 1).
+fn open_concept(
+    capture: &Capture,
+    overlay: &BTreeMap<String, String>,
+    concept_id: &str,
+) -> OpResult<DocEdit> {
+    let path = format!("{concept_id}.md");
+    let Some(text) = current_text(capture, overlay, &path) else {
+        return Err(Reject::new("missing_concept", &path, "the concept does not exist"));
+    };
+    if text.contains('\u{0}') && capture.get(&path).is_some_and(|f| std::str::from_utf8(&f.bytes).is_err()) {
+        return Err(Reject::new("invalid_presentation", &path, "the document cannot be parsed"));
+    }
+    let doc = open_doc(text, &path)?;
+    let doc = doc.ok_or_else(|| {
+        Reject::new("invalid_presentation", &path, "the concept has no frontmatter")
+    })?;
+    check_root(&doc)?;
+    Ok(doc)
+}
+
+/// The root mapping of a document under edit must be a plain block or flow mapping without a
+/// merge key and without properties on itself (§4.5).
+fn check_root(doc: &DocEdit) -> OpResult<()> {
+    if let Some(root) = doc.fm.yaml().root.as_ref() {
+        if !matches!(root.kind, NodeKind::Mapping { .. }) {
+            return Err(Reject::new("invalid_presentation", &doc.path, "the frontmatter is not a mapping"));
+        }
+        if root.has_merge_key() || root.anchor.is_some() || root.tag.is_some() {
+            return Err(Reject::new(
+                "ambiguous_presentation",
+                &doc.path,
+                "the frontmatter uses a merge key, anchor or tag on its root mapping",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn save(overlay: &mut BTreeMap<String, String>, doc: &DocEdit) {
+    overlay.insert(doc.path.clone(), doc.text());
+}
+
+/// The raw (alias not followed) value of `key` in the mapping `map`.
+fn raw_get<'n>(map: &'n Node, key: &str) -> Option<&'n Node> {
+    match &map.kind {
+        NodeKind::Mapping { entries, .. } => entries
+            .iter()
+            .find(|(k, _)| k.scalar_text() == Some(key))
+            .map(|(_, v)| v),
+        _ => None,
+    }
+}
+
+fn root_get<'d>(doc: &'d DocEdit, key: &str) -> Option<&'d Node> {
+    doc.fm.yaml().root.as_ref().and_then(|r| raw_get(r, key))
+}
+
+/// Fail closed on anchors, aliases, tags and merge keys on or inside a touched node (§4.5).
+fn check_touched(node: &Node, file: &str) -> OpResult<()> {
+    if node.has_props_inside() || has_merge_anywhere(node) {
+        return Err(Reject::new(
+            "ambiguous_presentation",
+            file,
+            "an anchor, alias, tag or merge key on a node the patch must edit",
+        ));
+    }
+    Ok(())
+}
+
+fn has_merge_anywhere(node: &Node) -> bool {
+    if node.has_merge_key() {
+        return true;
+    }
+    match &node.kind {
+        NodeKind::Mapping { entries, .. } => entries.iter().any(|(_, v)| has_merge_anywhere(v)),
+        NodeKind::Sequence { items, .. } => items.iter().any(has_merge_anywhere),
+        _ => false,
+    }
+}
+
+fn is_null_node(node: &Node) -> bool {
+    matches!(&node.kind, NodeKind::Scalar { style: Style::Plain, .. }) && node.is_null()
+}
+
+/// Sets a scalar unless the existing scalar already holds exactly that value.
+fn set_scalar(doc: &mut DocEdit, path: &[Seg<'_>], key: &str, value: Scalar) -> OpResult<()> {
+    let existing = node_at(doc, path).and_then(|m| raw_get(m, key));
+    if let Some(node) = existing {
+        check_touched(node, &doc.path)?;
+        let same = match (&value, &node.kind) {
+            (Scalar::Str(s), NodeKind::Scalar { .. }) => node.as_str() == Some(s.as_str()),
+            (Scalar::Plain(s), NodeKind::Scalar { text, style }) => {
+                *style == Style::Plain && text == s
+                    || node.as_str() == Some(s.as_str()) && edit::is_plain_safe(s, false)
+            }
+            (Scalar::Quoted(s), NodeKind::Scalar { text, style }) => {
+                *style == Style::DoubleQuoted && text == s
+            }
+            _ => false,
+        };
+        if same {
+            return Ok(());
+        }
+    }
+    doc.fm
+        .set(path, key, &NewValue::Scalar(value))
+        .map(|_| ())
+        .map_err(|e| Reject::edit(&e, &doc.path))
+}
+
+fn set_value(doc: &mut DocEdit, path: &[Seg<'_>], key: &str, value: &NewValue) -> OpResult<()> {
+    doc.fm
+        .set(path, key, value)
+        .map(|_| ())
+        .map_err(|e| Reject::edit(&e, &doc.path))
+}
+
+fn remove_key(doc: &mut DocEdit, path: &[Seg<'_>], key: &str) -> OpResult<()> {
+    if node_at(doc, path).and_then(|m| raw_get(m, key)).is_none() {
+        return Ok(());
+    }
+    doc.fm
+        .remove(path, key)
+        .map(|_| ())
+        .map_err(|e| Reject::edit(&e, &doc.path))
+}
+
+/// The raw node at `path` from the root mapping.
+fn node_at<'d>(doc: &'d DocEdit, path: &[Seg<'_>]) -> Option<&'d Node> {
+    let mut node = doc.fm.yaml().root.as_ref()?;
+    for seg in path {
+        node = match seg {
+            Seg::Key(k) => raw_get(node, k)?,
+            Seg::Index(i) => match &node.kind {
+                NodeKind::Sequence { items, .. } => items.get(*i)?,
+                _ => return None,
+            },
+        };
+    }
+    Some(node)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations (§3)
+// ---------------------------------------------------------------------------------------------
+
+fn apply_operation(
+    capture: &Capture,
+    overlay: &mut BTreeMap<String, String>,
+    op: &Operation,
+) -> OpResult<()> {
+    match op {
+        Operation::SetBundleVersion { version } => set_bundle_version(capture, overlay, *version),
+        Operation::PutAttestedComputation {
+            concept_id,
+            computation,
+        } => {
+            let mut doc = open_concept(capture, overlay, concept_id)?;
+            put_attested_computation(&mut doc, computation)?;
+            save(overlay, &doc);
+            Ok(())
+        }
+        other => {
+            let concept_id = other.concept_id().unwrap_or_default();
+            let mut doc = open_concept(capture, overlay, concept_id)?;
+            match other {
+                Operation::SetGenerated { generated, .. } => {
+                    set_generated(&mut doc, &generated.by, generated.at.as_deref())?;
+                }
+                Operation::EnsureVerification { verification, .. } => {
+                    ensure_verification(&mut doc, verification)?;
+                }
+                Operation::RemoveVerification { verification, .. } => {
+                    remove_verification(&mut doc, verification)?;
+                }
+                Operation::PutSource { source, .. } => put_source(&mut doc, source)?,
+                Operation::RemoveSource { selector, .. } => remove_source(&mut doc, selector)?,
+                Operation::SetUsageWindow {
+                    selector, window, ..
+                } => set_usage_window(&mut doc, selector.as_ref(), window.as_ref())?,
+                Operation::SetLifecycle { lifecycle, .. } => set_lifecycle(&mut doc, lifecycle)?,
+                Operation::SetBundleVersion { .. } | Operation::PutAttestedComputation { .. } => {}
+            }
+            save(overlay, &doc);
+            Ok(())
+        }
+    }
+}
+
+/// §3.1.
+fn set_generated(doc: &mut DocEdit, by: &str, at: Option<&str>) -> OpResult<()> {
+    match root_get(doc, "generated") {
+        None => {
+            let mut entries = vec![("by".to_owned(), NewValue::str(by))];
+            if let Some(at) = at {
+                entries.push(("at".to_owned(), NewValue::plain(at)));
+            }
+            set_value(doc, &[], "generated", &NewValue::BlockMap(entries))
+        }
+        Some(node) => {
+            check_touched(node, &doc.path)?;
+            if !matches!(node.kind, NodeKind::Mapping { .. }) {
+                return Err(Reject::new(
+                    "invalid_presentation",
+                    &doc.path,
+                    "generated is not a mapping",
+                ));
+            }
+            let path = [Seg::Key("generated")];
+            set_scalar(doc, &path, "by", Scalar::Str(by.to_owned()))?;
+            match at {
+                Some(at) => set_scalar(doc, &path, "at", Scalar::Plain(at.to_owned())),
+                None => remove_key(doc, &path, "at"),
+            }
+        }
+    }
+}
+
+fn event_matches(node: &Node, v: &Verification) -> bool {
+    let Some(desired) = parse_offset_datetime(&v.at) else {
+        return false;
+    };
+    node.get("by").and_then(Node::as_str) == Some(v.by.as_str())
+        && node
+            .get("at")
+            .and_then(Node::scalar_text)
+            .and_then(parse_offset_datetime)
+            .is_some_and(|a| a == desired)
+}
+
+fn event_value(v: &Verification) -> Vec<(String, NewValue)> {
+    vec![
+        ("by".to_owned(), NewValue::str(&v.by)),
+        ("at".to_owned(), NewValue::plain(&v.at)),
+    ]
+}
+
+/// §3.2.
+fn ensure_verification(doc: &mut DocEdit, v: &Verification) -> OpResult<()> {
+    let Some(node) = root_get(doc, "verified") else {
+        return set_value(doc, &[], "verified", &NewValue::BlockMap(event_value(v)));
+    };
+    check_touched(node, &doc.path)?;
+    match &node.kind {
+        NodeKind::Mapping { .. } => {
+            if event_matches(node, v) {
+                return Ok(());
+            }
+            convert_bare_verified(doc, v)
+        }
+        NodeKind::Sequence { items, .. } => {
+            let matching = items.iter().filter(|i| event_matches(i, v)).count();
+            match matching {
+                0 => doc
+                    .fm
+                    .append_item(&[Seg::Key("verified")], &NewValue::BlockMap(event_value(v)))
+                    .map(|_| ())
+                    .map_err(|e| Reject::edit(&e, &doc.path)),
+                1 => Ok(()),
+                _ => Err(Reject::new(
+                    "ambiguous_presentation",
+                    &doc.path,
+                    "more than one verification event matches",
+                )),
+            }
+        }
+        NodeKind::Scalar { .. } | NodeKind::Alias { .. } => Err(Reject::new(
+            "invalid_presentation",
+            &doc.path,
+            "verified is neither a mapping nor a sequence",
+        )),
+    }
+}
+
+/// A bare `verified` mapping that does not match becomes a block sequence: the existing
+/// mapping is the first item (its lines re-indented, nothing else changed), the new event the
+/// second (§3.2, README R20).
+fn convert_bare_verified(doc: &mut DocEdit, v: &Verification) -> OpResult<()> {
+    let text = doc.fm.text().to_owned();
+    let yaml = doc.fm.yaml();
+    let Some(root) = yaml.root.as_ref() else {
+        return Err(Reject::new("invalid_presentation", &doc.path, "verified cannot be converted"));
+    };
+    let Some((key, value)) = (match &root.kind {
+        NodeKind::Mapping { entries, .. } => entries
+            .iter()
+            .find(|(k, _)| k.scalar_text() == Some("verified"))
+            .map(|(k, v)| (k.clone(), v.clone())),
+        _ => None,
+    }) else {
+        return Err(Reject::new("invalid_presentation", &doc.path, "verified cannot be converted"));
+    };
+    let nl = if doc.crlf { "\r\n" } else { "\n" };
+    let key_col = column(&text, key.span.start);
+    let ind = " ".repeat(key_col + 2);
+    let new_item = format!(
+        "{ind}-{nl}{ind}  by: {}{nl}{ind}  at: {}",
+        render_str(&v.by),
+        v.at
+    );
+    let edit = if value.is_flow() {
+        // `verified: { by: a, at: b }` → `verified:\n  - { by: a, at: b }\n  -\n    by: …`
+        let colon = text[key.span.end..value.span.start]
+            .find(':')
+            .map_or(key.span.end, |i| key.span.end + i + 1);
+        edit::Edit {
+            range: colon..value.span.end,
+            replacement: format!(
+                "{nl}{ind}- {}{nl}{new_item}",
+                &text[value.span.clone()]
+            ),
+        }
+    } else {
+        // Block mapping lines: indent each by two, insert a dash line before them.
+        let start = line_start(&text, value.span.start);
+        let end = line_end_incl(&text, value.span.end.saturating_sub(1).max(value.span.start));
+        let region = &text[start..end];
+        let item_ind = " ".repeat(column(&text, value.span.start));
+        let mut out = format!("{item_ind}-{nl}");
+        for line in region.split_inclusive('\n') {
+            if line.trim().is_empty() {
+                out.push_str(line);
+            } else {
+                out.push_str("  ");
+                out.push_str(line);
+            }
+        }
+        if !out.ends_with('\n') {
+            out.push_str(nl);
+        }
+        let new_item = format!(
+            "{item_ind}-{nl}{item_ind}  by: {}{nl}{item_ind}  at: {}{nl}",
+            render_str(&v.by),
+            v.at
+        );
+        out.push_str(&new_item);
+        if end == text.len() && !text.ends_with('\n') {
+            out.truncate(out.len() - nl.len());
+        }
+        edit::Edit {
+            range: start..end,
+            replacement: out,
+        }
+    };
+    let new_text = edit::apply_edits(&text, std::slice::from_ref(&edit))
+        .map_err(|e| Reject::edit(&e, &doc.path))?;
+    let mut expected = doc.fm.value();
+    if let Some(slot) = expected.get_mut("verified") {
+        let old = slot.clone();
+        let mut item = crate::okf::yaml::Value::Map(Vec::new());
+        if let crate::okf::yaml::Value::Map(e) = &mut item {
+            e.push((crate::okf::yaml::Value::str("by"), crate::okf::yaml::Value::str(&v.by)));
+            e.push((crate::okf::yaml::Value::str("at"), crate::okf::yaml::Value::plain(&v.at)));
+        }
+        *slot = crate::okf::yaml::Value::Seq(vec![old, item]);
+    }
+    edit::verify(&text, std::slice::from_ref(&edit), &new_text, &expected)
+        .map_err(|e| Reject::edit(&e, &doc.path))?;
+    doc.fm = Frontmatter::parse(&new_text, doc.crlf).map_err(|e| Reject::edit(&e, &doc.path))?;
+    Ok(())
+}
+
+/// §3.3.
+fn remove_verification(doc: &mut DocEdit, v: &Verification) -> OpResult<()> {
+    let Some(node) = root_get(doc, "verified") else {
+        return Ok(());
+    };
+    check_touched(node, &doc.path)?;
+    match &node.kind {
+        NodeKind::Mapping { .. } => {
+            if event_matches(node, v) {
+                remove_key(doc, &[], "verified")
+            } else {
+                Ok(())
+            }
+        }
+        NodeKind::Sequence { items, .. } => {
+            let matching: Vec<usize> = items
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| event_matches(i, v))
+                .map(|(i, _)| i)
+                .collect();
+            if matching.is_empty() {
+                Ok(())
+            } else if matching.len() == items.len() {
+                remove_key(doc, &[], "verified")
+            } else {
+                for i in matching.into_iter().rev() {
+                    doc.fm
+                        .remove_item(&[Seg::Key("verified")], i)
+                        .map_err(|e| Reject::edit(&e, &doc.path))?;
+                }
+                Ok(())
+            }
+        }
+        NodeKind::Scalar { .. } | NodeKind::Alias { .. } => Err(Reject::new(
+            "invalid_presentation",
+            &doc.path,
+            "verified is neither a mapping nor a sequence",
+        )),
+    }
+}
+
+const KNOWN_SOURCE_KEYS: &[&str] = &[
+    "id",
+    "resource",
+    "title",
+    "author",
+    "usage_count",
+    "last_modified",
+    "usage_window",
+];
+
+/// The known-field projection of a source item (§3.4): strings byte-exact, usage_count as an
+/// integer, window as (from, to).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Projection {
+    resource: Option<String>,
+    title: Option<String>,
+    author: Option<String>,
+    usage_count: Option<u64>,
+    last_modified: Option<String>,
+    usage_window: Option<(String, String)>,
+}
+
+fn desired_projection(s: &Source, window: Option<&Window>) -> Projection {
+    Projection {
+        resource: Some(s.resource.clone()),
+        title: s.title.clone(),
+        author: s.author.clone(),
+        usage_count: s.usage_count_value(),
+        last_modified: s.last_modified.clone(),
+        usage_window: window.map(|w| (w.from.clone(), w.to.clone())),
+    }
+}
+
+fn text_of(node: Option<&Node>) -> Option<String> {
+    node.and_then(Node::scalar_text).map(str::to_owned)
+}
+
+/// The projection of an existing item; `Err` when its `usage_count` is not a plain
+/// non-negative integer scalar.
+fn item_projection(item: &Node, file: &str) -> OpResult<Projection> {
+    let usage_count = match item.get("usage_count") {
+        None => None,
+        Some(n) => {
+            let ok = matches!(&n.kind, NodeKind::Scalar { style: Style::Plain, text } if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) && (text == "0" || !text.starts_with('0')));
+            let parsed = n.scalar_text().and_then(|t| t.parse::<u64>().ok());
+            match (ok, parsed) {
+                (true, Some(v)) => Some(v),
+                _ => {
+                    return Err(Reject::new(
+                        "usage_count_invalid",
+                        file,
+                        "a source usage_count is not a non-negative integer",
+                    ))
+                }
+            }
+        }
+    };
+    let usage_window = item.get("usage_window").and_then(|w| {
+        Some((text_of(w.get("from"))?, text_of(w.get("to"))?))
+    });
+    Ok(Projection {
+        resource: text_of(item.get("resource")),
+        title: text_of(item.get("title")),
+        author: text_of(item.get("author")),
+        usage_count,
+        last_modified: text_of(item.get("last_modified")),
+        usage_window,
+    })
+}
+
+fn has_extension_keys(item: &Node) -> bool {
+    item.entries().is_some_and(|e| {
+        e.iter()
+            .any(|(k, _)| !k.scalar_text().is_some_and(|t| KNOWN_SOURCE_KEYS.contains(&t)))
+    })
+}
+
+fn item_id(item: &Node) -> Option<&str> {
+    item.get("id").and_then(Node::scalar_text)
+}
+
+/// The `sources` sequence items, or `None` when absent; `Err` when not a sequence of mappings.
+fn source_items(doc: &DocEdit) -> OpResult<Option<Vec<Node>>> {
+    let Some(node) = root_get(doc, "sources") else {
+        return Ok(None);
+    };
+    if let NodeKind::Alias { .. } = node.kind {
+        return Err(Reject::new("ambiguous_presentation", &doc.path, "sources is an alias"));
+    }
+    let Some(items) = node.items() else {
+        return Err(Reject::new("invalid_presentation", &doc.path, "sources is not a sequence"));
+    };
+    if node.anchor.is_some() || node.tag.is_some() {
+        return Err(Reject::new("ambiguous_presentation", &doc.path, "sources carries an anchor or tag"));
+    }
+    for i in items {
+        if !matches!(i.deref_alias().kind, NodeKind::Mapping { .. }) {
+            return Err(Reject::new(
+                "invalid_presentation",
+                &doc.path,
+                "a sources item is not a mapping",
+            ));
+        }
+    }
+    Ok(Some(items.to_vec()))
+}
+
+fn rendered_source(s: &Source) -> Vec<(String, NewValue)> {
+    let mut e = Vec::new();
+    if let Some(id) = &s.id {
+        e.push(("id".to_owned(), NewValue::str(id)));
+    }
+    if let Some(t) = &s.title {
+        e.push(("title".to_owned(), NewValue::str(t)));
+    }
+    e.push(("resource".to_owned(), NewValue::str(&s.resource)));
+    if let Some(a) = &s.author {
+        e.push(("author".to_owned(), NewValue::str(a)));
+    }
+    if let Some(c) = &s.usage_count {
+        e.push(("usage_count".to_owned(), NewValue::plain(c)));
+    }
+    if let Some(m) = &s.last_modified {
+        e.push(("last_modified".to_owned(), NewValue::plain(m)));
+    }
+    if let Some(w) = &s.usage_window {
+        e.push(("usage_window".to_owned(), window_value(w)));
+    }
+    e
+}
+
+fn window_value(w: &Window) -> NewValue {
+    NewValue::FlowMap(vec![
+        ("from".to_owned(), NewValue::plain(&w.from)),
+        ("to".to_owned(), NewValue::plain(&w.to)),
+    ])
+}
+
+fn append_source(doc: &mut DocEdit, s: &Source) -> OpResult<()> {
+    let item = NewValue::BlockMap(rendered_source(s));
+    if root_get(doc, "sources").is_none() {
+        set_value(doc, &[], "sources", &NewValue::BlockSeq(vec![item]))
+    } else {
+        doc.fm
+            .append_item(&[Seg::Key("sources")], &item)
+            .map(|_| ())
+            .map_err(|e| Reject::edit(&e, &doc.path))
+    }
+}
+
+fn ids_matching(items: &[Node], id: &str, file: &str) -> OpResult<Option<usize>> {
+    let hits: Vec<usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| item_id(i) == Some(id))
+        .map(|(i, _)| i)
+        .collect();
+    match hits.len() {
+        0 => Ok(None),
+        1 => Ok(Some(hits[0])),
+        _ => Err(Reject::new(
+            "ambiguous_presentation",
+            file,
+            "two or more sources carry the selected id",
+        )),
+    }
+}
+
+/// Anonymous candidates (items without `id`) whose projection equals one of `wanted`.
+fn anonymous_matches(
+    doc: &DocEdit,
+    items: &[Node],
+    wanted: &[&Projection],
+) -> OpResult<Vec<(usize, usize)>> {
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        if item.get("id").is_some() {
+            continue;
+        }
+        let p = item_projection(item, &doc.path)?;
+        if let Some(w) = wanted.iter().position(|w| **w == p) {
+            out.push((i, w));
+        }
+    }
+    Ok(out)
+}
+
+fn check_candidate(doc: &DocEdit, item: &Node) -> OpResult<()> {
+    check_touched(item, &doc.path)?;
+    if has_extension_keys(item) || doc.fm.yaml().has_comment_in(&item.span) {
+        return Err(Reject::new(
+            "ambiguous_presentation",
+            &doc.path,
+            "an anonymous source candidate carries extension keys or a comment",
+        ));
+    }
+    Ok(())
+}
+
+/// §3.4 `put_source`.
+fn put_source(doc: &mut DocEdit, s: &Source) -> OpResult<()> {
+    let Some(items) = source_items(doc)? else {
+        return append_source(doc, s);
+    };
+    match &s.id {
+        Some(id) => {
+            let Some(i) = ids_matching(&items, id, &doc.path)? else {
+                return append_source(doc, s);
+            };
+            let item = &items[i];
+            check_touched(item, &doc.path)?;
+            item_projection(item, &doc.path)?;
+            let path = [Seg::Key("sources"), Seg::Index(i)];
+            set_scalar(doc, &path, "id", Scalar::Str(id.clone()))?;
+            set_scalar(doc, &path, "resource", Scalar::Str(s.resource.clone()))?;
+            for (key, val) in [("title", &s.title), ("author", &s.author)] {
+                match val {
+                    Some(v) => set_scalar(doc, &path, key, Scalar::Str(v.clone()))?,
+                    None => remove_key(doc, &path, key)?,
+                }
+            }
+            for (key, val) in [("usage_count", &s.usage_count), ("last_modified", &s.last_modified)] {
+                match val {
+                    Some(v) => set_scalar(doc, &path, key, Scalar::Plain(v.clone()))?,
+                    None => remove_key(doc, &path, key)?,
+                }
+            }
+            set_item_window(doc, &path, s.usage_window.as_ref())
+        }
+        None => {
+            let desired = desired_projection(s, s.usage_window.as_ref());
+            let hits = anonymous_matches(doc, &items, &[&desired])?;
+            match hits.as_slice() {
+                [] => append_source(doc, s),
+                [(i, _)] => check_candidate(doc, &items[*i]),
+                _ => Err(Reject::new(
+                    "ambiguous_presentation",
+                    &doc.path,
+                    "more than one anonymous source equals the requested one",
+                )),
+            }
+        }
+    }
+}
+
+/// Sets or removes the `usage_window` of the mapping at `path`, replacing only `from`/`to` of
+/// an existing mapping (unknown keys kept).
+fn set_item_window(doc: &mut DocEdit, path: &[Seg<'_>], w: Option<&Window>) -> OpResult<()> {
+    let existing = node_at(doc, path).and_then(|m| raw_get(m, "usage_window"));
+    match (w, existing) {
+        (None, _) => remove_key(doc, path, "usage_window"),
+        (Some(w), None) => set_value(doc, path, "usage_window", &window_value(w)),
+        (Some(w), Some(node)) => {
+            check_touched(node, &doc.path)?;
+            if !matches!(node.kind, NodeKind::Mapping { .. }) {
+                return Err(Reject::new(
+                    "invalid_presentation",
+                    &doc.path,
+                    "usage_window is not a mapping",
+                ));
+            }
+            let mut sub: Vec<Seg<'_>> = path.to_vec();
+            sub.push(Seg::Key("usage_window"));
+            set_scalar(doc, &sub, "from", Scalar::Plain(w.from.clone()))?;
+            set_scalar(doc, &sub, "to", Scalar::Plain(w.to.clone()))
+        }
+    }
+}
+
+fn remove_source_item(doc: &mut DocEdit, items_len: usize, i: usize) -> OpResult<()> {
+    if items_len == 1 {
+        remove_key(doc, &[], "sources")
+    } else {
+        doc.fm
+            .remove_item(&[Seg::Key("sources")], i)
+            .map(|_| ())
+            .map_err(|e| Reject::edit(&e, &doc.path))
+    }
+}
+
+/// §3.4 `remove_source`.
+fn remove_source(doc: &mut DocEdit, selector: &SourceSelector) -> OpResult<()> {
+    let Some(items) = source_items(doc)? else {
+        return Ok(());
+    };
+    match selector {
+        SourceSelector::Id(id) => match ids_matching(&items, id, &doc.path)? {
+            None => Ok(()),
+            Some(i) => {
+                check_touched(&items[i], &doc.path)?;
+                remove_source_item(doc, items.len(), i)
+            }
+        },
+        SourceSelector::Exact(s) => {
+            let desired = desired_projection(s, s.usage_window.as_ref());
+            let hits = anonymous_matches(doc, &items, &[&desired])?;
+            match hits.as_slice() {
+                [] => Ok(()),
+                [(i, _)] => {
+                    check_candidate(doc, &items[*i])?;
+                    remove_source_item(doc, items.len(), *i)
+                }
+                _ => Err(Reject::new(
+                    "ambiguous_presentation",
+                    &doc.path,
+                    "more than one anonymous source equals the selector",
+                )),
+            }
+        }
+    }
+}
+
+/// §3.5.
+fn set_usage_window(
+    doc: &mut DocEdit,
+    selector: Option<&SourceSelector>,
+    window: Option<&Window>,
+) -> OpResult<()> {
+    let Some(selector) = selector else {
+        if let Some(node) = root_get(doc, "usage_window") {
+            if window.is_some() && is_null_node(node) {
+                return set_value(doc, &[], "usage_window", &window_value(window.unwrap_or(&Window { from: String::new(), to: String::new() })));
+            }
+        }
+        return set_item_window(doc, &[], window);
+    };
+    let missing = || {
+        Reject::new(
+            "missing_source_selector",
+            &doc.path,
+            "no source matches the selector",
+        )
+    };
+    let items = match source_items(doc) {
+        Ok(Some(items)) => items,
+        Ok(None) => return Err(missing()),
+        Err(r) if r.code == "invalid_presentation" => return Err(missing()),
+        Err(r) => return Err(r),
+    };
+    let index = match selector {
+        SourceSelector::Id(id) => ids_matching(&items, id, &doc.path)?.ok_or_else(missing)?,
+        SourceSelector::Exact(s) => {
+            let before = desired_projection(s, s.usage_window.as_ref());
+            let after = desired_projection(s, window);
+            let hits = anonymous_matches(doc, &items, &[&before, &after])?;
+            if hits.iter().any(|(_, w)| *w == 1) && hits.len() == 1 {
+                return Ok(());
+            }
+            match hits.as_slice() {
+                [] => return Err(missing()),
+                [(i, _)] => *i,
+                _ => {
+                    return Err(Reject::new(
+                        "ambiguous_presentation",
+                        &doc.path,
+                        "more than one anonymous source matches the selector",
+                    ))
+                }
+            }
+        }
+    };
+    check_touched(&items[index], &doc.path)?;
+    set_item_window(doc, &[Seg::Key("sources"), Seg::Index(index)], window)
+}
+
+/// §3.6.
+fn set_lifecycle(doc: &mut DocEdit, l: &Lifecycle) -> OpResult<()> {
+    match l.status {
+        Some(s) => set_scalar(doc, &[], "status", Scalar::Str(s.as_str().to_owned()))?,
+        None => remove_key(doc, &[], "status")?,
+    }
+    match &l.stale_after {
+        Some(v) => set_scalar(doc, &[], "stale_after", Scalar::Plain(v.clone())),
+        None => remove_key(doc, &[], "stale_after"),
+    }
+}
+
+/// §3.7.
+fn put_attested_computation(doc: &mut DocEdit, c: &AttestedComputation) -> OpResult<()> {
+    set_scalar(doc, &[], "type", Scalar::Str("Attested Computation".to_owned()))?;
+    set_scalar(doc, &[], "runtime", Scalar::Str(c.runtime.clone()))?;
+    put_parameters(doc, c)?;
+    // executor
+    let receipt = NewValue::FlowSeq(c.executor.receipt.iter().map(|r| NewValue::str(r)).collect());
+    match root_get(doc, "executor") {
+        None => set_value(
+            doc,
+            &[],
+            "executor",
+            &NewValue::BlockMap(vec![
+                ("resource".to_owned(), NewValue::str(&c.executor.resource)),
+                ("receipt".to_owned(), receipt),
+            ]),
+        )?,
+        Some(node) => {
+            check_touched(node, &doc.path)?;
+            if !matches!(node.kind, NodeKind::Mapping { .. }) {
+                return Err(Reject::new("invalid_presentation", &doc.path, "executor is not a mapping"));
+            }
+            let path = [Seg::Key("executor")];
+            set_scalar(doc, &path, "resource", Scalar::Str(c.executor.resource.clone()))?;
+            let same = node.get("receipt").and_then(Node::items).is_some_and(|items| {
+                items.len() == c.executor.receipt.len()
+                    && items
+                        .iter()
+                        .zip(&c.executor.receipt)
+                        .all(|(i, r)| i.as_str() == Some(r.as_str()))
+            });
+            if !same {
+                set_value(doc, &path, "receipt", &receipt)?;
+            }
+        }
+    }
+    match root_get(doc, "attester") {
+        None => set_value(
+            doc,
+            &[],
+            "attester",
+            &NewValue::BlockMap(vec![(
+                "resource".to_owned(),
+                NewValue::str(&c.attester_resource),
+            )]),
+        )?,
+        Some(node) => {
+            check_touched(node, &doc.path)?;
+            if !matches!(node.kind, NodeKind::Mapping { .. }) {
+                return Err(Reject::new("invalid_presentation", &doc.path, "attester is not a mapping"));
+            }
+            set_scalar(doc, &[Seg::Key("attester")], "resource", Scalar::Str(c.attester_resource.clone()))?;
+        }
+    }
+    match &c.body {
+        ComputationBody::File { path } => {
+            set_scalar(doc, &[], "computation", Scalar::Str(path.clone()))?;
+        }
+        ComputationBody::Inline { .. } => remove_key(doc, &[], "computation")?,
+    }
+    let edit = computation::body_edit(&doc.body, doc.crlf, &c.body)
+        .map_err(|e| Reject::new(e.code(), &doc.path, e.to_string()))?;
+    if let Some(e) = edit {
+        doc.body = e.apply(&doc.body);
+    }
+    let key = root_get(doc, "computation").and_then(Node::scalar_text).map(str::to_owned);
+    computation::post_check(&doc.body, key.as_deref(), &c.body)
+        .map_err(|e| Reject::new(e.code(), &doc.path, e.to_string()))
+}
+
+fn parameter_value(p: &crate::plan::patch::ops::Parameter) -> NewValue {
+    NewValue::FlowMap(vec![
+        ("name".to_owned(), NewValue::str(&p.name)),
+        ("type".to_owned(), NewValue::str(&p.type_)),
+        (
+            "required".to_owned(),
+            NewValue::plain(if p.required { "true" } else { "false" }),
+        ),
+    ])
+}
+
+/// Parameters merged by name (§3.7). Existing items keep their other keys; new items are
+/// appended. When the merged order differs from the requested one, the sequence is re-rendered
+/// only if no item carries keys beyond `name`, `type`, `required`.
+fn put_parameters(doc: &mut DocEdit, c: &AttestedComputation) -> OpResult<()> {
+    let desired_list = NewValue::BlockSeq(c.parameters.iter().map(parameter_value).collect());
+    let Some(node) = root_get(doc, "parameters") else {
+        let v = if c.parameters.is_empty() {
+            NewValue::FlowSeq(Vec::new())
+        } else {
+            desired_list
+        };
+        return set_value(doc, &[], "parameters", &v);
+    };
+    check_touched(node, &doc.path)?;
+    let Some(items) = node.items().map(<[Node]>::to_vec) else {
+        return Err(Reject::new("invalid_presentation", &doc.path, "parameters is not a sequence"));
+    };
+    let mut names = Vec::new();
+    for i in &items {
+        match i.get("name").and_then(Node::as_str) {
+            Some(n) if matches!(i.kind, NodeKind::Mapping { .. }) => names.push(n.to_owned()),
+            _ => {
+                return Err(Reject::new(
+                    "invalid_presentation",
+                    &doc.path,
+                    "a parameters item is not a mapping with a string name",
+                ))
+            }
+        }
+    }
+    let wanted: Vec<&str> = c.parameters.iter().map(|p| p.name.as_str()).collect();
+    // Remove undesired items (from the end so indices stay valid).
+    let mut current = names.clone();
+    for i in (0..names.len()).rev() {
+        if !wanted.contains(&names[i].as_str()) {
+            if current.len() == 1 {
+                return set_value(doc, &[], "parameters", &desired_list_or_empty(c));
+            }
+            doc.fm
+                .remove_item(&[Seg::Key("parameters")], i)
+                .map_err(|e| Reject::edit(&e, &doc.path))?;
+            current.remove(i);
+        }
+    }
+    // Update existing items.
+    for p in &c.parameters {
+        if let Some(i) = current.iter().position(|n| n == &p.name) {
+            let path = [Seg::Key("parameters"), Seg::Index(i)];
+            set_scalar(doc, &path, "type", Scalar::Str(p.type_.clone()))?;
+            set_scalar(
+                doc,
+                &path,
+                "required",
+                Scalar::Plain(if p.required { "true" } else { "false" }.to_owned()),
+            )?;
+        }
+    }
+    // Append new ones.
+    for p in &c.parameters {
+        if !current.contains(&p.name) {
+            doc.fm
+                .append_item(&[Seg::Key("parameters")], &parameter_value(p))
+                .map_err(|e| Reject::edit(&e, &doc.path))?;
+            current.push(p.name.clone());
+        }
+    }
+    if current.iter().map(String::as_str).eq(wanted.iter().copied()) {
+        return Ok(());
+    }
+    // Reorder: only when no item has extension keys.
+    let plain_items = root_get(doc, "parameters")
+        .and_then(Node::items)
+        .is_some_and(|items| {
+            items.iter().all(|i| {
+                i.entries().is_some_and(|e| {
+                    e.iter().all(|(k, _)| {
+                        matches!(k.scalar_text(), Some("name" | "type" | "required"))
+                    })
+                })
+            })
+        });
+    if !plain_items {
+        return Err(Reject::new(
+            "invalid_presentation",
+            &doc.path,
+            "parameters with extension keys cannot be reordered losslessly",
+        ));
+    }
+    set_value(doc, &[], "parameters", &desired_list_or_empty(c))
+}
+
+fn desired_list_or_empty(c: &AttestedComputation) -> NewValue {
+    if c.parameters.is_empty() {
+        NewValue::FlowSeq(Vec::new())
+    } else {
+        NewValue::BlockSeq(c.parameters.iter().map(parameter_value).collect())
+    }
+}
+
+/// §3.8: edits the root `index.md`.
+fn set_bundle_version(
+    capture: &Capture,
+    overlay: &mut BTreeMap<String, String>,
+    version: BundleVersion,
+) -> OpResult<()> {
+    let path = "index.md";
+    let Some(text) = current_text(capture, overlay, path).map(str::to_owned) else {
+        return Err(Reject::new("missing_root_index", path, "the bundle has no root index.md"));
+    };
+    match open_doc(&text, path)? {
+        Some(mut doc) => {
+            check_root(&doc)?;
+            set_scalar(&mut doc, &[], "okf_version", Scalar::Quoted(version.as_str().to_owned()))?;
+            save(overlay, &doc);
+        }
+        None => {
+            let nl = if text.contains("\r\n") { "\r\n" } else { "\n" };
+            let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
+            let new = format!(
+                "{}---{nl}okf_version: \"{}\"{nl}---{nl}{}",
+                &text[..bom],
+                version.as_str(),
+                &text[bom..]
+            );
+            overlay.insert(path.to_owned(), new);
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text helpers
+// ---------------------------------------------------------------------------------------------
+
+fn line_start(text: &str, pos: usize) -> usize {
+    text[..pos].rfind('\n').map_or(0, |i| i + 1)
+}
+
+/// The end of the line holding `pos`, including its line break.
+fn line_end_incl(text: &str, pos: usize) -> usize {
+    text[pos..].find('\n').map_or(text.len(), |i| pos + i + 1)
+}
+
+fn column(text: &str, pos: usize) -> usize {
+    pos - line_start(text, pos)
+}
+
+fn render_str(s: &str) -> String {
+    if edit::is_plain_safe(s, false) {
+        s.to_owned()
+    } else {
+        edit::double_quote(s)
+    }
+}
