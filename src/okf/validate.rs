@@ -13,7 +13,7 @@ use crate::okf::bundle::{parse_bundle, Bundle, BundleFault, Doc};
 use crate::okf::grammar::DocClass;
 use crate::okf::markdown;
 use crate::okf::project::{
-    self, field, non_empty_str, non_negative_int, ATTESTED_COMPUTATION, STATUSES,
+    self, field, non_blank_str, non_empty_str, non_negative_int, ATTESTED_COMPUTATION, STATUSES,
 };
 use crate::okf::temporal::{parse_date, parse_offset_datetime, Profile};
 use crate::okf::version::{self, Declaration, Target, Version};
@@ -352,9 +352,9 @@ fn check_concept_frontmatter(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, 
                 );
             }
             if let Some(at) = g.get("at").filter(|n| !n.is_null()) {
-                if !at
+                if at
                     .as_str()
-                    .is_some_and(|s| parse_offset_datetime(s).is_some())
+                    .is_none_or(|s| parse_offset_datetime(s).is_none())
                 {
                     cx.soft(
                         path,
@@ -395,11 +395,7 @@ fn check_concept_frontmatter(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, 
                         cx.soft(path, "invalid_sources", "a sources item is not a mapping");
                         continue;
                     }
-                    if !item
-                        .get("resource")
-                        .and_then(Node::as_str)
-                        .is_some_and(|r| !r.trim().is_empty())
-                    {
+                    if non_blank_str(item.get("resource")).is_none() {
                         cx.soft(path, "invalid_sources", "a sources item has no resource");
                     }
                     if let Some(id) = item.get("id").and_then(Node::scalar_text) {
@@ -494,10 +490,7 @@ fn check_computation(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, body: &s
         return;
     }
     const MSG: &str = "the attested computation contract is malformed";
-    if !field(root, "runtime")
-        .and_then(Node::as_str)
-        .is_some_and(|s| !s.trim().is_empty())
-    {
+    if non_blank_str(field(root, "runtime")).is_none() {
         cx.soft(
             path,
             "invalid_computation",
@@ -535,10 +528,7 @@ fn check_computation(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, body: &s
         }
     }
     if let Some(e) = field(root, "executor") {
-        let resource_ok = e
-            .get("resource")
-            .and_then(Node::as_str)
-            .is_some_and(|s| !s.trim().is_empty());
+        let resource_ok = non_blank_str(e.get("resource")).is_some();
         let receipt_ok = match e.get("receipt") {
             None => true,
             Some(r) => r.items().is_some_and(|items| {
@@ -556,11 +546,7 @@ fn check_computation(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, body: &s
         }
     }
     if let Some(a) = field(root, "attester") {
-        if !a
-            .get("resource")
-            .and_then(Node::as_str)
-            .is_some_and(|s| !s.trim().is_empty())
-        {
+        if non_blank_str(a.get("resource")).is_none() {
             cx.soft(path, "invalid_computation", MSG);
         }
     }

@@ -5,6 +5,13 @@ use crate::util::*;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
+/// Test setup only: writes one file of a temporary bundle copy (the store's write rule,
+/// spec/store.md S-1, governs `src/`, not test fixtures).
+#[allow(clippy::disallowed_methods)]
+pub fn write_file(path: &Path, text: &str) {
+    std::fs::write(path, text).expect("write");
+}
+
 /// A temp bundle holding exactly `files` (path, text).
 pub fn tmp_bundle(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -13,7 +20,7 @@ pub fn tmp_bundle(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
     for (p, t) in files {
         let f = root.join(p);
         std::fs::create_dir_all(f.parent().expect("parent")).expect("mkdir");
-        std::fs::write(&f, t).expect("write");
+        write_file(&f, t);
     }
     (tmp, root)
 }
@@ -469,10 +476,10 @@ fn rd_10_noncanonical_markdown_is_not_a_concept() {
             .revision
     };
     let r1 = rev(&b);
-    std::fs::write(b.join("notes/a:b.md"), "changed").expect("write");
+    write_file(&b.join("notes/a:b.md"), "changed");
     let r2 = rev(&b);
     assert_ne!(r1, r2);
-    std::fs::write(b.join(".github/pull_request_template.md"), "changed").expect("write");
+    write_file(&b.join(".github/pull_request_template.md"), "changed");
     assert_ne!(rev(&b), r2);
 }
 
