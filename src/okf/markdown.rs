@@ -32,7 +32,7 @@ pub enum LineKind {
 /// One line of a body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line<'a> {
-    /// The line text without its line ending.
+    /// The line text without its line ending (and without a leading byte order mark).
     pub text: &'a str,
     /// Byte offset of the line in the body.
     pub start: usize,
@@ -271,6 +271,12 @@ pub fn scan(body: &str) -> Vec<Line<'_>> {
             None => (rest, body.len()),
         };
         let text = raw.strip_suffix('\r').unwrap_or(raw);
+        // A leading byte order mark is not content (spec/surface.md §13.1 rule 2).
+        let text = if pos == 0 {
+            text.strip_prefix('\u{feff}').unwrap_or(text)
+        } else {
+            text
+        };
         let blank = text.trim_matches([' ', '\t']).is_empty();
         let kind = if let Some((c, n)) = fence {
             if fence_close(text, c, n) {
@@ -667,6 +673,9 @@ mod tests {
     #[test]
     fn computation_fence() {
         assert!(has_computation_fence("# Computation\n\n    SELECT 1\n"));
+        assert!(has_computation_fence(
+            "\u{feff}# Computation\r\n```\r\nx\r\n```\r\n"
+        ));
         assert!(has_computation_fence("# Computation\n```sql\nx\n```\n"));
         assert!(!has_computation_fence("# Other\n```sql\nx\n```\n"));
     }

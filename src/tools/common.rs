@@ -136,3 +136,77 @@ pub fn parse_failure(docs: &[(&str, &'static str)]) -> ToolError {
     let text = json!({"status": "error", "diagnostics": legacy}).to_string();
     e.with_text(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runtime_profile_check() {
+        assert_eq!(profile_arg(&json!({})), Ok(Profile::Date));
+        assert_eq!(
+            profile_arg(&json!({"temporal_profile": ""})),
+            Ok(Profile::Date)
+        );
+        assert_eq!(
+            profile_arg(&json!({"temporal_profile": "instant-0b87c52"})),
+            Ok(Profile::Instant)
+        );
+        let e = profile_arg(&json!({"temporal_profile": "instant"})).unwrap_err();
+        assert_eq!(e.code, codes::INVALID_REQUEST);
+        assert_eq!(e.message, "unknown OKF temporal profile");
+    }
+
+    #[test]
+    fn as_of_per_profile_and_normalised_echo() {
+        let d = |v: &str| as_of_arg(&json!({"as_of": v}), Profile::Date);
+        let i = |v: &str| as_of_arg(&json!({"as_of": v}), Profile::Instant);
+        assert_eq!(as_of_arg(&json!({}), Profile::Instant), Ok(None));
+        assert_eq!(d("2026-01-02"), Ok(Some("2026-01-02".into())));
+        assert!(d("2026-02-30").is_err());
+        assert!(d("2026-01-02T00:00:00Z").is_err());
+        assert!(i("2026-01-02").is_err());
+        assert_eq!(
+            i("2026-01-02T03:04:05.500+00:00"),
+            Ok(Some("2026-01-02T03:04:05.5Z".into()))
+        );
+        let e = i("2026-09-26T12:34:56-00:00").unwrap_err();
+        assert_eq!(e.code, codes::INVALID_REQUEST);
+        assert!(!e.message.contains("2026-09-26"));
+    }
+
+    #[test]
+    fn concept_id_runtime_check_never_echoes() {
+        assert_eq!(concept_id_arg("tables/orders"), Ok(()));
+        let e = concept_id_arg("secret:x").unwrap_err();
+        assert_eq!(
+            (e.code.as_str(), e.message.as_str()),
+            (codes::INVALID_REQUEST, "concept_id is not canonical")
+        );
+        let e = concept_id_arg("a/index").unwrap_err();
+        assert_eq!(e.message, "concept_id contains reserved segment");
+        assert_eq!(
+            concept_id_arg(&"a".repeat(4097)).unwrap_err().code,
+            codes::RESOURCE_LIMIT
+        );
+    }
+
+    #[test]
+    fn parse_failure_shape() {
+        let e = parse_failure(&[("a.md", "unterminated_frontmatter")]);
+        assert_eq!(e.code, codes::OPERATION_REJECTED);
+        assert_eq!(e.diagnostics.len(), 1);
+        let t: Value = serde_json::from_str(e.text.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            t,
+            json!({"status": "error", "diagnostics": [{"code": "unterminated_frontmatter",
+                "severity": "ERROR", "file": "a.md",
+                "message": "the frontmatter block has no closing fence"}]})
+        );
+        let many: Vec<(String, &str)> = (0..70)
+            .map(|i| (format!("d{i}.md"), "invalid_encoding"))
+            .collect();
+        let refs: Vec<(&str, &str)> = many.iter().map(|(p, c)| (p.as_str(), *c)).collect();
+        assert_eq!(parse_failure(&refs).diagnostics.len(), 64);
+    }
+}

@@ -782,3 +782,44 @@ fn read_concept_pure_checks_win_over_a_bad_bundle_path() {
     );
     assert_eq!(out.structured()["code"], "resource_limit");
 }
+
+#[test]
+fn read_tools_and_their_errors_over_mcp_equal_the_cli() {
+    let (_t, b) = fixture_copy("read_tools");
+    let before = snapshot(&b);
+    let mut mcp = Mcp::start();
+    for (tool, args) in [
+        (
+            "list_concepts",
+            json!({"bundle_path": b, "as_of": "2026-09-23"}),
+        ),
+        (
+            "read_concept",
+            json!({"bundle_path": b, "concept_id": "東京/данные/100%+ready=да"}),
+        ),
+        (
+            "read_concept",
+            json!({"bundle_path": b, "concept_id": "broken/unterminated"}),
+        ),
+        (
+            "read_concept",
+            json!({"bundle_path": b, "concept_id": "missing/one"}),
+        ),
+        (
+            "validate_bundle",
+            json!({"bundle_path": b, "strict": true, "check_links": true, "check_orphans": true}),
+        ),
+    ] {
+        let m = mcp.call(tool, &args);
+        let c = call(tool, &args);
+        assert_eq!(
+            identity(&m),
+            identity(c.result.as_ref().expect("CLI result")),
+            "{tool} {args}"
+        );
+    }
+    let (code, stderr) = mcp.finish();
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert_eq!(snapshot(&b), before);
+    assert!(!b.join(".okf").exists());
+}
