@@ -138,12 +138,7 @@ pub fn validate_bundle(bundle: &Bundle<'_>, opts: &Options) -> Report {
     };
     check_version(&mut cx, &declaration);
     for file in &bundle.capture.files {
-        if bundle.doc(&file.path).is_none()
-            && matches!(
-                crate::okf::grammar::classify(&file.path),
-                DocClass::NoncanonicalMarkdown
-            )
-        {
+        if crate::okf::grammar::classify(&file.path) == DocClass::NoncanonicalMarkdown {
             cx.push(
                 &file.path,
                 "noncanonical_concept_path",

@@ -3,7 +3,7 @@
 //! mapping of bundle-wide and per-document parse faults (spec/store.md §3.4, README R4, R37;
 //! spec/surface.md §12.6).
 
-use crate::okf::bundle::BundleFault;
+use crate::okf::bundle::{Bundle, BundleFault};
 use crate::okf::grammar::{check_concept_id, ConceptIdError};
 use crate::okf::temporal::{normalise_instant_text, parse_date, Profile};
 use crate::okf::validate;
@@ -114,6 +114,28 @@ pub fn concept_id_arg(id: &str) -> Result<(), ToolError> {
     }
 }
 
+/// The whole-bundle parse rule of the graph and search read tools (spec/surface.md §12.6):
+/// a [`parse_failure`] naming every concept or reserved document that cannot be parsed (at
+/// most 64), or `None` when every document parsed.
+#[must_use]
+pub fn bundle_parse_failure(bundle: &Bundle<'_>) -> Option<ToolError> {
+    let failed: Vec<(&str, &'static str)> = bundle
+        .docs
+        .iter()
+        .filter_map(|d| {
+            d.parsed
+                .as_ref()
+                .err()
+                .map(|f| (d.file.path.as_str(), f.code()))
+        })
+        .collect();
+    if failed.is_empty() {
+        None
+    } else {
+        Some(parse_failure(&failed))
+    }
+}
+
 /// The read-tool parse failure of spec/surface.md §12.6 for the given (path, code) pairs:
 /// `operation_rejected`, ≤ 64 diagnostics, legacy JSON text
 /// `{"status":"error","diagnostics":[{"code","severity","file","message"}…]}`.
@@ -189,6 +211,31 @@ mod tests {
             concept_id_arg(&"a".repeat(4097)).unwrap_err().code,
             codes::RESOURCE_LIMIT
         );
+    }
+
+    #[test]
+    fn whole_bundle_rule_names_every_unparseable_document() {
+        let c = Capture::from_files([
+            ("a.md".to_owned(), b"---\ntype: T\n---\n".to_vec()),
+            ("b.md".to_owned(), b"---\ntype: T\n".to_vec()),
+            ("x/index.md".to_owned(), b"\xff".to_vec()),
+        ]);
+        let b = crate::okf::bundle::parse_bundle(&c).unwrap();
+        let e = bundle_parse_failure(&b).unwrap();
+        let files: Vec<(&str, &str)> = e
+            .diagnostics
+            .iter()
+            .map(|d| (d.file.as_str(), d.code.as_str()))
+            .collect();
+        assert_eq!(
+            files,
+            vec![
+                ("b.md", "unterminated_frontmatter"),
+                ("x/index.md", "invalid_encoding")
+            ]
+        );
+        let ok = Capture::from_files([("a.md".to_owned(), b"---\ntype: T\n---\n".to_vec())]);
+        assert!(bundle_parse_failure(&crate::okf::bundle::parse_bundle(&ok).unwrap()).is_none());
     }
 
     #[test]
