@@ -832,6 +832,13 @@ mod tests {
             },
         );
         let got: BTreeSet<&str> = all.findings.iter().map(|f| f.code).collect();
+        for f in &all.findings {
+            assert!(
+                !crate::wire::envelope::is_sensitive(f.message),
+                "{}",
+                f.message
+            );
+        }
         for c in [
             "invalid_generated",
             "invalid_verified",
