@@ -317,7 +317,7 @@ pub fn scan(body: &str) -> Vec<Line<'_>> {
             LineKind::Heading(level)
         } else if let Some(end) = html_start(text, after_paragraph) {
             let done = match end {
-                HtmlEnd::Contains(s) => text[4.min(text.len())..].contains(s),
+                HtmlEnd::Contains(s) => text.get(4..).is_some_and(|t| t.contains(s)),
                 HtmlEnd::RawTag => {
                     let l = text.to_ascii_lowercase();
                     ["</script>", "</pre>", "</style>", "</textarea>"]
@@ -668,6 +668,26 @@ mod tests {
         assert_eq!(citations_sections("# Citations {#refs}\n- a\n").len(), 1);
         assert!(citations_sections("## Citations\n- a\n").is_empty());
         assert!(citations_sections("```\n# Citations\n```\n").is_empty());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn scanners_never_panic(body in "(\\PC|[\\[\\]^`~#<>!?/ \t\r\n-]){0,200}") {
+            let lines = scan(&body);
+            let total: usize = lines.iter().map(|l| l.text.len()).sum();
+            proptest::prop_assert!(total <= body.len());
+            let _ = footnote_references(&body);
+            let _ = md_links(&body);
+            let _ = citations_sections(&body);
+            let _ = has_computation_fence(&body);
+            let _ = level2_headings(&body);
+        }
+    }
+
+    #[test]
+    fn html_comment_with_multibyte_text() {
+        assert!(footnote_references("<?aé [^x]\n[^y]\n").is_empty());
+        assert_eq!(footnote_references("<!-- a -->\n[^y]\n"), vec!["y"]);
     }
 
     #[test]
