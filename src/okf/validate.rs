@@ -940,6 +940,38 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #[test]
+        fn validator_and_projections_never_panic(
+            fm in "(type|status|verified|generated|sources|usage_window|by|at|id|resource|usage_count|stale_after|from|to|runtime|parameters|executor|receipt|[-:{}\\[\\], \n'\"&*!0-9a-z.T])*",
+            body in "(\\PC|[\\[\\]^`#\n])*",
+        ) {
+            let text = format!("---\n{fm}\n---\n{body}");
+            let c = Capture::from_files([
+                ("a.md".to_owned(), text.into_bytes()),
+                ("index.md".to_owned(), b"---\nokf_version: \"0.2\"\n---\n".to_vec()),
+            ]);
+            if let Ok(b) = parse_bundle(&c) {
+                for profile in [Profile::Date, Profile::Instant] {
+                    let opts = Options {
+                        strict: true,
+                        check_links: true,
+                        check_orphans: true,
+                        spec_version: Some(Target::V02),
+                        temporal_profile: profile,
+                        as_of: Some("2026-01-02".into()),
+                    };
+                    let r = validate_bundle(&b, &opts);
+                    proptest::prop_assert_eq!(r.scanned_files, 2);
+                    for (id, d) in b.concepts() {
+                        let _ = project::list_entry(id, d, profile, Some("2026-01-02"));
+                        let _ = project::read_projection(d, profile);
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn parse_faults_are_errors() {
         let r = run(
