@@ -32,7 +32,7 @@ pub enum LineKind {
 /// One line of a body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line<'a> {
-    /// The line text without its line ending.
+    /// The line text without its line ending (and without a leading byte order mark).
     pub text: &'a str,
     /// Byte offset of the line in the body.
     pub start: usize,
@@ -271,6 +271,12 @@ pub fn scan(body: &str) -> Vec<Line<'_>> {
             None => (rest, body.len()),
         };
         let text = raw.strip_suffix('\r').unwrap_or(raw);
+        // A leading byte order mark is not content (spec/surface.md §13.1 rule 2).
+        let text = if pos == 0 {
+            text.strip_prefix('\u{feff}').unwrap_or(text)
+        } else {
+            text
+        };
         let blank = text.trim_matches([' ', '\t']).is_empty();
         let kind = if let Some((c, n)) = fence {
             if fence_close(text, c, n) {
@@ -311,7 +317,7 @@ pub fn scan(body: &str) -> Vec<Line<'_>> {
             LineKind::Heading(level)
         } else if let Some(end) = html_start(text, after_paragraph) {
             let done = match end {
-                HtmlEnd::Contains(s) => text[4.min(text.len())..].contains(s),
+                HtmlEnd::Contains(s) => text.get(4..).is_some_and(|t| t.contains(s)),
                 HtmlEnd::RawTag => {
                     let l = text.to_ascii_lowercase();
                     ["</script>", "</pre>", "</style>", "</textarea>"]
@@ -664,9 +670,32 @@ mod tests {
         assert!(citations_sections("```\n# Citations\n```\n").is_empty());
     }
 
+    proptest::proptest! {
+        #[test]
+        fn scanners_never_panic(body in "(\\PC|[\\[\\]^`~#<>!?/ \t\r\n-]){0,200}") {
+            let lines = scan(&body);
+            let total: usize = lines.iter().map(|l| l.text.len()).sum();
+            proptest::prop_assert!(total <= body.len());
+            let _ = footnote_references(&body);
+            let _ = md_links(&body);
+            let _ = citations_sections(&body);
+            let _ = has_computation_fence(&body);
+            let _ = level2_headings(&body);
+        }
+    }
+
+    #[test]
+    fn html_comment_with_multibyte_text() {
+        assert!(footnote_references("<?aé [^x]\n[^y]\n").is_empty());
+        assert_eq!(footnote_references("<!-- a -->\n[^y]\n"), vec!["y"]);
+    }
+
     #[test]
     fn computation_fence() {
         assert!(has_computation_fence("# Computation\n\n    SELECT 1\n"));
+        assert!(has_computation_fence(
+            "\u{feff}# Computation\r\n```\r\nx\r\n```\r\n"
+        ));
         assert!(has_computation_fence("# Computation\n```sql\nx\n```\n"));
         assert!(!has_computation_fence("# Other\n```sql\nx\n```\n"));
     }

@@ -28,12 +28,12 @@ pub fn field<'n>(root: Option<&'n Node>, key: &str) -> Option<&'n Node> {
 
 /// A non-empty string value, else `None`.
 #[must_use]
-pub fn non_empty_str<'n>(node: Option<&'n Node>) -> Option<&'n str> {
+pub fn non_empty_str(node: Option<&Node>) -> Option<&str> {
     node.and_then(Node::as_str).filter(|s| !s.is_empty())
 }
 
-/// A non-blank string value (not only whitespace), else `None`.
-fn non_blank_str(node: Option<&Node>) -> Option<&str> {
+/// A non-blank string value (not only whitespace), else `None` (`resource` fields).
+pub fn non_blank_str(node: Option<&Node>) -> Option<&str> {
     node.and_then(Node::as_str).filter(|s| !s.trim().is_empty())
 }
 
@@ -136,7 +136,7 @@ pub fn trust(events: &[Event]) -> &'static str {
 
 /// A temporal scalar valid under `profile`, verbatim.
 #[must_use]
-pub fn temporal_value<'n>(node: Option<&'n Node>, profile: Profile) -> Option<&'n str> {
+pub fn temporal_value(node: Option<&Node>, profile: Profile) -> Option<&str> {
     node.filter(|n| !n.is_null())
         .and_then(Node::as_str)
         .filter(|s| profile.is_valid(s))

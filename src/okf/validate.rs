@@ -13,7 +13,7 @@ use crate::okf::bundle::{parse_bundle, Bundle, BundleFault, Doc};
 use crate::okf::grammar::DocClass;
 use crate::okf::markdown;
 use crate::okf::project::{
-    self, field, non_empty_str, non_negative_int, ATTESTED_COMPUTATION, STATUSES,
+    self, field, non_blank_str, non_empty_str, non_negative_int, ATTESTED_COMPUTATION, STATUSES,
 };
 use crate::okf::temporal::{parse_date, parse_offset_datetime, Profile};
 use crate::okf::version::{self, Declaration, Target, Version};
@@ -138,12 +138,7 @@ pub fn validate_bundle(bundle: &Bundle<'_>, opts: &Options) -> Report {
     };
     check_version(&mut cx, &declaration);
     for file in &bundle.capture.files {
-        if bundle.doc(&file.path).is_none()
-            && matches!(
-                crate::okf::grammar::classify(&file.path),
-                DocClass::NoncanonicalMarkdown
-            )
-        {
+        if crate::okf::grammar::classify(&file.path) == DocClass::NoncanonicalMarkdown {
             cx.push(
                 &file.path,
                 "noncanonical_concept_path",
@@ -352,9 +347,9 @@ fn check_concept_frontmatter(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, 
                 );
             }
             if let Some(at) = g.get("at").filter(|n| !n.is_null()) {
-                if !at
+                if at
                     .as_str()
-                    .is_some_and(|s| parse_offset_datetime(s).is_some())
+                    .is_none_or(|s| parse_offset_datetime(s).is_none())
                 {
                     cx.soft(
                         path,
@@ -395,11 +390,7 @@ fn check_concept_frontmatter(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, 
                         cx.soft(path, "invalid_sources", "a sources item is not a mapping");
                         continue;
                     }
-                    if !item
-                        .get("resource")
-                        .and_then(Node::as_str)
-                        .is_some_and(|r| !r.trim().is_empty())
-                    {
+                    if non_blank_str(item.get("resource")).is_none() {
                         cx.soft(path, "invalid_sources", "a sources item has no resource");
                     }
                     if let Some(id) = item.get("id").and_then(Node::scalar_text) {
@@ -494,10 +485,7 @@ fn check_computation(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, body: &s
         return;
     }
     const MSG: &str = "the attested computation contract is malformed";
-    if !field(root, "runtime")
-        .and_then(Node::as_str)
-        .is_some_and(|s| !s.trim().is_empty())
-    {
+    if non_blank_str(field(root, "runtime")).is_none() {
         cx.soft(
             path,
             "invalid_computation",
@@ -535,10 +523,7 @@ fn check_computation(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, body: &s
         }
     }
     if let Some(e) = field(root, "executor") {
-        let resource_ok = e
-            .get("resource")
-            .and_then(Node::as_str)
-            .is_some_and(|s| !s.trim().is_empty());
+        let resource_ok = non_blank_str(e.get("resource")).is_some();
         let receipt_ok = match e.get("receipt") {
             None => true,
             Some(r) => r.items().is_some_and(|items| {
@@ -556,11 +541,7 @@ fn check_computation(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, body: &s
         }
     }
     if let Some(a) = field(root, "attester") {
-        if !a
-            .get("resource")
-            .and_then(Node::as_str)
-            .is_some_and(|s| !s.trim().is_empty())
-        {
+        if non_blank_str(a.get("resource")).is_none() {
             cx.soft(path, "invalid_computation", MSG);
         }
     }
@@ -851,6 +832,13 @@ mod tests {
             },
         );
         let got: BTreeSet<&str> = all.findings.iter().map(|f| f.code).collect();
+        for f in &all.findings {
+            assert!(
+                !crate::wire::envelope::is_sensitive(f.message),
+                "{}",
+                f.message
+            );
+        }
         for c in [
             "invalid_generated",
             "invalid_verified",
@@ -950,6 +938,38 @@ mod tests {
             codes(&r),
             vec![("a.md".into(), "temporal_profile_mismatch", Severity::Warn)]
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn validator_and_projections_never_panic(
+            fm in "(type|status|verified|generated|sources|usage_window|by|at|id|resource|usage_count|stale_after|from|to|runtime|parameters|executor|receipt|[-:{}\\[\\], \n'\"&*!0-9a-z.T])*",
+            body in "(\\PC|[\\[\\]^`#\n])*",
+        ) {
+            let text = format!("---\n{fm}\n---\n{body}");
+            let c = Capture::from_files([
+                ("a.md".to_owned(), text.into_bytes()),
+                ("index.md".to_owned(), b"---\nokf_version: \"0.2\"\n---\n".to_vec()),
+            ]);
+            if let Ok(b) = parse_bundle(&c) {
+                for profile in [Profile::Date, Profile::Instant] {
+                    let opts = Options {
+                        strict: true,
+                        check_links: true,
+                        check_orphans: true,
+                        spec_version: Some(Target::V02),
+                        temporal_profile: profile,
+                        as_of: Some("2026-01-02".into()),
+                    };
+                    let r = validate_bundle(&b, &opts);
+                    proptest::prop_assert_eq!(r.scanned_files, 2);
+                    for (id, d) in b.concepts() {
+                        let _ = project::list_entry(id, d, profile, Some("2026-01-02"));
+                        let _ = project::read_projection(d, profile);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! mapping of bundle-wide and per-document parse faults (spec/store.md §3.4, README R4, R37;
 //! spec/surface.md §12.6).
 
-use crate::okf::bundle::BundleFault;
+use crate::okf::bundle::{Bundle, BundleFault};
 use crate::okf::grammar::{check_concept_id, ConceptIdError};
 use crate::okf::temporal::{normalise_instant_text, parse_date, Profile};
 use crate::okf::validate;
@@ -114,6 +114,28 @@ pub fn concept_id_arg(id: &str) -> Result<(), ToolError> {
     }
 }
 
+/// The whole-bundle parse rule of the graph and search read tools (spec/surface.md §12.6):
+/// a [`parse_failure`] naming every concept or reserved document that cannot be parsed (at
+/// most 64), or `None` when every document parsed.
+#[must_use]
+pub fn bundle_parse_failure(bundle: &Bundle<'_>) -> Option<ToolError> {
+    let failed: Vec<(&str, &'static str)> = bundle
+        .docs
+        .iter()
+        .filter_map(|d| {
+            d.parsed
+                .as_ref()
+                .err()
+                .map(|f| (d.file.path.as_str(), f.code()))
+        })
+        .collect();
+    if failed.is_empty() {
+        None
+    } else {
+        Some(parse_failure(&failed))
+    }
+}
+
 /// The read-tool parse failure of spec/surface.md §12.6 for the given (path, code) pairs:
 /// `operation_rejected`, ≤ 64 diagnostics, legacy JSON text
 /// `{"status":"error","diagnostics":[{"code","severity","file","message"}…]}`.
@@ -135,4 +157,103 @@ pub fn parse_failure(docs: &[(&str, &'static str)]) -> ToolError {
     }
     let text = json!({"status": "error", "diagnostics": legacy}).to_string();
     e.with_text(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runtime_profile_check() {
+        assert_eq!(profile_arg(&json!({})), Ok(Profile::Date));
+        assert_eq!(
+            profile_arg(&json!({"temporal_profile": ""})),
+            Ok(Profile::Date)
+        );
+        assert_eq!(
+            profile_arg(&json!({"temporal_profile": "instant-0b87c52"})),
+            Ok(Profile::Instant)
+        );
+        let e = profile_arg(&json!({"temporal_profile": "instant"})).unwrap_err();
+        assert_eq!(e.code, codes::INVALID_REQUEST);
+        assert_eq!(e.message, "unknown OKF temporal profile");
+    }
+
+    #[test]
+    fn as_of_per_profile_and_normalised_echo() {
+        let d = |v: &str| as_of_arg(&json!({"as_of": v}), Profile::Date);
+        let i = |v: &str| as_of_arg(&json!({"as_of": v}), Profile::Instant);
+        assert_eq!(as_of_arg(&json!({}), Profile::Instant), Ok(None));
+        assert_eq!(d("2026-01-02"), Ok(Some("2026-01-02".into())));
+        assert!(d("2026-02-30").is_err());
+        assert!(d("2026-01-02T00:00:00Z").is_err());
+        assert!(i("2026-01-02").is_err());
+        assert_eq!(
+            i("2026-01-02T03:04:05.500+00:00"),
+            Ok(Some("2026-01-02T03:04:05.5Z".into()))
+        );
+        let e = i("2026-09-26T12:34:56-00:00").unwrap_err();
+        assert_eq!(e.code, codes::INVALID_REQUEST);
+        assert!(!e.message.contains("2026-09-26"));
+    }
+
+    #[test]
+    fn concept_id_runtime_check_never_echoes() {
+        assert_eq!(concept_id_arg("tables/orders"), Ok(()));
+        let e = concept_id_arg("secret:x").unwrap_err();
+        assert_eq!(
+            (e.code.as_str(), e.message.as_str()),
+            (codes::INVALID_REQUEST, "concept_id is not canonical")
+        );
+        let e = concept_id_arg("a/index").unwrap_err();
+        assert_eq!(e.message, "concept_id contains reserved segment");
+        assert_eq!(
+            concept_id_arg(&"a".repeat(4097)).unwrap_err().code,
+            codes::RESOURCE_LIMIT
+        );
+    }
+
+    #[test]
+    fn whole_bundle_rule_names_every_unparseable_document() {
+        let c = Capture::from_files([
+            ("a.md".to_owned(), b"---\ntype: T\n---\n".to_vec()),
+            ("b.md".to_owned(), b"---\ntype: T\n".to_vec()),
+            ("x/index.md".to_owned(), b"\xff".to_vec()),
+        ]);
+        let b = crate::okf::bundle::parse_bundle(&c).unwrap();
+        let e = bundle_parse_failure(&b).unwrap();
+        let files: Vec<(&str, &str)> = e
+            .diagnostics
+            .iter()
+            .map(|d| (d.file.as_str(), d.code.as_str()))
+            .collect();
+        assert_eq!(
+            files,
+            vec![
+                ("b.md", "unterminated_frontmatter"),
+                ("x/index.md", "invalid_encoding")
+            ]
+        );
+        let ok = Capture::from_files([("a.md".to_owned(), b"---\ntype: T\n---\n".to_vec())]);
+        assert!(bundle_parse_failure(&crate::okf::bundle::parse_bundle(&ok).unwrap()).is_none());
+    }
+
+    #[test]
+    fn parse_failure_shape() {
+        let e = parse_failure(&[("a.md", "unterminated_frontmatter")]);
+        assert_eq!(e.code, codes::OPERATION_REJECTED);
+        assert_eq!(e.diagnostics.len(), 1);
+        let t: Value = serde_json::from_str(e.text.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            t,
+            json!({"status": "error", "diagnostics": [{"code": "unterminated_frontmatter",
+                "severity": "ERROR", "file": "a.md",
+                "message": "the frontmatter block has no closing fence"}]})
+        );
+        let many: Vec<(String, &str)> = (0..70)
+            .map(|i| (format!("d{i}.md"), "invalid_encoding"))
+            .collect();
+        let refs: Vec<(&str, &str)> = many.iter().map(|(p, c)| (p.as_str(), *c)).collect();
+        assert_eq!(parse_failure(&refs).diagnostics.len(), 64);
+    }
 }

@@ -5,6 +5,13 @@ use crate::util::*;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
+/// Test setup only: writes one file of a temporary bundle copy (the store's write rule,
+/// spec/store.md S-1, governs `src/`, not test fixtures).
+#[allow(clippy::disallowed_methods)]
+pub fn write_file(path: &Path, text: &str) {
+    std::fs::write(path, text).expect("write");
+}
+
 /// A temp bundle holding exactly `files` (path, text).
 pub fn tmp_bundle(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -13,7 +20,7 @@ pub fn tmp_bundle(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
     for (p, t) in files {
         let f = root.join(p);
         std::fs::create_dir_all(f.parent().expect("parent")).expect("mkdir");
-        std::fs::write(&f, t).expect("write");
+        write_file(&f, t);
     }
     (tmp, root)
 }
@@ -469,10 +476,10 @@ fn rd_10_noncanonical_markdown_is_not_a_concept() {
             .revision
     };
     let r1 = rev(&b);
-    std::fs::write(b.join("notes/a:b.md"), "changed").expect("write");
+    write_file(&b.join("notes/a:b.md"), "changed");
     let r2 = rev(&b);
     assert_ne!(r1, r2);
-    std::fs::write(b.join(".github/pull_request_template.md"), "changed").expect("write");
+    write_file(&b.join(".github/pull_request_template.md"), "changed");
     assert_ne!(rev(&b), r2);
 }
 
@@ -774,4 +781,45 @@ fn read_concept_pure_checks_win_over_a_bad_bundle_path() {
         &json!({"bundle_path": "/nonexistent/okf/bundle", "concept_id": long}),
     );
     assert_eq!(out.structured()["code"], "resource_limit");
+}
+
+#[test]
+fn read_tools_and_their_errors_over_mcp_equal_the_cli() {
+    let (_t, b) = fixture_copy("read_tools");
+    let before = snapshot(&b);
+    let mut mcp = Mcp::start();
+    for (tool, args) in [
+        (
+            "list_concepts",
+            json!({"bundle_path": b, "as_of": "2026-09-23"}),
+        ),
+        (
+            "read_concept",
+            json!({"bundle_path": b, "concept_id": "東京/данные/100%+ready=да"}),
+        ),
+        (
+            "read_concept",
+            json!({"bundle_path": b, "concept_id": "broken/unterminated"}),
+        ),
+        (
+            "read_concept",
+            json!({"bundle_path": b, "concept_id": "missing/one"}),
+        ),
+        (
+            "validate_bundle",
+            json!({"bundle_path": b, "strict": true, "check_links": true, "check_orphans": true}),
+        ),
+    ] {
+        let m = mcp.call(tool, &args);
+        let c = call(tool, &args);
+        assert_eq!(
+            identity(&m),
+            identity(c.result.as_ref().expect("CLI result")),
+            "{tool} {args}"
+        );
+    }
+    let (code, stderr) = mcp.finish();
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert_eq!(snapshot(&b), before);
+    assert!(!b.join(".okf").exists());
 }
