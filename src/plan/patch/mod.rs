@@ -5,3 +5,4 @@
 pub mod computation;
 pub mod identity;
 pub mod ops;
+pub mod planner;

@@ -9,8 +9,9 @@
 use crate::cancel::Cancel;
 use crate::okf::document;
 use crate::okf::grammar::{classify, DocClass};
-use crate::okf::temporal::{parse_offset_datetime, Profile};
-use crate::okf::validate::{self, Finding, Options, Target};
+use crate::okf::temporal::parse_offset_datetime;
+use crate::okf::validate::{self, Finding, Options};
+use crate::okf::version::{Declaration, Target};
 use crate::okf::yaml::{Node, NodeKind, Style};
 use crate::plan::diff::{self, Diff, FileChange};
 use crate::plan::edit::{self, EditError, Frontmatter, NewValue, Scalar, Seg};
@@ -168,10 +169,14 @@ pub fn plan_patch(
     let staged_report = validate::validate(&staged, &opts).map_err(|f| bundle_fault(&f))?;
 
     // set_bundle_version "0.2" while v0.1 constructs remain (§3.8, README R41).
-    let declares_02 = req
-        .operations
-        .iter()
-        .any(|o| matches!(o, Operation::SetBundleVersion { version: BundleVersion::V02 }));
+    let declares_02 = req.operations.iter().any(|o| {
+        matches!(
+            o,
+            Operation::SetBundleVersion {
+                version: BundleVersion::V02
+            }
+        )
+    });
     if declares_02 {
         if let Some(f) = staged_report
             .findings
@@ -197,7 +202,7 @@ pub fn plan_patch(
         .filter(|f| f.severity == Severity::Error)
         .map(|f| (f.file.as_str(), f.code))
         .collect();
-    let declared_01 = base_report.declaration.value.as_deref() == Some("0.1");
+    let declared_01 = matches!(&base_report.declaration, Declaration::Valid(v) if v == "0.1");
     let mut projected: Vec<Diagnostic> = Vec::new();
     let mut blocking: Vec<Diagnostic> = Vec::new();
     let mut preexisting: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
@@ -206,12 +211,18 @@ pub fn plan_patch(
             projected.push(finding_diag(f, declared_01));
             continue;
         }
-        let bundle_level = matches!(f.code, "version_declaration_invalid" | "version_assertion_failed");
+        let bundle_level = matches!(
+            f.code,
+            "version_declaration_invalid" | "version_assertion_failed"
+        );
         let caused = !base_errors.contains(&(f.file.as_str(), f.code));
         if written.contains(f.file.as_str()) || bundle_level || caused {
             blocking.push(finding_diag(f, declared_01));
         } else {
-            preexisting.entry(f.file.as_str()).or_default().insert(f.code);
+            preexisting
+                .entry(f.file.as_str())
+                .or_default()
+                .insert(f.code);
         }
     }
     for (i, (file, codes)) in preexisting.iter().enumerate() {
@@ -343,12 +354,18 @@ fn finding_diag(f: &Finding, declared_01: bool) -> Diagnostic {
 /// Sorts by (severity, file, code, message) and removes exact duplicates (§5.3).
 fn finish_diagnostics(mut d: Vec<Diagnostic>) -> Vec<Diagnostic> {
     d.sort_by(|a, b| {
-        (a.severity, a.file.as_bytes(), a.code.as_bytes(), a.message.as_bytes()).cmp(&(
-            b.severity,
-            b.file.as_bytes(),
-            b.code.as_bytes(),
-            b.message.as_bytes(),
-        ))
+        (
+            a.severity,
+            a.file.as_bytes(),
+            a.code.as_bytes(),
+            a.message.as_bytes(),
+        )
+            .cmp(&(
+                b.severity,
+                b.file.as_bytes(),
+                b.code.as_bytes(),
+                b.message.as_bytes(),
+            ))
     });
     d.dedup();
     d
@@ -371,7 +388,13 @@ struct DocEdit {
 
 impl DocEdit {
     fn text(&self) -> String {
-        format!("{}{}{}{}", self.prefix, self.fm.text(), self.closing, self.body)
+        format!(
+            "{}{}{}{}",
+            self.prefix,
+            self.fm.text(),
+            self.closing,
+            self.body
+        )
     }
 }
 
@@ -389,8 +412,13 @@ fn current_text<'a>(
 }
 
 fn open_doc(text: &str, path: &str) -> OpResult<Option<DocEdit>> {
-    let split = document::split(text.as_bytes())
-        .map_err(|_| Reject::new("invalid_presentation", path, "the document cannot be parsed"))?;
+    let split = document::split(text.as_bytes()).map_err(|_| {
+        Reject::new(
+            "invalid_presentation",
+            path,
+            "the document cannot be parsed",
+        )
+    })?;
     let Some(fm_range) = split.frontmatter.clone() else {
         return Ok(None);
     };
@@ -414,14 +442,30 @@ fn open_concept(
 ) -> OpResult<DocEdit> {
     let path = format!("{concept_id}.md");
     let Some(text) = current_text(capture, overlay, &path) else {
-        return Err(Reject::new("missing_concept", &path, "the concept does not exist"));
+        return Err(Reject::new(
+            "missing_concept",
+            &path,
+            "the concept does not exist",
+        ));
     };
-    if text.contains('\u{0}') && capture.get(&path).is_some_and(|f| std::str::from_utf8(&f.bytes).is_err()) {
-        return Err(Reject::new("invalid_presentation", &path, "the document cannot be parsed"));
+    if text.contains('\u{0}')
+        && capture
+            .get(&path)
+            .is_some_and(|f| std::str::from_utf8(&f.bytes).is_err())
+    {
+        return Err(Reject::new(
+            "invalid_presentation",
+            &path,
+            "the document cannot be parsed",
+        ));
     }
     let doc = open_doc(text, &path)?;
     let doc = doc.ok_or_else(|| {
-        Reject::new("invalid_presentation", &path, "the concept has no frontmatter")
+        Reject::new(
+            "invalid_presentation",
+            &path,
+            "the concept has no frontmatter",
+        )
     })?;
     check_root(&doc)?;
     Ok(doc)
@@ -432,7 +476,11 @@ fn open_concept(
 fn check_root(doc: &DocEdit) -> OpResult<()> {
     if let Some(root) = doc.fm.yaml().root.as_ref() {
         if !matches!(root.kind, NodeKind::Mapping { .. }) {
-            return Err(Reject::new("invalid_presentation", &doc.path, "the frontmatter is not a mapping"));
+            return Err(Reject::new(
+                "invalid_presentation",
+                &doc.path,
+                "the frontmatter is not a mapping",
+            ));
         }
         if root.has_merge_key() || root.anchor.is_some() || root.tag.is_some() {
             return Err(Reject::new(
@@ -488,7 +536,13 @@ fn has_merge_anywhere(node: &Node) -> bool {
 }
 
 fn is_null_node(node: &Node) -> bool {
-    matches!(&node.kind, NodeKind::Scalar { style: Style::Plain, .. }) && node.is_null()
+    matches!(
+        &node.kind,
+        NodeKind::Scalar {
+            style: Style::Plain,
+            ..
+        }
+    ) && node.is_null()
 }
 
 /// Sets a scalar unless the existing scalar already holds exactly that value.
@@ -688,7 +742,11 @@ fn convert_bare_verified(doc: &mut DocEdit, v: &Verification) -> OpResult<()> {
     let text = doc.fm.text().to_owned();
     let yaml = doc.fm.yaml();
     let Some(root) = yaml.root.as_ref() else {
-        return Err(Reject::new("invalid_presentation", &doc.path, "verified cannot be converted"));
+        return Err(Reject::new(
+            "invalid_presentation",
+            &doc.path,
+            "verified cannot be converted",
+        ));
     };
     let Some((key, value)) = (match &root.kind {
         NodeKind::Mapping { entries, .. } => entries
@@ -697,7 +755,11 @@ fn convert_bare_verified(doc: &mut DocEdit, v: &Verification) -> OpResult<()> {
             .map(|(k, v)| (k.clone(), v.clone())),
         _ => None,
     }) else {
-        return Err(Reject::new("invalid_presentation", &doc.path, "verified cannot be converted"));
+        return Err(Reject::new(
+            "invalid_presentation",
+            &doc.path,
+            "verified cannot be converted",
+        ));
     };
     let nl = if doc.crlf { "\r\n" } else { "\n" };
     let key_col = column(&text, key.span.start);
@@ -714,15 +776,15 @@ fn convert_bare_verified(doc: &mut DocEdit, v: &Verification) -> OpResult<()> {
             .map_or(key.span.end, |i| key.span.end + i + 1);
         edit::Edit {
             range: colon..value.span.end,
-            replacement: format!(
-                "{nl}{ind}- {}{nl}{new_item}",
-                &text[value.span.clone()]
-            ),
+            replacement: format!("{nl}{ind}- {}{nl}{new_item}", &text[value.span.clone()]),
         }
     } else {
         // Block mapping lines: indent each by two, insert a dash line before them.
         let start = line_start(&text, value.span.start);
-        let end = line_end_incl(&text, value.span.end.saturating_sub(1).max(value.span.start));
+        let end = line_end_incl(
+            &text,
+            value.span.end.saturating_sub(1).max(value.span.start),
+        );
         let region = &text[start..end];
         let item_ind = " ".repeat(column(&text, value.span.start));
         let mut out = format!("{item_ind}-{nl}");
@@ -758,8 +820,14 @@ fn convert_bare_verified(doc: &mut DocEdit, v: &Verification) -> OpResult<()> {
         let old = slot.clone();
         let mut item = crate::okf::yaml::Value::Map(Vec::new());
         if let crate::okf::yaml::Value::Map(e) = &mut item {
-            e.push((crate::okf::yaml::Value::str("by"), crate::okf::yaml::Value::str(&v.by)));
-            e.push((crate::okf::yaml::Value::str("at"), crate::okf::yaml::Value::plain(&v.at)));
+            e.push((
+                crate::okf::yaml::Value::str("by"),
+                crate::okf::yaml::Value::str(&v.by),
+            ));
+            e.push((
+                crate::okf::yaml::Value::str("at"),
+                crate::okf::yaml::Value::plain(&v.at),
+            ));
         }
         *slot = crate::okf::yaml::Value::Seq(vec![old, item]);
     }
@@ -868,9 +936,9 @@ fn item_projection(item: &Node, file: &str) -> OpResult<Projection> {
             }
         }
     };
-    let usage_window = item.get("usage_window").and_then(|w| {
-        Some((text_of(w.get("from"))?, text_of(w.get("to"))?))
-    });
+    let usage_window = item
+        .get("usage_window")
+        .and_then(|w| Some((text_of(w.get("from"))?, text_of(w.get("to"))?)));
     Ok(Projection {
         resource: text_of(item.get("resource")),
         title: text_of(item.get("title")),
@@ -883,8 +951,10 @@ fn item_projection(item: &Node, file: &str) -> OpResult<Projection> {
 
 fn has_extension_keys(item: &Node) -> bool {
     item.entries().is_some_and(|e| {
-        e.iter()
-            .any(|(k, _)| !k.scalar_text().is_some_and(|t| KNOWN_SOURCE_KEYS.contains(&t)))
+        e.iter().any(|(k, _)| {
+            !k.scalar_text()
+                .is_some_and(|t| KNOWN_SOURCE_KEYS.contains(&t))
+        })
     })
 }
 
@@ -898,13 +968,25 @@ fn source_items(doc: &DocEdit) -> OpResult<Option<Vec<Node>>> {
         return Ok(None);
     };
     if let NodeKind::Alias { .. } = node.kind {
-        return Err(Reject::new("ambiguous_presentation", &doc.path, "sources is an alias"));
+        return Err(Reject::new(
+            "ambiguous_presentation",
+            &doc.path,
+            "sources is an alias",
+        ));
     }
     let Some(items) = node.items() else {
-        return Err(Reject::new("invalid_presentation", &doc.path, "sources is not a sequence"));
+        return Err(Reject::new(
+            "invalid_presentation",
+            &doc.path,
+            "sources is not a sequence",
+        ));
     };
     if node.anchor.is_some() || node.tag.is_some() {
-        return Err(Reject::new("ambiguous_presentation", &doc.path, "sources carries an anchor or tag"));
+        return Err(Reject::new(
+            "ambiguous_presentation",
+            &doc.path,
+            "sources carries an anchor or tag",
+        ));
     }
     for i in items {
         if !matches!(i.deref_alias().kind, NodeKind::Mapping { .. }) {
@@ -1032,7 +1114,10 @@ fn put_source(doc: &mut DocEdit, s: &Source) -> OpResult<()> {
                     None => remove_key(doc, &path, key)?,
                 }
             }
-            for (key, val) in [("usage_count", &s.usage_count), ("last_modified", &s.last_modified)] {
+            for (key, val) in [
+                ("usage_count", &s.usage_count),
+                ("last_modified", &s.last_modified),
+            ] {
                 match val {
                     Some(v) => set_scalar(doc, &path, key, Scalar::Plain(v.clone()))?,
                     None => remove_key(doc, &path, key)?,
@@ -1132,7 +1217,15 @@ fn set_usage_window(
     let Some(selector) = selector else {
         if let Some(node) = root_get(doc, "usage_window") {
             if window.is_some() && is_null_node(node) {
-                return set_value(doc, &[], "usage_window", &window_value(window.unwrap_or(&Window { from: String::new(), to: String::new() })));
+                return set_value(
+                    doc,
+                    &[],
+                    "usage_window",
+                    &window_value(window.unwrap_or(&Window {
+                        from: String::new(),
+                        to: String::new(),
+                    })),
+                );
             }
         }
         return set_item_window(doc, &[], window);
@@ -1190,11 +1283,22 @@ fn set_lifecycle(doc: &mut DocEdit, l: &Lifecycle) -> OpResult<()> {
 
 /// §3.7.
 fn put_attested_computation(doc: &mut DocEdit, c: &AttestedComputation) -> OpResult<()> {
-    set_scalar(doc, &[], "type", Scalar::Str("Attested Computation".to_owned()))?;
+    set_scalar(
+        doc,
+        &[],
+        "type",
+        Scalar::Str("Attested Computation".to_owned()),
+    )?;
     set_scalar(doc, &[], "runtime", Scalar::Str(c.runtime.clone()))?;
     put_parameters(doc, c)?;
     // executor
-    let receipt = NewValue::FlowSeq(c.executor.receipt.iter().map(|r| NewValue::str(r)).collect());
+    let receipt = NewValue::FlowSeq(
+        c.executor
+            .receipt
+            .iter()
+            .map(|r| NewValue::str(r))
+            .collect(),
+    );
     match root_get(doc, "executor") {
         None => set_value(
             doc,
@@ -1206,19 +1310,32 @@ fn put_attested_computation(doc: &mut DocEdit, c: &AttestedComputation) -> OpRes
             ]),
         )?,
         Some(node) => {
-            check_touched(node, &doc.path)?;
+            let node = node.clone();
+            check_touched(&node, &doc.path)?;
             if !matches!(node.kind, NodeKind::Mapping { .. }) {
-                return Err(Reject::new("invalid_presentation", &doc.path, "executor is not a mapping"));
+                return Err(Reject::new(
+                    "invalid_presentation",
+                    &doc.path,
+                    "executor is not a mapping",
+                ));
             }
             let path = [Seg::Key("executor")];
-            set_scalar(doc, &path, "resource", Scalar::Str(c.executor.resource.clone()))?;
-            let same = node.get("receipt").and_then(Node::items).is_some_and(|items| {
-                items.len() == c.executor.receipt.len()
-                    && items
-                        .iter()
-                        .zip(&c.executor.receipt)
-                        .all(|(i, r)| i.as_str() == Some(r.as_str()))
-            });
+            set_scalar(
+                doc,
+                &path,
+                "resource",
+                Scalar::Str(c.executor.resource.clone()),
+            )?;
+            let same = node
+                .get("receipt")
+                .and_then(Node::items)
+                .is_some_and(|items| {
+                    items.len() == c.executor.receipt.len()
+                        && items
+                            .iter()
+                            .zip(&c.executor.receipt)
+                            .all(|(i, r)| i.as_str() == Some(r.as_str()))
+                });
             if !same {
                 set_value(doc, &path, "receipt", &receipt)?;
             }
@@ -1237,9 +1354,18 @@ fn put_attested_computation(doc: &mut DocEdit, c: &AttestedComputation) -> OpRes
         Some(node) => {
             check_touched(node, &doc.path)?;
             if !matches!(node.kind, NodeKind::Mapping { .. }) {
-                return Err(Reject::new("invalid_presentation", &doc.path, "attester is not a mapping"));
+                return Err(Reject::new(
+                    "invalid_presentation",
+                    &doc.path,
+                    "attester is not a mapping",
+                ));
             }
-            set_scalar(doc, &[Seg::Key("attester")], "resource", Scalar::Str(c.attester_resource.clone()))?;
+            set_scalar(
+                doc,
+                &[Seg::Key("attester")],
+                "resource",
+                Scalar::Str(c.attester_resource.clone()),
+            )?;
         }
     }
     match &c.body {
@@ -1253,7 +1379,9 @@ fn put_attested_computation(doc: &mut DocEdit, c: &AttestedComputation) -> OpRes
     if let Some(e) = edit {
         doc.body = e.apply(&doc.body);
     }
-    let key = root_get(doc, "computation").and_then(Node::scalar_text).map(str::to_owned);
+    let key = root_get(doc, "computation")
+        .and_then(Node::scalar_text)
+        .map(str::to_owned);
     computation::post_check(&doc.body, key.as_deref(), &c.body)
         .map_err(|e| Reject::new(e.code(), &doc.path, e.to_string()))
 }
@@ -1284,7 +1412,11 @@ fn put_parameters(doc: &mut DocEdit, c: &AttestedComputation) -> OpResult<()> {
     };
     check_touched(node, &doc.path)?;
     let Some(items) = node.items().map(<[Node]>::to_vec) else {
-        return Err(Reject::new("invalid_presentation", &doc.path, "parameters is not a sequence"));
+        return Err(Reject::new(
+            "invalid_presentation",
+            &doc.path,
+            "parameters is not a sequence",
+        ));
     };
     let mut names = Vec::new();
     for i in &items {
@@ -1335,7 +1467,11 @@ fn put_parameters(doc: &mut DocEdit, c: &AttestedComputation) -> OpResult<()> {
             current.push(p.name.clone());
         }
     }
-    if current.iter().map(String::as_str).eq(wanted.iter().copied()) {
+    if current
+        .iter()
+        .map(String::as_str)
+        .eq(wanted.iter().copied())
+    {
         return Ok(());
     }
     // Reorder: only when no item has extension keys.
@@ -1344,9 +1480,8 @@ fn put_parameters(doc: &mut DocEdit, c: &AttestedComputation) -> OpResult<()> {
         .is_some_and(|items| {
             items.iter().all(|i| {
                 i.entries().is_some_and(|e| {
-                    e.iter().all(|(k, _)| {
-                        matches!(k.scalar_text(), Some("name" | "type" | "required"))
-                    })
+                    e.iter()
+                        .all(|(k, _)| matches!(k.scalar_text(), Some("name" | "type" | "required")))
                 })
             })
         });
@@ -1376,12 +1511,21 @@ fn set_bundle_version(
 ) -> OpResult<()> {
     let path = "index.md";
     let Some(text) = current_text(capture, overlay, path).map(str::to_owned) else {
-        return Err(Reject::new("missing_root_index", path, "the bundle has no root index.md"));
+        return Err(Reject::new(
+            "missing_root_index",
+            path,
+            "the bundle has no root index.md",
+        ));
     };
     match open_doc(&text, path)? {
         Some(mut doc) => {
             check_root(&doc)?;
-            set_scalar(&mut doc, &[], "okf_version", Scalar::Quoted(version.as_str().to_owned()))?;
+            set_scalar(
+                &mut doc,
+                &[],
+                "okf_version",
+                Scalar::Quoted(version.as_str().to_owned()),
+            )?;
             save(overlay, &doc);
         }
         None => {
@@ -1423,3 +1567,7 @@ fn render_str(s: &str) -> String {
         edit::double_quote(s)
     }
 }
+
+#[cfg(test)]
+#[path = "planner_tests.rs"]
+mod tests;
