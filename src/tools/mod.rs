@@ -4,5 +4,6 @@
 
 pub mod common;
 pub mod list_concepts;
+pub mod preview_concept_patch;
 pub mod read_concept;
 pub mod validate_bundle;
