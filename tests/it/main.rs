@@ -8,3 +8,4 @@ mod util;
 mod cli;
 mod corpus;
 mod mcp;
+mod schema;

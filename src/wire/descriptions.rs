@@ -1,0 +1,1 @@
+//! Tool descriptions (spec/surface.md §17.5).
