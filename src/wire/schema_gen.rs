@@ -271,7 +271,7 @@ fn bundle_path_def() -> Value {
 fn concept_id_def() -> Value {
     let nots: Vec<Value> = concept_id_not_patterns()
         .into_iter()
-        .map(|p| json!({"not": {"pattern": p}}))
+        .map(|p| json!({"not": {"type": "string", "pattern": p}}))
         .collect();
     json!({
         "description": "Bundle-relative concept path without .md: non-empty segments joined by '/', no '\\', ':' or control characters, no segment starting with '.', no surrounding whitespace, last segment not index or log (spec/surface.md §8).",
