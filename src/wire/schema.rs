@@ -187,7 +187,11 @@ fn prop_info(root: &Value, node: &Value) -> PropInfo {
     let t = resolve(root, node);
     let types = match t.get("type") {
         Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
         _ => Vec::new(),
     };
     PropInfo {
@@ -291,11 +295,7 @@ pub fn validate_input(tool: &str, args: &Value) -> Result<(), ToolError> {
         if SIZE_KEYWORDS.contains(&keyword.as_str()) {
             size_fault = true;
         }
-        let mut segs: Vec<String> = err
-            .instance_path()
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut segs: Vec<String> = err.instance_path().iter().map(|s| s.to_string()).collect();
         if let K::Required { property } = kind {
             if let Some(p) = property.as_str() {
                 segs.push(p.to_owned());
@@ -307,10 +307,7 @@ pub fn validate_input(tool: &str, args: &Value) -> Result<(), ToolError> {
         let leaf = if field == "arguments" {
             None
         } else {
-            segs.iter()
-                .rev()
-                .find(|s| !is_index(s))
-                .map(String::as_str)
+            segs.iter().rev().find(|s| !is_index(s)).map(String::as_str)
         };
         let leaf = if matches!(kind, K::AdditionalProperties { .. }) {
             None
@@ -530,7 +527,10 @@ fn guidance(info: &InputInfo, leaf: Option<&str>, kind: &K) -> String {
                     Some(t) => format!("{AS_OF_TEXT}; {t}"),
                     None => AS_OF_TEXT.to_owned(),
                 },
-                K::Type { kind } => format!("{AS_OF_TEXT}; expected JSON {}", type_name(&kind_types(kind))),
+                K::Type { kind } => format!(
+                    "{AS_OF_TEXT}; expected JSON {}",
+                    type_name(&kind_types(kind))
+                ),
                 _ => AS_OF_TEXT.to_owned(),
             };
         }
@@ -569,7 +569,11 @@ fn guidance(info: &InputInfo, leaf: Option<&str>, kind: &K) -> String {
         }
         K::MinLength { limit } => format!(
             "{name} must have at least {limit} {}",
-            if *limit == 1 { "character" } else { "characters" }
+            if *limit == 1 {
+                "character"
+            } else {
+                "characters"
+            }
         ),
         K::MinItems { limit } => {
             if leaf == Some("operations") {
@@ -661,11 +665,27 @@ mod tests {
             field_path(&info, &s(&["operations", "0", "concept_id"])),
             "operations.0.concept_id"
         );
-        assert_eq!(field_path(&info, &s(&["operations", "1234567"])), "arguments");
+        assert_eq!(
+            field_path(&info, &s(&["operations", "1234567"])),
+            "arguments"
+        );
         assert_eq!(field_path(&info, &s(&["sk_live_x"])), "arguments");
         assert_eq!(field_path(&info, &[]), "arguments");
         assert_eq!(
-            field_path(&info, &s(&["operations", "0", "source", "id", "id", "id", "id", "id", "id"])),
+            field_path(
+                &info,
+                &s(&[
+                    "operations",
+                    "0",
+                    "source",
+                    "id",
+                    "id",
+                    "id",
+                    "id",
+                    "id",
+                    "id"
+                ])
+            ),
             "arguments"
         );
     }

@@ -52,8 +52,7 @@ pub const REVISION_PATTERN: &str = "^sha256:[0-9a-f]{64}$";
 pub const USAGE_COUNT_PATTERN: &str = "^(0|[1-9][0-9]*)$";
 /// The positive part of the concept-id grammar (spec/surface.md §8): non-empty segments
 /// separated by single `/`, without `\`, `:`, code points ≤ U+001F or U+007F.
-pub const CONCEPT_ID_PATTERN: &str =
-    r"^[^/\\:\x00-\x1f\x7f]+(/[^/\\:\x00-\x1f\x7f]+)*$";
+pub const CONCEPT_ID_PATTERN: &str = r"^[^/\\:\x00-\x1f\x7f]+(/[^/\\:\x00-\x1f\x7f]+)*$";
 /// Whitespace that may not surround a concept id, beyond the control characters the main
 /// pattern already excludes: the Unicode `White_Space` set Rust's `str::trim` uses.
 const CONCEPT_ID_SPACE: &str = r"[ \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]";
@@ -242,7 +241,10 @@ fn common_defs() -> Vec<(&'static str, Value)> {
         ("lifecycle", lifecycle_def()),
         ("offset_datetime", offset_datetime_def()),
         ("operation", operation_def()),
-        ("operation_temporal_date", operation_temporal_def("profile_date")),
+        (
+            "operation_temporal_date",
+            operation_temporal_def("profile_date"),
+        ),
         (
             "operation_temporal_instant",
             operation_temporal_def("profile_instant"),
@@ -436,7 +438,10 @@ fn attested_computation_def() -> Value {
     let base = closed_with(
         &["mode", "runtime", "parameters", "executor", "attester"],
         vec![
-            ("mode", json!({"type": "string", "enum": ["inline", "file"]})),
+            (
+                "mode",
+                json!({"type": "string", "enum": ["inline", "file"]}),
+            ),
             ("runtime", string_1_max(4096)),
             (
                 "parameters",
@@ -477,10 +482,7 @@ fn operation_def() -> Value {
     let base = closed_with(
         &["kind"],
         vec![
-            (
-                "kind",
-                json!({"type": "string", "enum": OPERATION_KINDS}),
-            ),
+            ("kind", json!({"type": "string", "enum": OPERATION_KINDS})),
             ("concept_id", r("concept_id")),
             ("generated", r("generated")),
             ("verification", r("verification")),
@@ -692,7 +694,10 @@ fn profile_branches(m: &mut Map<String, Value>, as_of: bool, operations: bool) {
         "then".into(),
         branch("profile_instant", "operation_temporal_instant"),
     );
-    m.insert("else".into(), branch("profile_date", "operation_temporal_date"));
+    m.insert(
+        "else".into(),
+        branch("profile_date", "operation_temporal_date"),
+    );
 }
 
 fn input_root(
@@ -799,7 +804,10 @@ pub fn input_schema(tool: &str) -> Option<Value> {
             let mut props = vec![
                 ("bundle_path", r("bundle_path")),
                 ("temporal_profile", temporal_profile_prop()),
-                ("actor", with(r("actor"), "examples", json!(["agent-session-1"]))),
+                (
+                    "actor",
+                    with(r("actor"), "examples", json!(["agent-session-1"])),
+                ),
                 (
                     "operations",
                     json!({
@@ -898,8 +906,14 @@ pub fn input_schema(tool: &str) -> Option<Value> {
 #[must_use]
 pub fn output_schema(tool: &str) -> Option<Value> {
     let (description, success) = match tool {
-        "list_concepts" => ("Result of list_concepts (spec/surface.md §12.3).", list_success()),
-        "read_concept" => ("Result of read_concept (spec/surface.md §12.4).", read_success()),
+        "list_concepts" => (
+            "Result of list_concepts (spec/surface.md §12.3).",
+            list_success(),
+        ),
+        "read_concept" => (
+            "Result of read_concept (spec/surface.md §12.4).",
+            read_success(),
+        ),
         "validate_bundle" => (
             "Result of validate_bundle (spec/surface.md §12.5).",
             validate_success(),
@@ -925,10 +939,7 @@ pub fn output_schema(tool: &str) -> Option<Value> {
         &format!("{description} A success object satisfies $defs/success; a tool error's structuredContent satisfies $defs/error_envelope (spec/surface.md §17.1)."),
     );
     m.insert("type".into(), json!("object"));
-    m.insert(
-        "anyOf".into(),
-        json!([r("success"), r("error_envelope")]),
-    );
+    m.insert("anyOf".into(), json!([r("success"), r("error_envelope")]));
     attach_defs(&mut m, &[("success", success)]);
     Some(Value::Object(m))
 }
@@ -1012,7 +1023,10 @@ fn list_success() -> Value {
 }
 
 fn window_or_null() -> Value {
-    let mut w = closed(vec![("from", json!({"type": "string"})), ("to", json!({"type": "string"}))]);
+    let mut w = closed(vec![
+        ("from", json!({"type": "string"})),
+        ("to", json!({"type": "string"})),
+    ]);
     if let Value::Object(m) = &mut w {
         m.insert("type".into(), json!(["object", "null"]));
     }
@@ -1025,7 +1039,10 @@ fn read_success() -> Value {
         ("resource", json!({"type": "string"})),
         ("title", nullable_string()),
         ("author", nullable_string()),
-        ("usage_count", json!({"type": ["integer", "null"], "minimum": 0})),
+        (
+            "usage_count",
+            json!({"type": ["integer", "null"], "minimum": 0}),
+        ),
         ("last_modified", nullable_string()),
         ("usage_window", window_or_null()),
     ]);
@@ -1034,11 +1051,17 @@ fn read_success() -> Value {
         ("source_id", nullable_string()),
         ("count", json!({"type": "integer", "minimum": 1})),
     ]);
-    let mut generated = closed(vec![("by", json!({"type": "string"})), ("at", nullable_string())]);
+    let mut generated = closed(vec![
+        ("by", json!({"type": "string"})),
+        ("at", nullable_string()),
+    ]);
     if let Value::Object(m) = &mut generated {
         m.insert("type".into(), json!(["object", "null"]));
     }
-    let verified_event = closed(vec![("by", json!({"type": "string"})), ("at", json!({"type": "string"}))]);
+    let verified_event = closed(vec![
+        ("by", json!({"type": "string"})),
+        ("at", json!({"type": "string"})),
+    ]);
     let parameter = closed(vec![
         ("name", json!({"type": "string"})),
         ("type", json!({"type": "string"})),
@@ -1245,18 +1268,27 @@ fn apply_success() -> Value {
         base,
         "allOf",
         json!([
-            status_branch("applied", json!({
-                "changed_paths": {"minItems": 1},
-                "diagnostics": info_only()
-            })),
-            status_branch("noop", json!({
-                "changed_paths": {"const": []},
-                "diagnostics": info_only()
-            })),
-            status_branch("rejected", json!({
-                "changed_paths": {"const": []},
-                "diagnostics": has_error()
-            }))
+            status_branch(
+                "applied",
+                json!({
+                    "changed_paths": {"minItems": 1},
+                    "diagnostics": info_only()
+                })
+            ),
+            status_branch(
+                "noop",
+                json!({
+                    "changed_paths": {"const": []},
+                    "diagnostics": info_only()
+                })
+            ),
+            status_branch(
+                "rejected",
+                json!({
+                    "changed_paths": {"const": []},
+                    "diagnostics": has_error()
+                })
+            )
         ]),
     )
 }

@@ -35,7 +35,10 @@ fn schemas_are_current() {
         .collect();
     on_disk.sort();
     let names: Vec<String> = files.iter().map(|(n, _)| n.clone()).collect();
-    assert_eq!(on_disk, names, "schemas/ file set differs from the generator");
+    assert_eq!(
+        on_disk, names,
+        "schemas/ file set differs from the generator"
+    );
     for (name, v) in &files {
         let text = std::fs::read_to_string(dir.join(name)).expect("read schema");
         assert!(
