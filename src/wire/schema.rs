@@ -370,6 +370,16 @@ fn result_size(e: &ToolError) -> usize {
     result.to_string().len()
 }
 
+/// The `field` of spec/surface.md §6.3 rule 2 that `tool`'s guidance reports for an instance
+/// path given as segments (exposed for the SCH-08 tests).
+#[must_use]
+pub fn guidance_field(tool: &str, segments: &[&str]) -> String {
+    let segs: Vec<String> = segments.iter().map(|s| (*s).to_owned()).collect();
+    compiled()
+        .get(tool)
+        .map_or_else(|| "arguments".to_owned(), |c| field_path(&c.info, &segs))
+}
+
 fn is_index(s: &str) -> bool {
     !s.is_empty() && s.len() <= 6 && s.bytes().all(|b| b.is_ascii_digit())
 }
