@@ -124,7 +124,10 @@ mod tests {
         for t in crate::wire::schema_gen::PHASE1_TOOLS {
             let d = for_tool(t).expect("description");
             assert!(d.contains("retryable: true means"), "{t}");
-            assert!(d.contains("Next step") || d.contains("next read_concept"), "{t}");
+            assert!(
+                d.contains("Next step") || d.contains("next read_concept"),
+                "{t}"
+            );
             assert!(d.contains("Limits"), "{t}");
             assert!(d.contains("schema_validation"), "{t}");
         }

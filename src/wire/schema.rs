@@ -344,19 +344,23 @@ pub fn validate_input(tool: &str, args: &Value) -> Result<(), ToolError> {
             "Narrow the request or reduce its scope; repeating the same call hits the same limit.",
         )
     });
-    // Rule 5: the whole serialised result (text content + structured envelope) ≤ 4096 bytes.
+    Err(fit(e, recovery, SCHEMA_ERROR_CAP))
+}
+
+/// spec/surface.md §6.3 rule 5: drops `invalid_input` diagnostics from the end until the whole
+/// serialised result (text content + envelope, `recovery` appended last) fits `cap` bytes;
+/// one diagnostic always stays.
+fn fit(mut e: ToolError, recovery: Option<Diagnostic>, cap: usize) -> ToolError {
     loop {
         let mut probe = e.clone();
         if let Some(r) = &recovery {
             probe.diagnostics.push(r.clone());
         }
-        if result_size(&probe) <= SCHEMA_ERROR_CAP || e.diagnostics.len() <= 1 {
-            e = probe;
-            break;
+        if result_size(&probe) <= cap || e.diagnostics.len() <= 1 {
+            return probe;
         }
         e.diagnostics.pop();
     }
-    Err(e)
 }
 
 /// Serialised size of the `CallToolResult` an error becomes (spec/surface.md §1.2, §3).
@@ -697,6 +701,30 @@ mod tests {
                 ])
             ),
             "arguments"
+        );
+    }
+
+    #[test]
+    fn oversized_guidance_drops_diagnostics_from_the_end() {
+        let mut e = ToolError::new(codes::SCHEMA_VALIDATION, INPUT_MESSAGE);
+        for i in 0..8 {
+            e.diagnostics.push(
+                Diagnostic::new(codes::INVALID_INPUT, Severity::Error, "m".repeat(100))
+                    .with_field(format!("f{i}")),
+            );
+        }
+        let full = result_size(&e);
+        let cap = full - 1;
+        let r = fit(e.clone(), None, cap);
+        assert_eq!(r.diagnostics.len(), 7);
+        assert!(result_size(&r) <= cap);
+        assert_eq!(r.diagnostics[6].field, "f6");
+        let rec = Diagnostic::recovery("", "narrow it");
+        let r = fit(e, Some(rec), cap);
+        assert!(result_size(&r) <= cap);
+        assert_eq!(
+            r.diagnostics.last().map(|d| d.code.as_str()),
+            Some("recovery_step")
         );
     }
 

@@ -301,14 +301,19 @@ fn srv_03_structure_of_every_checked_in_schema() {
                 json!([{"$ref": "#/$defs/success"}, {"$ref": "#/$defs/error_envelope"}]),
                 "{f}"
             );
-            assert!(root.get("additionalProperties").is_none(), "{f}: output root");
+            assert!(
+                root.get("additionalProperties").is_none(),
+                "{f}: output root"
+            );
         }
         let nodes = all_nodes(&root);
         // Every $ref is local and resolves.
         for (p, n, _, _) in &nodes {
             if let Some(r) = n.get("$ref") {
                 let r = r.as_str().expect("ref string");
-                let name = r.strip_prefix("#/$defs/").unwrap_or_else(|| panic!("{f}{p}: non-local {r}"));
+                let name = r
+                    .strip_prefix("#/$defs/")
+                    .unwrap_or_else(|| panic!("{f}{p}: non-local {r}"));
                 assert!(root["$defs"].get(name).is_some(), "{f}{p}: dangling {r}");
             }
         }
@@ -362,7 +367,10 @@ fn srv_03_examples_validate_against_their_property_and_the_full_input_schema() {
                 assert!(own.is_valid(ex), "{t}.{name}: example vs its property");
                 let mut input = base.clone();
                 input[name.as_str()] = ex.clone();
-                assert!(full.is_valid(&input), "{t}.{name}: example vs the full schema");
+                assert!(
+                    full.is_valid(&input),
+                    "{t}.{name}: example vs the full schema"
+                );
                 seen += 1;
             }
         }
@@ -378,8 +386,16 @@ fn srv_03_advertised_schemas_equal_the_checked_in_files() {
     assert!(!tools.is_empty());
     for t in tools {
         let name = t["name"].as_str().expect("name");
-        assert_eq!(t["inputSchema"], read_schema(&format!("{name}.input.schema.json")), "{name}");
-        assert_eq!(t["outputSchema"], read_schema(&format!("{name}.output.schema.json")), "{name}");
+        assert_eq!(
+            t["inputSchema"],
+            read_schema(&format!("{name}.input.schema.json")),
+            "{name}"
+        );
+        assert_eq!(
+            t["outputSchema"],
+            read_schema(&format!("{name}.output.schema.json")),
+            "{name}"
+        );
         // Member order preserved (serde_json preserve_order), not only JSON equality.
         let keys: Vec<&String> = t["outputSchema"].as_object().expect("obj").keys().collect();
         let file = read_schema(&format!("{name}.output.schema.json"));
@@ -405,9 +421,18 @@ fn srv_06_tool_errors_have_the_envelope_shape_and_validate_against_the_output_sc
     let l = mcp.request("tools/list", json!({}));
     let cases = [
         ("list_concepts", json!({"bundle_path": missing})),
-        ("read_concept", json!({"bundle_path": missing, "concept_id": "tables/orders"})),
-        ("validate_bundle", json!({"bundle_path": missing, "strict": "yes"})),
-        ("list_concepts", json!({"bundle_path": missing, "bundlePath": "x"})),
+        (
+            "read_concept",
+            json!({"bundle_path": missing, "concept_id": "tables/orders"}),
+        ),
+        (
+            "validate_bundle",
+            json!({"bundle_path": missing, "strict": "yes"}),
+        ),
+        (
+            "list_concepts",
+            json!({"bundle_path": missing, "bundlePath": "x"}),
+        ),
     ];
     for (tool, args) in cases {
         let spec = l["result"]["tools"]
@@ -421,13 +446,21 @@ fn srv_06_tool_errors_have_the_envelope_shape_and_validate_against_the_output_sc
         assert_eq!(r["isError"], json!(true), "{tool}: {r}");
         let env = &r["structuredContent"];
         let keys: Vec<&String> = env.as_object().expect("envelope").keys().collect();
-        assert_eq!(keys, ["code", "message", "retryable", "diagnostics"], "{tool}");
+        assert_eq!(
+            keys,
+            ["code", "message", "retryable", "diagnostics"],
+            "{tool}"
+        );
         assert!(env["diagnostics"].is_array());
         assert_eq!(r["content"][0]["text"], env["message"], "{tool}");
         assert!(out_schema.is_valid(env), "{tool}: {env}");
         let cli = call(tool, &args);
         assert_eq!(cli.code, 1);
-        assert_eq!(identity(cli.result.as_ref().expect("json")), identity(&r), "{tool}");
+        assert_eq!(
+            identity(cli.result.as_ref().expect("json")),
+            identity(&r),
+            "{tool}"
+        );
     }
     mcp.finish();
     assert_no_io(&t, &missing);
@@ -435,15 +468,698 @@ fn srv_06_tool_errors_have_the_envelope_shape_and_validate_against_the_output_sc
 
 #[test]
 fn srv_06_output_schemas_accept_envelopes_and_reject_other_shapes() {
-    let env = json!({"code": "invalid_request", "message": "m", "retryable": false, "diagnostics": []});
+    let env =
+        json!({"code": "invalid_request", "message": "m", "retryable": false, "diagnostics": []});
     for t in schema_gen::PHASE1_TOOLS {
         let v = validator(&read_schema(&format!("{t}.output.schema.json")));
         assert!(v.is_valid(&env), "{t}");
         let mut extra = env.clone();
         extra["hint"] = json!("x");
-        assert!(!v.is_valid(&extra), "{t}: envelope is closed and success must not match it");
+        assert!(
+            !v.is_valid(&extra),
+            "{t}: envelope is closed and success must not match it"
+        );
         let mut no_diags = env.clone();
         no_diags.as_object_mut().expect("obj").remove("diagnostics");
         assert!(!v.is_valid(&no_diags), "{t}: diagnostics always present");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// SCH-01…08: input guidance (spec/surface.md §6.3)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn sch_01_missing_required_fields_one_diagnostic_each() {
+    let (t, missing) = absent_bundle();
+    let out = call("list_concepts", &json!({}));
+    assert_eq!(out.code, 1);
+    let s = out.structured();
+    assert_eq!(s["code"], "schema_validation");
+    let d = s["diagnostics"].as_array().expect("diagnostics");
+    assert_eq!(d.len(), 1, "{s}");
+    assert_eq!(d[0]["code"], "invalid_input");
+    assert_eq!(d[0]["severity"], "ERROR");
+    assert_eq!(d[0]["field"], "bundle_path");
+    // Three missing fields → three diagnostics (write_concept requires four).
+    let e = input_error("write_concept", &json!({"bundle_path": missing}));
+    assert_eq!(e.code, "schema_validation");
+    assert_eq!(fields(&e), ["body", "concept_id", "frontmatter"]);
+    let e = input_error("preview_concept_patch", &json!({}));
+    assert_eq!(fields(&e), ["actor", "bundle_path", "operations"]);
+    assert_no_io(&t, &missing);
+}
+
+#[test]
+fn sch_02_null_and_uncoerced_types_are_schema_validation_before_io() {
+    let (t, missing) = absent_bundle();
+    for (tool, args, field) in [
+        (
+            "read_concept",
+            json!({"bundle_path": missing, "concept_id": null}),
+            "concept_id",
+        ),
+        ("list_concepts", json!({"bundle_path": null}), "bundle_path"),
+        (
+            "validate_bundle",
+            json!({"bundle_path": missing, "strict": "true"}),
+            "strict",
+        ),
+        (
+            "validate_bundle",
+            json!({"bundle_path": missing, "check_links": 1}),
+            "check_links",
+        ),
+    ] {
+        let out = call(tool, &args);
+        assert_eq!(out.code, 1, "{tool}");
+        let s = out.structured();
+        assert_eq!(s["code"], "schema_validation", "{tool} {args}");
+        assert_eq!(s["diagnostics"][0]["field"], field);
+        let m = s["diagnostics"][0]["message"].as_str().expect("message");
+        assert!(m.contains("JSON"), "{m}");
+        assert!(!out.stdout.contains(&missing.to_string_lossy().into_owned()));
+    }
+    assert_no_io(&t, &missing);
+}
+
+#[test]
+fn sch_03_size_keywords_are_resource_limit_even_with_other_faults() {
+    let (t, missing) = absent_bundle();
+    // One character over maxLength.
+    let long = format!("/{}", "a".repeat(4096));
+    let out = call("list_concepts", &json!({"bundle_path": long}));
+    assert_eq!(out.structured()["code"], "resource_limit");
+    let d = out.structured()["diagnostics"]
+        .as_array()
+        .expect("d")
+        .clone();
+    assert!(d
+        .iter()
+        .any(|x| x["code"] == "invalid_input" && x["field"] == "bundle_path"));
+    assert_eq!(d.iter().filter(|x| x["code"] == "recovery_step").count(), 1);
+    // Exactly at the limit is not a size fault.
+    let at = format!("/{}", "a".repeat(4095));
+    let out = call("list_concepts", &json!({"bundle_path": at}));
+    assert_ne!(out.structured()["code"], "resource_limit");
+    // maxLength and type failing together → resource_limit.
+    let out = call(
+        "validate_bundle",
+        &json!({"bundle_path": long, "strict": "yes"}),
+    );
+    assert_eq!(out.structured()["code"], "resource_limit");
+    // One item over maxItems.
+    let ops: Vec<Value> = (0..257).map(|_| lifecycle_op(Value::Null)).collect();
+    let e = input_error("preview_concept_patch", &preview_args(json!(ops)));
+    assert_eq!(e.code, "resource_limit");
+    assert_eq!(fields(&e), ["operations"]);
+    let ops: Vec<Value> = (0..256).map(|_| lifecycle_op(Value::Null)).collect();
+    assert!(pipeline("preview_concept_patch", &preview_args(json!(ops))).is_ok());
+    // Diagnostics of one field are ordered by keyword name: minLength before pattern.
+    let e = input_error(
+        "read_concept",
+        &json!({"bundle_path": missing, "concept_id": ""}),
+    );
+    let m = messages(&e);
+    assert_eq!(fields(&e), ["concept_id", "concept_id"], "{m:?}");
+    assert!(m[0].contains("at least 1 character"), "{m:?}");
+    assert!(m[1].contains("bundle-relative concept id"), "{m:?}");
+    assert_no_io(&t, &missing);
+}
+
+#[test]
+fn sch_04_bad_temporal_profile_names_both_ids_and_the_corrected_call_succeeds() {
+    let (_t, b) = copy_bundle(&fixture("demo"));
+    let before = snapshot(&b);
+    let out = call(
+        "list_concepts",
+        &json!({"bundle_path": b, "temporal_profile": "instant"}),
+    );
+    assert_eq!(out.structured()["code"], "schema_validation");
+    let d = &out.structured()["diagnostics"][0];
+    assert_eq!(d["field"], "temporal_profile");
+    let m = d["message"].as_str().expect("message");
+    assert!(
+        m.contains("date-3fcbb9f") && m.contains("instant-0b87c52"),
+        "{m}"
+    );
+    let ok = call(
+        "list_concepts",
+        &json!({"bundle_path": b, "temporal_profile": "instant-0b87c52"}),
+    );
+    assert_eq!(ok.code, 0, "{}", ok.stdout);
+    assert_eq!(snapshot(&b), before);
+    assert!(!b.join(".okf").exists());
+}
+
+#[test]
+fn sch_05_twenty_faults_give_at_most_eight_sorted_diagnostics_within_4096_bytes() {
+    let mut ops = Vec::new();
+    for i in 0..20 {
+        ops.push(
+            json!({"kind": "set_lifecycle", "concept_id": format!("bad{i}.md"),
+                        "lifecycle": {"status": "archived", "stale_after": 7}}),
+        );
+    }
+    let args = json!({"bundle_path": 5, "actor": "", "operations": ops, "temporal_profile": "x"});
+    let e = input_error("preview_concept_patch", &args);
+    assert_eq!(e.code, "schema_validation");
+    assert!(
+        e.diagnostics.len() <= 8 && e.diagnostics.len() >= 6,
+        "{}",
+        e.diagnostics.len()
+    );
+    let keys: Vec<(String, String)> = e
+        .diagnostics
+        .iter()
+        .map(|d| (d.field.clone(), d.message.clone()))
+        .collect();
+    let mut fields_sorted: Vec<&String> = keys.iter().map(|(f, _)| f).collect();
+    fields_sorted.sort();
+    assert_eq!(
+        keys.iter().map(|(f, _)| f).collect::<Vec<_>>(),
+        fields_sorted
+    );
+    assert!(error_result(&e).to_string().len() <= 4096);
+    // Through the real binary as well.
+    let out = call(
+        "validate_bundle",
+        &json!({"bundle_path": "", "strict": 1, "check_links": 2, "check_orphans": 3,
+                "target_version": "9", "temporal_profile": 4, "as_of": 5, "x": 6, "y": 7}),
+    );
+    let d = out.structured()["diagnostics"].as_array().expect("d");
+    assert!(d.len() <= 8);
+    assert!(out.stdout.trim_end().len() <= 4096, "{}", out.stdout.len());
+    let f: Vec<&str> = d.iter().map(|x| x["field"].as_str().expect("f")).collect();
+    let mut s = f.clone();
+    s.sort_unstable();
+    assert_eq!(f, s);
+}
+
+#[test]
+fn sch_05_long_guidance_still_fits_4096_bytes() {
+    // Ten long concept-id messages plus a profile fault: at most 8 diagnostics, ≤ 4096 bytes.
+    let ops: Vec<Value> = (0..10)
+        .map(|_| json!({"kind": "set_lifecycle", "concept_id": ".x", "lifecycle": {"status": "stable", "stale_after": null}}))
+        .collect();
+    let mut args = preview_args(json!(ops));
+    args["temporal_profile"] = json!("nope");
+    let e = input_error("preview_concept_patch", &args);
+    assert!(error_result(&e).to_string().len() <= 4096);
+    assert!(!e.diagnostics.is_empty() && e.diagnostics.len() <= 8);
+}
+
+#[test]
+fn sch_06_enum_lists_values_format_shows_example_multi_branch_names_get_none() {
+    let (t, missing) = absent_bundle();
+    let out = call(
+        "validate_bundle",
+        &json!({"bundle_path": missing, "target_version": "1.0"}),
+    );
+    let m = out.structured()["diagnostics"][0]["message"]
+        .as_str()
+        .expect("m")
+        .to_owned();
+    assert!(
+        m.contains("\"auto\"") && m.contains("\"0.1\"") && m.contains("\"0.2\""),
+        "{m}"
+    );
+    // format: date
+    let out = call(
+        "list_concepts",
+        &json!({"bundle_path": missing, "as_of": "2026-02-30"}),
+    );
+    let d = out.structured()["diagnostics"]
+        .as_array()
+        .expect("d")
+        .clone();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(d[0]["message"].as_str().expect("m").contains("2026-01-02"));
+    // format: date-time under the instant profile
+    let out = call(
+        "list_concepts",
+        &json!({"bundle_path": missing, "temporal_profile": "instant-0b87c52", "as_of": "2026-02-30T00:00:00Z"}),
+    );
+    let m = out.structured()["diagnostics"][0]["message"]
+        .as_str()
+        .expect("m")
+        .to_owned();
+    assert!(m.contains("2026-01-02T03:04:05Z"), "{m}");
+    // as_of is constrained in both profile branches: a type error borrows no example…
+    let out = call(
+        "list_concepts",
+        &json!({"bundle_path": missing, "as_of": 20260102}),
+    );
+    let m = out.structured()["diagnostics"][0]["message"]
+        .as_str()
+        .expect("m")
+        .to_owned();
+    assert!(m.contains("expected JSON string"), "{m}");
+    assert!(!m.contains("e.g."), "{m}");
+    // …while a single-branch property with examples shows its trusted example.
+    let out = call(
+        "read_concept",
+        &json!({"bundle_path": missing, "concept_id": 7}),
+    );
+    let m = out.structured()["diagnostics"][0]["message"]
+        .as_str()
+        .expect("m")
+        .to_owned();
+    assert!(
+        m.contains("expected JSON string") && m.contains("e.g. \"tables/orders\""),
+        "{m}"
+    );
+    assert_no_io(&t, &missing);
+}
+
+#[test]
+fn sch_07_missing_operations_shows_an_example_list_that_validates() {
+    for tool in ["preview_concept_patch", "apply_concept_patch"] {
+        let mut args = apply_args(json!([]));
+        args.as_object_mut().expect("obj").remove("operations");
+        if tool == "preview_concept_patch" {
+            let o = args.as_object_mut().expect("obj");
+            o.remove("expected_revision");
+            o.remove("expected_plan_digest");
+        }
+        let e = input_error(tool, &args);
+        assert_eq!(fields(&e), ["operations"]);
+        let m = &e.diagnostics[0].message;
+        let start = m.find("e.g. ").expect("example") + 5;
+        let example: Value = serde_json::from_str(&m[start..]).expect("example is JSON");
+        args["operations"] = example;
+        assert!(
+            pipeline(tool, &args).is_ok(),
+            "{tool}: the example validates"
+        );
+        for profile in ["date-3fcbb9f", "instant-0b87c52"] {
+            args["temporal_profile"] = json!(profile);
+            assert!(pipeline(tool, &args).is_ok(), "{tool} {profile}");
+        }
+    }
+}
+
+#[test]
+fn sch_08_deep_or_unadvertised_paths_report_arguments() {
+    let t = "preview_concept_patch";
+    assert_eq!(
+        schema::guidance_field(t, &["operations", "0", "source", "usage_window", "from"]),
+        "operations.0.source.usage_window.from"
+    );
+    let deep = [
+        "operations",
+        "0",
+        "source",
+        "usage_window",
+        "from",
+        "0",
+        "1",
+        "2",
+        "3",
+    ];
+    assert_eq!(deep.len(), 9);
+    assert_eq!(schema::guidance_field(t, &deep), "arguments");
+    assert_eq!(
+        schema::guidance_field(t, &deep[..8]),
+        "operations.0.source.usage_window.from.0.1.2"
+    );
+    assert_eq!(
+        schema::guidance_field(t, &["operations", "1234567"]),
+        "arguments"
+    );
+    assert_eq!(
+        schema::guidance_field(t, &["operations", "123456"]),
+        "operations.123456"
+    );
+    assert_eq!(
+        schema::guidance_field(t, &["sk_live_SECRET", "0"]),
+        "arguments"
+    );
+    // End to end: an unknown key nested in an advertised object never appears; the field is
+    // the advertised parent.
+    let mut args = preview_args(json!([lifecycle_op(Value::Null)]));
+    args["operations"][0]["lifecycle"]["sk_live_SECRET"] = json!("hunter2");
+    let e = input_error(t, &args);
+    assert_eq!(fields(&e), ["operations.0.lifecycle"]);
+    let text = error_result(&e).to_string();
+    assert!(
+        !text.contains("sk_live_SECRET") && !text.contains("hunter2"),
+        "{text}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// PAT-06, PAT-11, PAT-13, PAT-14 (schema side, before any I/O)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn pat_06_uppercase_digest_is_schema_validation() {
+    let mut args = apply_args(json!([lifecycle_op(Value::Null)]));
+    assert!(pipeline("apply_concept_patch", &args).is_ok());
+    args["expected_plan_digest"] = json!(format!("sha256:{}", "ABC".repeat(21) + "D"));
+    let e = input_error("apply_concept_patch", &args);
+    assert_eq!(e.code, "schema_validation");
+    assert_eq!(fields(&e), ["expected_plan_digest"]);
+    assert!(e.diagnostics[0].message.contains("fresh preview"));
+    let mut args = apply_args(json!([lifecycle_op(Value::Null)]));
+    args["expected_revision"] = json!(REV
+        .to_uppercase()
+        .replace("SHA256", "sha256")
+        .replace('0', "A"));
+    assert_eq!(
+        input_error("apply_concept_patch", &args).code,
+        "schema_validation"
+    );
+}
+
+const VALID_INSTANTS: [&str; 4] = [
+    "2026-09-26T12:34:56Z",
+    "2026-09-26T12:34:56.1200+07:00",
+    "2026-09-26T12:34:56+00:00",
+    "2026-09-26T12:34:56-00:30",
+];
+const INVALID_INSTANTS: [&str; 9] = [
+    "2026-09-26T12:34:56",
+    "2026-09-26T12:34:56-00:00",
+    "2026-09-26T12:34:56+24:00",
+    "2026-09-26T12:34:60Z",
+    "2026-12-31T23:59:60Z",
+    "2026-02-30T12:34:56Z",
+    "2026-09-26T12:34:56,5Z",
+    "2026-09-26t12:34:56Z",
+    "2026-09-26T12:34:56z",
+];
+const DATES: [(&str, bool); 6] = [
+    ("2026-12-31", true),
+    ("2024-02-29", true),
+    ("2026-02-30", false),
+    ("2026-1-01", false),
+    ("2026-12-31T00:00:00Z", false),
+    ("２０２６-12-31", false),
+];
+
+fn with_profile(mut args: Value, profile: &str) -> Value {
+    args["temporal_profile"] = json!(profile);
+    args
+}
+
+#[test]
+fn pat_11_temporal_vectors_agree_between_schema_and_runtime_under_both_profiles() {
+    let mut vectors: Vec<(&str, Option<bool>)> = Vec::new();
+    vectors.extend(VALID_INSTANTS.iter().map(|v| (*v, None)));
+    vectors.extend(INVALID_INSTANTS.iter().map(|v| (*v, None)));
+    vectors.extend(DATES.iter().map(|(v, _)| (*v, None)));
+    for (v, _) in vectors {
+        for profile in [Profile::Date, Profile::Instant] {
+            let runtime = profile.is_valid(v);
+            // Patch inputs: stale_after, a usage window, a source's last_modified.
+            let ops = json!([
+                lifecycle_op(json!(v)),
+                {"kind": "set_usage_window", "concept_id": "a", "usage_window": {"from": v, "to": v}},
+                {"kind": "put_source", "concept_id": "a", "source": {"resource": "r", "last_modified": v,
+                                                                       "usage_window": {"from": v, "to": v}}}
+            ]);
+            for tool in ["preview_concept_patch", "apply_concept_patch"] {
+                let args = with_profile(apply_args(ops.clone()), profile.id());
+                let args = if tool == "preview_concept_patch" {
+                    let mut a = args;
+                    let o = a.as_object_mut().expect("obj");
+                    o.remove("expected_revision");
+                    o.remove("expected_plan_digest");
+                    a
+                } else {
+                    args
+                };
+                let r = pipeline(tool, &args);
+                assert_eq!(r.is_ok(), runtime, "{tool} {} {v}: {r:?}", profile.id());
+            }
+            // as_of of the read tools.
+            for tool in ["list_concepts", "validate_bundle"] {
+                let args =
+                    json!({"bundle_path": "/x", "temporal_profile": profile.id(), "as_of": v});
+                assert_eq!(
+                    pipeline(tool, &args).is_ok(),
+                    runtime,
+                    "{tool} {} as_of {v}",
+                    profile.id()
+                );
+            }
+        }
+        // generated.at / verification.at: offset datetimes under both profiles.
+        let runtime = parse_offset_datetime(v).is_some();
+        for profile in ["date-3fcbb9f", "instant-0b87c52"] {
+            let ops = json!([
+                {"kind": "set_generated", "concept_id": "a", "generated": {"by": "process:x", "at": v}},
+                {"kind": "ensure_verification", "concept_id": "a", "verification": {"by": "human:x", "at": v}}
+            ]);
+            let r = pipeline(
+                "preview_concept_patch",
+                &with_profile(preview_args(ops), profile),
+            );
+            assert_eq!(r.is_ok(), runtime, "generated.at {profile} {v}");
+        }
+    }
+    // The spec's expectations, not only parity.
+    for v in VALID_INSTANTS {
+        assert!(Profile::Instant.is_valid(v), "{v}");
+    }
+    for v in INVALID_INSTANTS {
+        assert!(!Profile::Instant.is_valid(v), "{v}");
+    }
+    for (v, ok) in DATES {
+        assert_eq!(Profile::Date.is_valid(v), ok, "{v}");
+    }
+    let date_only = preview_args(json!([lifecycle_op(json!("2026-12-31"))]));
+    assert!(pipeline("preview_concept_patch", &date_only).is_ok());
+    assert!(pipeline(
+        "preview_concept_patch",
+        &with_profile(date_only, "instant-0b87c52")
+    )
+    .is_err());
+}
+
+#[test]
+fn pat_13_missing_or_null_required_payload_members_fail_before_io() {
+    let mut no_params = computation("file");
+    no_params.as_object_mut().expect("obj").remove("parameters");
+    let mut null_params = computation("file");
+    null_params["parameters"] = Value::Null;
+    let mut no_required = computation("inline");
+    no_required["parameters"][0]
+        .as_object_mut()
+        .expect("obj")
+        .remove("required");
+    let no_status =
+        json!({"kind": "set_lifecycle", "concept_id": "a", "lifecycle": {"stale_after": null}});
+    let cases = [
+        (
+            computation_op(no_params),
+            "operations.0.attested_computation.parameters",
+        ),
+        (
+            computation_op(null_params),
+            "operations.0.attested_computation.parameters",
+        ),
+        (
+            computation_op(no_required),
+            "operations.0.attested_computation.parameters.0.required",
+        ),
+        (no_status, "operations.0.lifecycle.status"),
+    ];
+    for (op, field) in cases {
+        for tool in ["preview_concept_patch", "apply_concept_patch"] {
+            let mut args = apply_args(json!([op.clone()]));
+            if tool == "preview_concept_patch" {
+                let o = args.as_object_mut().expect("obj");
+                o.remove("expected_revision");
+                o.remove("expected_plan_digest");
+            }
+            let e = input_error(tool, &args);
+            assert_eq!(e.code, "schema_validation", "{tool} {field}");
+            assert!(
+                fields(&e).contains(&field.to_owned()),
+                "{tool}: {:?}",
+                fields(&e)
+            );
+        }
+    }
+    // Explicit nulls in lifecycle are valid; empty parameters are valid; both modes valid.
+    let ok = json!([
+        {"kind": "set_lifecycle", "concept_id": "a", "lifecycle": {"status": null, "stale_after": null}},
+        computation_op(computation("file")),
+        computation_op(computation("inline")),
+        computation_op({let mut c = computation("file"); c["parameters"] = json!([]); c}),
+    ]);
+    assert!(pipeline("preview_concept_patch", &preview_args(ok.clone())).is_ok());
+    assert!(pipeline("apply_concept_patch", &apply_args(ok)).is_ok());
+}
+
+#[test]
+fn pat_14_caps_are_resource_limit_and_wrong_payloads_schema_validation() {
+    let one = json!([lifecycle_op(Value::Null)]);
+    let mut cases: Vec<(Value, &str)> = Vec::new();
+    let mut a = preview_args(one.clone());
+    a["actor"] = json!("a".repeat(257));
+    cases.push((a, "actor"));
+    let ops: Vec<Value> = (0..257).map(|_| lifecycle_op(Value::Null)).collect();
+    cases.push((preview_args(json!(ops)), "operations"));
+    let src =
+        json!({"kind": "put_source", "concept_id": "a", "source": {"resource": "r".repeat(4097)}});
+    cases.push((preview_args(json!([src])), "operations.0.source.resource"));
+    let mut c = computation("file");
+    c["parameters"] = json!((0..257)
+        .map(|i| json!({"name": format!("p{i}"), "type": "t", "required": false}))
+        .collect::<Vec<_>>());
+    cases.push((
+        preview_args(json!([computation_op(c)])),
+        "operations.0.attested_computation.parameters",
+    ));
+    let mut c = computation("inline");
+    c["inline_computation"] = json!("x".repeat(1024 * 1024 + 1));
+    cases.push((
+        preview_args(json!([computation_op(c)])),
+        "operations.0.attested_computation.inline_computation",
+    ));
+    for (args, field) in cases {
+        let e = input_error("preview_concept_patch", &args);
+        assert_eq!(e.code, "resource_limit", "{field}");
+        assert!(
+            fields(&e).contains(&field.to_owned()),
+            "{field}: {:?}",
+            fields(&e)
+        );
+        assert_eq!(
+            e.diagnostics
+                .iter()
+                .filter(|d| d.code == "recovery_step")
+                .count(),
+            1
+        );
+    }
+    // At the caps: accepted.
+    let mut a = preview_args(one);
+    a["actor"] = json!("a".repeat(256));
+    assert!(pipeline("preview_concept_patch", &a).is_ok());
+    let mut c = computation("inline");
+    c["inline_computation"] = json!("x".repeat(1024 * 1024));
+    assert!(pipeline(
+        "preview_concept_patch",
+        &preview_args(json!([computation_op(c)]))
+    )
+    .is_ok());
+    // Wrong kinds / extra payloads.
+    for (op, field) in [
+        (
+            json!({"kind": "set_bundle_version", "version": "0.2", "concept_id": "a"}),
+            "operations.0.concept_id",
+        ),
+        (
+            json!({"kind": "put_source", "concept_id": "a", "source": {"resource": "r"}, "source_id": "s"}),
+            "operations.0.source_id",
+        ),
+        (
+            json!({"kind": "set_lifecycle", "concept_id": "a", "lifecycle": {"status": null, "stale_after": null}, "generated": {"by": "process:x"}}),
+            "operations.0.generated",
+        ),
+        (
+            json!({"kind": "rename_concept", "concept_id": "a"}),
+            "operations.0.kind",
+        ),
+        (
+            json!({"kind": "set_bundle_version", "version": "0.3"}),
+            "operations.0.version",
+        ),
+        (
+            computation_op({
+                let mut c = computation("file");
+                c["inline_language"] = json!("py");
+                c
+            }),
+            "operations.0.attested_computation.inline_language",
+        ),
+        (
+            computation_op({
+                let mut c = computation("inline");
+                c["computation_path"] = json!("x.py");
+                c
+            }),
+            "operations.0.attested_computation.computation_path",
+        ),
+        (
+            computation_op({
+                let mut c = computation("inline");
+                c.as_object_mut().expect("o").remove("inline_computation");
+                c
+            }),
+            "operations.0.attested_computation.inline_computation",
+        ),
+    ] {
+        for tool in ["preview_concept_patch", "apply_concept_patch"] {
+            let mut args = apply_args(json!([op.clone()]));
+            if tool == "preview_concept_patch" {
+                let o = args.as_object_mut().expect("obj");
+                o.remove("expected_revision");
+                o.remove("expected_plan_digest");
+            }
+            let e = input_error(tool, &args);
+            assert_eq!(e.code, "schema_validation", "{tool} {field}");
+            assert!(
+                fields(&e).contains(&field.to_owned()),
+                "{tool} {field}: {:?}",
+                fields(&e)
+            );
+        }
+    }
+    // Selectors are runtime checks (concept-patch.md §2.2): the schema lets both through.
+    let both = json!({"kind": "remove_source", "concept_id": "a", "source_id": "s", "source": {"resource": "r", "id": "x"}});
+    assert!(pipeline("preview_concept_patch", &preview_args(json!([both]))).is_ok());
+}
+
+#[test]
+fn concept_id_schema_agrees_with_the_runtime_grammar() {
+    use okf_mcp::okf::grammar::check_concept_id;
+    let ids = [
+        "東京/данные/100%+ready=да",
+        "a b/c",
+        "tables/orders",
+        "log/2026",
+        "",
+        "/a",
+        "a/",
+        "a//b",
+        "a\\b",
+        "a:b",
+        "file:x",
+        ".hidden",
+        "a/../b",
+        "a/./b",
+        "a.md",
+        " a",
+        "a ",
+        "a\tb",
+        "index",
+        "x/log",
+        "x/index",
+        "a\u{7f}",
+        "a\u{3000}",
+        "\u{a0}a",
+        "a\u{85}",
+        "\u{feff}a",
+        "a.mdx",
+        "a/.b/c",
+        "a/b.",
+        "indexes",
+        "a\u{2028}",
+    ];
+    for id in ids {
+        let args = json!({"bundle_path": "/x", "concept_id": id});
+        let schema_ok = pipeline("read_concept", &args).is_ok();
+        assert_eq!(schema_ok, check_concept_id(id).is_ok(), "{id:?}");
+    }
+    let long = "a".repeat(4097);
+    let e = input_error(
+        "read_concept",
+        &json!({"bundle_path": "/x", "concept_id": long}),
+    );
+    assert_eq!(e.code, "resource_limit");
 }
