@@ -5,6 +5,7 @@
 
 mod util;
 
+mod aliases;
 mod cli;
 mod corpus;
 mod mcp;
