@@ -7,6 +7,7 @@ mod util;
 
 mod aliases;
 mod cli;
+mod contract_doc;
 mod corpus;
 mod mcp;
 mod schema;
