@@ -314,10 +314,12 @@ pub fn validate_input(tool: &str, args: &Value) -> Result<(), ToolError> {
         } else {
             leaf
         };
+        // An item of an array is not its array: the array's example never describes it.
+        let item = segs.last().is_some_and(|s| is_index(s));
         findings.push(Finding {
             field,
             keyword,
-            message: guidance(&c.info, leaf, kind),
+            message: guidance(&c.info, leaf, item, kind),
         });
     }
     if findings.is_empty() {
@@ -514,7 +516,7 @@ fn unit_of(keyword: &str) -> &'static str {
 }
 
 /// The guidance of spec/surface.md §6.3 rule 4 for one failed keyword.
-fn guidance(info: &InputInfo, leaf: Option<&str>, kind: &K) -> String {
+fn guidance(info: &InputInfo, leaf: Option<&str>, item: bool, kind: &K) -> String {
     let name = leaf.unwrap_or("the value");
     // Cases that do not depend on the field.
     match kind {
@@ -561,7 +563,7 @@ fn guidance(info: &InputInfo, leaf: Option<&str>, kind: &K) -> String {
                 "expected JSON {}; values are never coerced (\"10\" is not an integer, \"true\" is not a boolean)",
                 type_name(&kind_types(kind))
             );
-            if let Some(ex) = example_of(info, leaf) {
+            if let Some(ex) = example_of(info, leaf).filter(|_| !item) {
                 let _ = write!(s, ", e.g. {ex}");
             }
             s

@@ -32,6 +32,7 @@ fn schemas_are_current() {
     let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
         .expect("schemas dir")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
         .collect();
     on_disk.sort();
     let names: Vec<String> = files.iter().map(|(n, _)| n.clone()).collect();
@@ -65,6 +66,7 @@ fn schema_files() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(schemas_dir())
         .expect("schemas dir")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
         .collect();
     v.sort();
     v
@@ -284,68 +286,158 @@ fn all_nodes(root: &Value) -> Vec<(String, &Value, bool, bool)> {
     out
 }
 
+/// The §17.1/§17.2 structure rules that `root` (the file `f`) breaks.
+fn structure_problems(f: &str, root: &Value, text: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut check = |ok: bool, what: String| {
+        if !ok {
+            problems.push(what);
+        }
+    };
+    check(!text.contains("\\\\d"), format!("{f}: \\d in a pattern"));
+    check(
+        root["$schema"] == schema_gen::SCHEMA_DRAFT,
+        format!("{f}: $schema"),
+    );
+    check(
+        root["$id"] == format!("https://okf.dev/mcp/v0.2/{f}"),
+        format!("{f}: $id"),
+    );
+    let is_input = f.ends_with(".input.schema.json");
+    if f.ends_with(".output.schema.json") {
+        check(root["type"] == "object", format!("{f}: output root type"));
+        check(
+            root["anyOf"]
+                == json!([{"$ref": "#/$defs/success"}, {"$ref": "#/$defs/error_envelope"}]),
+            format!("{f}: output root anyOf"),
+        );
+        check(
+            root.get("additionalProperties").is_none(),
+            format!("{f}: output root carries additionalProperties"),
+        );
+    }
+    let nodes = all_nodes(root);
+    for (p, n, _, _) in &nodes {
+        if let Some(r) = n.get("$ref") {
+            let r = r.as_str().unwrap_or_default();
+            match r.strip_prefix("#/$defs/") {
+                Some(name) => check(
+                    root["$defs"].get(name).is_some(),
+                    format!("{f}{p}: dangling {r}"),
+                ),
+                None => check(false, format!("{f}{p}: non-local {r}")),
+            }
+        }
+    }
+    for (p, n, in_branch, direct_branch) in &nodes {
+        let Some(obj) = n.as_object() else { continue };
+        if obj.contains_key("properties") {
+            let ap = obj.get("additionalProperties");
+            check(
+                matches!(ap, Some(Value::Bool(_))),
+                format!("{f}{p}: properties without explicit additionalProperties"),
+            );
+            if is_input {
+                check(
+                    ap == Some(&Value::Bool(*in_branch)),
+                    format!("{f}{p}: input member nodes are closed, branch nodes open"),
+                );
+            }
+        } else if *direct_branch {
+            check(
+                !obj.contains_key("additionalProperties"),
+                format!("{f}{p}: branch node without properties carries additionalProperties"),
+            );
+        }
+    }
+    problems
+}
+
 #[test]
 fn srv_03_structure_of_every_checked_in_schema() {
     for f in schema_files() {
         let root = read_schema(&f);
         let text = std::fs::read_to_string(schemas_dir().join(&f)).expect("text");
-        assert!(!text.contains("\\\\d"), "{f}: \\d in a pattern");
-        assert_eq!(root["$schema"], schema_gen::SCHEMA_DRAFT, "{f}");
-        assert_eq!(root["$id"], format!("https://okf.dev/mcp/v0.2/{f}"), "{f}");
-        let is_input = f.ends_with(".input.schema.json");
-        let is_output = f.ends_with(".output.schema.json");
-        if is_output {
-            assert_eq!(root["type"], "object", "{f}");
-            assert_eq!(
-                root["anyOf"],
-                json!([{"$ref": "#/$defs/success"}, {"$ref": "#/$defs/error_envelope"}]),
-                "{f}"
-            );
-            assert!(
-                root.get("additionalProperties").is_none(),
-                "{f}: output root"
-            );
-        }
-        let nodes = all_nodes(&root);
-        // Every $ref is local and resolves.
-        for (p, n, _, _) in &nodes {
-            if let Some(r) = n.get("$ref") {
-                let r = r.as_str().expect("ref string");
-                let name = r
-                    .strip_prefix("#/$defs/")
-                    .unwrap_or_else(|| panic!("{f}{p}: non-local {r}"));
-                assert!(root["$defs"].get(name).is_some(), "{f}{p}: dangling {r}");
-            }
-        }
-        let mut with_props = 0;
-        for (p, n, in_branch, direct_branch) in &nodes {
-            let Some(obj) = n.as_object() else { continue };
-            if obj.contains_key("properties") {
-                with_props += 1;
-                let ap = obj.get("additionalProperties");
-                assert!(
-                    matches!(ap, Some(Value::Bool(_))),
-                    "{f}{p}: properties without explicit additionalProperties"
-                );
-                if is_input {
-                    let expected = *in_branch;
-                    assert_eq!(
-                        ap,
-                        Some(&Value::Bool(expected)),
-                        "{f}{p}: input member nodes are closed, branch nodes open"
-                    );
-                }
-            } else if *direct_branch {
-                assert!(
-                    !obj.contains_key("additionalProperties"),
-                    "{f}{p}: branch node without properties carries additionalProperties"
-                );
-            }
-        }
+        let problems = structure_problems(&f, &root, &text);
+        assert!(problems.is_empty(), "{problems:#?}");
         if f != schema_gen::MIGRATION_FILE {
-            assert!(with_props > 0, "{f}: the walk saw objects");
+            let n = all_nodes(&root)
+                .iter()
+                .filter(|(_, n, _, _)| n.get("properties").is_some())
+                .count();
+            assert!(n > 0, "{f}: the walk saw objects");
         }
     }
+}
+
+#[test]
+fn srv_03_structure_check_catches_each_violation() {
+    let f = "list_concepts.input.schema.json";
+    let good = read_schema(f);
+    let text = serde_json::to_string(&good).expect("text");
+    assert!(structure_problems(f, &good, &text).is_empty());
+    let mutate = |path: &str, v: Option<Value>| {
+        let mut s = good.clone();
+        let (parent, key) = path.rsplit_once('/').expect("path");
+        let target = s
+            .pointer_mut(parent)
+            .expect("parent")
+            .as_object_mut()
+            .expect("object");
+        match v {
+            Some(v) => {
+                target.insert(key.to_owned(), v);
+            }
+            None => {
+                target.remove(key);
+            }
+        }
+        s
+    };
+    for (what, bad) in [
+        (
+            "open input root",
+            mutate("/additionalProperties", Some(json!(true))),
+        ),
+        (
+            "closed branch",
+            mutate("/then/additionalProperties", Some(json!(false))),
+        ),
+        ("implicit", mutate("/if/additionalProperties", None)),
+        (
+            "remote ref",
+            mutate(
+                "/properties/bundle_path/$ref",
+                Some(json!("common.schema.json#/$defs/bundle_path")),
+            ),
+        ),
+        (
+            "dangling ref",
+            mutate("/properties/bundle_path/$ref", Some(json!("#/$defs/nope"))),
+        ),
+        (
+            "wrong id",
+            mutate("/$id", Some(json!("https://example.test/x.json"))),
+        ),
+    ] {
+        let text = serde_json::to_string(&bad).expect("text");
+        assert!(
+            !structure_problems(f, &bad, &text).is_empty(),
+            "{what} not caught"
+        );
+    }
+    let out = "list_concepts.output.schema.json";
+    let mut bad = read_schema(out);
+    bad["additionalProperties"] = json!(false);
+    let text = serde_json::to_string(&bad).expect("text");
+    assert!(
+        !structure_problems(out, &bad, &text).is_empty(),
+        "output root"
+    );
+    let good = read_schema(f);
+    let mut text = serde_json::to_string(&good).expect("text");
+    text.push_str(r#"{"pattern":"^\\d$"}"#);
+    assert!(!structure_problems(f, &good, &text).is_empty(), "\\d");
 }
 
 #[test]
@@ -728,6 +820,15 @@ fn sch_06_enum_lists_values_format_shows_example_multi_branch_names_get_none() {
     assert!(
         m.contains("expected JSON string") && m.contains("e.g. \"tables/orders\""),
         "{m}"
+    );
+    // An item of an array never borrows the array's example.
+    let e = input_error("preview_concept_patch", &preview_args(json!([5])));
+    assert_eq!(fields(&e), ["operations.0"]);
+    assert!(e.diagnostics[0].message.contains("expected JSON object"));
+    assert!(
+        !e.diagnostics[0].message.contains("e.g."),
+        "{}",
+        e.diagnostics[0].message
     );
     assert_no_io(&t, &missing);
 }
