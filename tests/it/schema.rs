@@ -88,7 +88,14 @@ fn pipeline(tool: &str, args: &Value) -> Result<(), ToolError> {
 fn input_error(tool: &str, args: &Value) -> ToolError {
     match pipeline(tool, args) {
         Ok(()) => panic!("{tool} accepted {args}"),
-        Err(e) => e,
+        Err(e) => {
+            // Server-authored guidance is never sensitive by itself (spec/surface.md §10
+            // rule 4): redaction leaves every message as written.
+            for d in &e.diagnostics {
+                assert_eq!(d.to_wire()["message"], d.message.as_str(), "{tool}");
+            }
+            e
+        }
     }
 }
 
@@ -468,6 +475,31 @@ fn srv_03_examples_validate_against_their_property_and_the_full_input_schema() {
         }
     }
     assert!(seen >= 10, "examples checked: {seen}");
+}
+
+#[test]
+fn srv_03_every_examples_entry_anywhere_validates_against_its_own_node() {
+    let mut seen = 0;
+    for f in schema_files() {
+        let root = read_schema(&f);
+        for (p, node, _, _) in all_nodes(&root) {
+            let Some(examples) = node.get("examples").and_then(Value::as_array) else {
+                continue;
+            };
+            let mut alone = node.clone();
+            if p.is_empty() {
+                alone.as_object_mut().expect("root").remove("examples");
+            } else {
+                alone["$defs"] = root["$defs"].clone();
+            }
+            let v = validator(&alone);
+            for ex in examples {
+                assert!(v.is_valid(ex), "{f}{p}: example {ex}");
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen >= 15, "examples checked: {seen}");
 }
 
 #[test]
