@@ -1296,3 +1296,191 @@ fn concept_id_schema_agrees_with_the_runtime_grammar() {
     );
     assert_eq!(e.code, "resource_limit");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Success schemas describe the outputs of the spec (surface.md §12, concept-patch.md §5, §10)
+// ---------------------------------------------------------------------------------------------
+
+fn out_ok(tool: &str, v: &Value) -> bool {
+    schema::validate_output(tool, v, false).is_ok()
+}
+
+fn diag(severity: &str) -> Value {
+    json!({"code": "x_y", "severity": severity, "file": "", "field": "", "message": "m", "spec_ref": "", "policy_failure": false})
+}
+
+const REV2: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
+
+#[test]
+fn preview_and_apply_success_schemas_carry_the_state_invariants() {
+    let applicable = json!({"status": "applicable", "base_revision": REV, "result_revision": REV2,
+        "plan_digest": REV2, "diff": "--- a/x.md\n", "diff_truncated": false,
+        "affected_paths": ["x.md"], "diagnostics": [diag("WARN")], "unknown_preserved": true});
+    assert!(out_ok("preview_concept_patch", &applicable));
+    let noop = json!({"status": "noop", "base_revision": REV, "result_revision": REV,
+        "plan_digest": REV2, "diff": "", "diff_truncated": false, "affected_paths": [],
+        "diagnostics": [], "unknown_preserved": true});
+    assert!(out_ok("preview_concept_patch", &noop));
+    let rejected = json!({"status": "rejected", "base_revision": REV, "result_revision": null,
+        "plan_digest": REV2, "diff": "", "diff_truncated": false, "affected_paths": [],
+        "diagnostics": [diag("ERROR")], "unknown_preserved": false});
+    assert!(out_ok("preview_concept_patch", &rejected));
+    let broken = |base: &Value, key: &str, v: Value| {
+        let mut b = base.clone();
+        b[key] = v;
+        b
+    };
+    for bad in [
+        broken(&applicable, "diagnostics", json!([diag("ERROR")])),
+        broken(&applicable, "affected_paths", json!([])),
+        broken(&applicable, "diff", json!("")),
+        broken(&applicable, "unknown_preserved", json!(false)),
+        broken(&applicable, "extra", json!(1)),
+        broken(&noop, "affected_paths", json!(["x.md"])),
+        broken(&noop, "diff", json!("x")),
+        broken(&rejected, "result_revision", json!(REV)),
+        broken(&rejected, "diagnostics", json!([diag("WARN")])),
+        broken(&rejected, "unknown_preserved", json!(true)),
+        broken(&rejected, "plan_digest", json!("sha256:ABC")),
+    ] {
+        assert!(!out_ok("preview_concept_patch", &bad), "{bad}");
+    }
+    let mut truncated = applicable.clone();
+    truncated["diff"] = json!("");
+    truncated["diff_truncated"] = json!(true);
+    assert!(out_ok("preview_concept_patch", &truncated));
+
+    let applied = json!({"status": "applied", "base_revision": REV, "result_revision": REV2,
+        "plan_digest": REV2, "changed_paths": ["x.md"], "diagnostics": []});
+    assert!(out_ok("apply_concept_patch", &applied));
+    let mut replayed = applied.clone();
+    replayed["diagnostics"] = json!([diag("INFO")]);
+    assert!(out_ok("apply_concept_patch", &replayed));
+    for bad in [
+        broken(&applied, "diagnostics", json!([diag("WARN")])),
+        broken(&applied, "changed_paths", json!([])),
+        broken(&applied, "changed_paths", json!(["x.md", "x.md"])),
+        broken(&applied, "result_revision", Value::Null),
+        broken(&applied, "status", json!("replayed")),
+    ] {
+        assert!(!out_ok("apply_concept_patch", &bad), "{bad}");
+    }
+    let rejected = json!({"status": "rejected", "base_revision": REV, "result_revision": REV,
+        "plan_digest": REV2, "changed_paths": [], "diagnostics": [diag("ERROR")]});
+    assert!(out_ok("apply_concept_patch", &rejected));
+    assert!(!out_ok(
+        "apply_concept_patch",
+        &broken(&rejected, "diagnostics", json!([]))
+    ));
+}
+
+#[test]
+fn write_concept_success_uses_loose_diagnostics_with_code_prefixes() {
+    let ok = json!({"status": "success", "path": "tables/orders.md", "diagnostics": [
+        {"severity": "WARN", "message": "preexisting_error: x", "file": "a.md"},
+        {"severity": "INFO", "message": "receipt_replayed: answered from the stored receipt; nothing was written now"}]});
+    assert!(out_ok("write_concept", &ok));
+    for (k, v) in [
+        ("status", json!("noop")),
+        ("path", json!("tables/orders")),
+        (
+            "diagnostics",
+            json!([{"severity": "INFO", "message": "no code prefix"}]),
+        ),
+        (
+            "diagnostics",
+            json!([{"severity": "INFO", "message": "x: y", "file": ""}]),
+        ),
+        ("diagnostics", json!([diag("INFO")])),
+    ] {
+        let mut b = ok.clone();
+        b[k] = v;
+        assert!(!out_ok("write_concept", &b), "{b}");
+    }
+}
+
+fn version_null() -> Value {
+    json!({"declared": null, "effective": null, "resolution": null, "compatibility": null})
+}
+
+#[test]
+fn read_tool_success_schemas_follow_surface_12() {
+    let version = json!({"declared": "0.2", "effective": "0.2", "resolution": "declared", "compatibility": "native"});
+    let decl = json!({"present": true, "valid": true, "raw": "0.2", "value": "0.2"});
+    let state = json!({"present": false, "valid": true, "raw": null, "effective": "stable"});
+    let entry = json!({"id": "a", "path": "a.md", "type": "Table", "title": null, "description": null,
+        "tags": ["t"], "status": "stable", "trust": "unverified", "stale": null, "stale_after": null,
+        "status_state": state, "generated_at": null, "source_count": 0,
+        "computation": {"present": false, "runtime": null, "executor": null, "attester": null},
+        "legacy_derived": {"generated": false, "citations": false}, "parse_error": null});
+    let unparsed = json!({"id": "b", "path": "b.md", "type": null, "title": null, "description": null,
+        "tags": [], "status": null, "trust": "unverified", "stale": null, "stale_after": null,
+        "status_state": null, "generated_at": null, "source_count": 0,
+        "computation": {"present": false, "runtime": null, "executor": null, "attester": null},
+        "legacy_derived": {"generated": false, "citations": false}, "parse_error": "invalid_frontmatter"});
+    let list = json!({"version": version, "version_declaration": decl, "temporal_profile": "date-3fcbb9f",
+        "as_of": null, "concepts": [entry, unparsed]});
+    assert!(out_ok("list_concepts", &list));
+    let mut bad = list.clone();
+    bad["concepts"][1]["type"] = json!("Table");
+    assert!(
+        !out_ok("list_concepts", &bad),
+        "unparsed entries carry nulls"
+    );
+    let mut bad = list.clone();
+    bad["concepts"][0]["status_state"] = Value::Null;
+    assert!(
+        !out_ok("list_concepts", &bad),
+        "only unparsed entries have a null status_state"
+    );
+    let mut bad = list.clone();
+    bad["temporal_profile"] = json!("");
+    assert!(
+        !out_ok("list_concepts", &bad),
+        "outputs echo the normalised id"
+    );
+    let mut invalid_decl = list.clone();
+    invalid_decl["version"] = version_null();
+    invalid_decl["version_declaration"] =
+        json!({"present": true, "valid": false, "raw": null, "value": null});
+    assert!(out_ok("list_concepts", &invalid_decl));
+
+    let read = json!({"id": "a", "path": "a.md", "version": version, "version_declaration": decl,
+        "temporal_profile": "instant-0b87c52", "frontmatter_yaml": "type: T\n", "body": "# A\n",
+        "projection": {"type": "T", "title": null, "description": null, "resource": null, "tags": [],
+            "sources": [{"id": null, "resource": "https://example.test", "title": null, "author": null,
+                         "usage_count": 3, "last_modified": null, "usage_window": null}],
+            "attributions": [{"label": "S1", "source_id": null, "count": 2}],
+            "usage_window": {"from": "2026-01-01T00:00:00Z", "to": "2026-02-01T00:00:00Z"},
+            "generated": {"by": "process:x", "at": null}, "verified": [{"by": "human:a", "at": "2026-01-02T03:04:05Z"}],
+            "trust": "human-reviewed", "status": "draft",
+            "status_state": {"present": true, "valid": true, "raw": "draft", "effective": "draft"},
+            "stale_after": null,
+            "computation": {"present": false, "runtime": null, "parameters": [], "computation_path": null,
+                            "inline": false, "executor": null, "attester": null}},
+        "legacy_fallback": {"generated_from_timestamp": false, "sources_from_citations": false}});
+    assert!(out_ok("read_concept", &read));
+    let mut bad = read.clone();
+    bad["projection"]["sources"][0]["usage_count"] = json!("3");
+    assert!(!out_ok("read_concept", &bad));
+    let mut bad = read.clone();
+    bad["projection"]["stale"] = json!(null);
+    assert!(
+        !out_ok("read_concept", &bad),
+        "the projection has no stale member"
+    );
+
+    let report = json!({"version": version, "version_declaration": decl, "temporal_profile": "date-3fcbb9f",
+        "scanned_files": 3, "conformance": {"conformant": true, "errors": 0},
+        "guidance": {"warnings": 1, "info": 0}, "diagnostics": [diag("WARN")]});
+    assert!(out_ok("validate_bundle", &report));
+    let mut with_as_of = report.clone();
+    with_as_of["as_of"] = json!("2026-01-02");
+    assert!(out_ok("validate_bundle", &with_as_of));
+    let mut null_as_of = report.clone();
+    null_as_of["as_of"] = Value::Null;
+    assert!(
+        !out_ok("validate_bundle", &null_as_of),
+        "validate_bundle omits an absent as_of"
+    );
+}
