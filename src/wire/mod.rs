@@ -5,8 +5,10 @@
 //! ([`schema`]) → the tool's pure checks → the tool's I/O; then output enforcement.
 
 pub mod alias;
+pub mod descriptions;
 pub mod dispatch;
 pub mod envelope;
 pub mod raw;
 pub mod registry;
 pub mod schema;
+pub mod schema_gen;

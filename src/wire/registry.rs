@@ -2,6 +2,7 @@
 //! (spec/surface.md §2, §17).
 
 use crate::tools;
+use crate::wire::descriptions;
 use crate::wire::dispatch::Ctx;
 use crate::wire::envelope::ToolError;
 use serde_json::Value;
@@ -41,31 +42,41 @@ pub struct ToolSpec {
     pub run: Handler,
 }
 
+/// One registry entry: the description comes from [`descriptions`], the schemas are the
+/// checked-in `schemas/<name>.{input,output}.schema.json` (spec/surface.md §17.1).
+///
+/// Registering a Phase-1b tool is one line, e.g.
+/// `tool!("apply_concept_patch", false, APPLY_CONCEPT_PATCH, tools::apply_concept_patch::run)`;
+/// its schemas, validators and description already exist.
+macro_rules! tool {
+    ($name:literal, $read_only:expr, $description:ident, $run:path) => {
+        ToolSpec {
+            name: $name,
+            read_only: $read_only,
+            description: descriptions::$description,
+            input_schema: include_str!(concat!("../../schemas/", $name, ".input.schema.json")),
+            output_schema: include_str!(concat!("../../schemas/", $name, ".output.schema.json")),
+            run: $run,
+        }
+    };
+}
+
+/// The registered tools, sorted by name. Phase 1a registers only the read tools
+/// (spec/README.md §6: `tools/list` lists what is implemented).
 static TOOLS: &[ToolSpec] = &[
-    ToolSpec {
-        name: "list_concepts",
-        read_only: true,
-        description: tools::list_concepts::DESCRIPTION,
-        input_schema: include_str!("../../schemas/list_concepts.input.schema.json"),
-        output_schema: include_str!("../../schemas/list_concepts.output.schema.json"),
-        run: tools::list_concepts::run,
-    },
-    ToolSpec {
-        name: "read_concept",
-        read_only: true,
-        description: tools::read_concept::DESCRIPTION,
-        input_schema: include_str!("../../schemas/read_concept.input.schema.json"),
-        output_schema: include_str!("../../schemas/read_concept.output.schema.json"),
-        run: tools::read_concept::run,
-    },
-    ToolSpec {
-        name: "validate_bundle",
-        read_only: true,
-        description: tools::validate_bundle::DESCRIPTION,
-        input_schema: include_str!("../../schemas/validate_bundle.input.schema.json"),
-        output_schema: include_str!("../../schemas/validate_bundle.output.schema.json"),
-        run: tools::validate_bundle::run,
-    },
+    tool!(
+        "list_concepts",
+        true,
+        LIST_CONCEPTS,
+        tools::list_concepts::run
+    ),
+    tool!("read_concept", true, READ_CONCEPT, tools::read_concept::run),
+    tool!(
+        "validate_bundle",
+        true,
+        VALIDATE_BUNDLE,
+        tools::validate_bundle::run
+    ),
 ];
 
 /// Every registered tool, sorted by name (spec/surface.md §2).
@@ -89,5 +100,21 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(names, sorted);
+    }
+
+    #[test]
+    fn registered_tools_use_the_spec_descriptions_and_checked_in_schemas() {
+        for t in super::all() {
+            assert_eq!(
+                Some(t.description),
+                crate::wire::descriptions::for_tool(t.name)
+            );
+            let (_, input, output) = crate::wire::schema::CHECKED_IN
+                .iter()
+                .find(|(n, _, _)| *n == t.name)
+                .expect("checked-in schemas");
+            assert_eq!(t.input_schema, *input);
+            assert_eq!(t.output_schema, *output);
+        }
     }
 }

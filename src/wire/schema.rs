@@ -1,26 +1,109 @@
 //! JSON Schema enforcement of the advertised schemas, both directions
 //! (spec/surface.md §3, §6.3, §9.3, §17). rmcp advertises schemas but enforces nothing.
+//!
+//! Validators exist for every Phase-1 tool, registered or not, and are built once from the
+//! checked-in files (the same bytes the server advertises). Input failures become the guidance
+//! of spec/surface.md §6.3: messages are written here per keyword and field; the library's own
+//! messages (which quote values and key names) are never forwarded.
 
+use crate::okf::temporal::{DATE_PATTERN, OFFSET_DATETIME_PATTERN};
 use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
-use crate::wire::registry;
-use serde_json::Value;
-use std::collections::HashMap;
+use crate::wire::schema_gen::{
+    example_operations, CONCEPT_ID_PATTERN, REVISION_PATTERN, USAGE_COUNT_PATTERN,
+};
+use jsonschema::error::{TypeKind, ValidationErrorKind as K};
+use serde_json::{Map, Value};
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write as _;
 use std::sync::OnceLock;
 
-struct Validators {
+/// The checked-in `(tool, input schema text, output schema text)` of every Phase-1 tool,
+/// sorted by tool name (spec/surface.md §17.1).
+pub const CHECKED_IN: [(&str, &str, &str); 6] = [
+    (
+        "apply_concept_patch",
+        include_str!("../../schemas/apply_concept_patch.input.schema.json"),
+        include_str!("../../schemas/apply_concept_patch.output.schema.json"),
+    ),
+    (
+        "list_concepts",
+        include_str!("../../schemas/list_concepts.input.schema.json"),
+        include_str!("../../schemas/list_concepts.output.schema.json"),
+    ),
+    (
+        "preview_concept_patch",
+        include_str!("../../schemas/preview_concept_patch.input.schema.json"),
+        include_str!("../../schemas/preview_concept_patch.output.schema.json"),
+    ),
+    (
+        "read_concept",
+        include_str!("../../schemas/read_concept.input.schema.json"),
+        include_str!("../../schemas/read_concept.output.schema.json"),
+    ),
+    (
+        "validate_bundle",
+        include_str!("../../schemas/validate_bundle.input.schema.json"),
+        include_str!("../../schemas/validate_bundle.output.schema.json"),
+    ),
+    (
+        "write_concept",
+        include_str!("../../schemas/write_concept.input.schema.json"),
+        include_str!("../../schemas/write_concept.output.schema.json"),
+    ),
+];
+
+/// Most `invalid_input` diagnostics in one schema error (spec/surface.md §6.3 rule 1).
+pub const MAX_GUIDANCE: usize = 8;
+/// Largest serialised schema-error result in bytes (spec/surface.md §6.3 rule 5).
+pub const SCHEMA_ERROR_CAP: usize = 4096;
+/// Envelope message of an input that fails the schema.
+pub const INPUT_MESSAGE: &str = "arguments do not match the tool's input schema";
+/// Envelope message of an input that exceeds an advertised size or count limit.
+pub const INPUT_LIMIT_MESSAGE: &str = "arguments exceed an advertised size or count limit";
+
+/// The size/count keywords: any failure among them makes the envelope `resource_limit`
+/// (spec/surface.md §5, §6.3 rule 1).
+pub const SIZE_KEYWORDS: [&str; 4] = ["maxLength", "maxItems", "maxProperties", "maximum"];
+
+/// What the guidance may say about one advertised property.
+#[derive(Debug, Clone, Default)]
+struct PropInfo {
+    /// `type` of the property schema (after `$ref`), e.g. `["string", "null"]`.
+    types: Vec<String>,
+    /// `enum` values, if any.
+    enumeration: Option<Vec<Value>>,
+    /// The first `examples` entry next to the property.
+    example: Option<Value>,
+}
+
+/// Facts about one input schema the guidance needs.
+#[derive(Debug, Default)]
+struct InputInfo {
+    /// Every property name advertised anywhere in the schema.
+    advertised: BTreeSet<String>,
+    /// Property facts by name (root properties win over nested ones of the same name).
+    props: HashMap<String, PropInfo>,
+    /// Names constrained by more than one branch node (`if`/`then`/`else`/`oneOf`/`anyOf`):
+    /// they never get an example (spec/surface.md §6.3 rule 4, last row).
+    multi_branch: BTreeSet<String>,
+}
+
+struct Compiled {
+    input_value: Value,
     input: jsonschema::Validator,
     success: jsonschema::Validator,
     error: jsonschema::Validator,
+    info: InputInfo,
 }
 
-fn validators() -> &'static HashMap<&'static str, Validators> {
-    static V: OnceLock<HashMap<&'static str, Validators>> = OnceLock::new();
+fn compiled() -> &'static HashMap<&'static str, Compiled> {
+    static V: OnceLock<HashMap<&'static str, Compiled>> = OnceLock::new();
     V.get_or_init(|| {
-        registry::all()
+        CHECKED_IN
             .iter()
-            .filter_map(|t| {
-                let input = parse_schema(t.input_schema)?;
-                let output = parse_schema(t.output_schema)?;
+            .filter_map(|(name, input_text, output_text)| {
+                let input_value: Value = serde_json::from_str(input_text).ok()?;
+                let output: Value = serde_json::from_str(output_text).ok()?;
                 let sub = |def: &str| {
                     let mut s = output.clone();
                     if let Value::Object(m) = &mut s {
@@ -29,21 +112,20 @@ fn validators() -> &'static HashMap<&'static str, Validators> {
                     }
                     build(&s)
                 };
+                let info = input_info(&input_value);
                 Some((
-                    t.name,
-                    Validators {
-                        input: build(&input)?,
+                    *name,
+                    Compiled {
+                        input: build(&input_value)?,
                         success: sub("success")?,
                         error: sub("error_envelope")?,
+                        input_value,
+                        info,
                     },
                 ))
             })
             .collect()
     })
-}
-
-fn parse_schema(text: &str) -> Option<Value> {
-    serde_json::from_str(text).ok()
 }
 
 fn build(schema: &Value) -> Option<jsonschema::Validator> {
@@ -55,94 +137,621 @@ fn build(schema: &Value) -> Option<jsonschema::Validator> {
 
 /// The parsed checked-in schema text of a tool, as advertised (member order preserved).
 #[must_use]
-pub fn advertised(text: &str) -> serde_json::Map<String, Value> {
+pub fn advertised(text: &str) -> Map<String, Value> {
     match serde_json::from_str(text) {
         Ok(Value::Object(m)) => m,
-        _ => serde_json::Map::new(),
+        _ => Map::new(),
     }
 }
 
-/// Step 4 of spec/surface.md §9.1.
+/// The parsed checked-in input schema of a Phase-1 tool (registered or not).
+#[must_use]
+pub fn input_schema(tool: &str) -> Option<&'static Value> {
+    compiled().get(tool).map(|c| &c.input_value)
+}
+
+/// Whether validators exist for `tool` (every Phase-1 tool has them).
+#[must_use]
+pub fn has_validators(tool: &str) -> bool {
+    compiled().contains_key(tool)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schema facts
+// ---------------------------------------------------------------------------------------------
+
+fn resolve<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
+    let mut n = node;
+    for _ in 0..16 {
+        match n
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|s| s.strip_prefix("#/$defs/"))
+        {
+            Some(name) => match root.get("$defs").and_then(|d| d.get(name)) {
+                Some(t) => n = t,
+                None => break,
+            },
+            None => break,
+        }
+    }
+    n
+}
+
+fn prop_info(root: &Value, node: &Value) -> PropInfo {
+    let example = node
+        .get("examples")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+        .cloned();
+    let t = resolve(root, node);
+    let types = match t.get("type") {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        _ => Vec::new(),
+    };
+    PropInfo {
+        types,
+        enumeration: t.get("enum").and_then(Value::as_array).cloned(),
+        example: example.or_else(|| {
+            t.get("examples")
+                .and_then(Value::as_array)
+                .and_then(|a| a.first())
+                .cloned()
+        }),
+    }
+}
+
+fn input_info(root: &Value) -> InputInfo {
+    let mut info = InputInfo::default();
+    if let Some(Value::Object(p)) = root.get("properties") {
+        for (k, v) in p {
+            info.props.insert(k.clone(), prop_info(root, v));
+        }
+    }
+    let mut branch_counts: HashMap<String, usize> = HashMap::new();
+    walk_info(root, root, false, &mut info, &mut branch_counts);
+    info.multi_branch = branch_counts
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .map(|(k, _)| k)
+        .collect();
+    info
+}
+
+fn walk_info(
+    root: &Value,
+    node: &Value,
+    in_branch: bool,
+    info: &mut InputInfo,
+    branch_counts: &mut HashMap<String, usize>,
+) {
+    match node {
+        Value::Object(m) => {
+            if let Some(Value::Object(p)) = m.get("properties") {
+                for (k, v) in p {
+                    info.advertised.insert(k.clone());
+                    if v.is_object() && !info.props.contains_key(k) {
+                        info.props.insert(k.clone(), prop_info(root, v));
+                    }
+                    if in_branch {
+                        *branch_counts.entry(k.clone()).or_default() += 1;
+                    }
+                }
+            }
+            for (k, v) in m {
+                let branch = matches!(k.as_str(), "if" | "then" | "else" | "oneOf" | "anyOf");
+                if k == "examples" || k == "enum" || k == "const" {
+                    continue;
+                }
+                walk_info(root, v, in_branch || branch, info, branch_counts);
+            }
+        }
+        Value::Array(a) => {
+            for v in a {
+                walk_info(root, v, in_branch, info, branch_counts);
+            }
+        }
+        _ => {}
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input validation
+// ---------------------------------------------------------------------------------------------
+
+/// One failed keyword, already translated into guidance.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Finding {
+    field: String,
+    keyword: String,
+    message: String,
+}
+
+/// Step 4 of spec/surface.md §9.1 for any Phase-1 tool.
 ///
 /// # Errors
-/// `schema_validation`, or `resource_limit` when a size/count keyword failed; diagnostics
-/// never echo argument values or unadvertised keys.
+/// `schema_validation` with ≤ 8 `invalid_input` diagnostics (deduplicated by (field,
+/// keyword), sorted by field, keyword, message); `resource_limit` when any size/count keyword
+/// failed (then ≤ 7 `invalid_input` and one `recovery_step`). The serialised result stays
+/// ≤ 4096 bytes. Diagnostics never echo argument values or unadvertised keys
+/// (spec/surface.md §6.3, §9.3, §10).
 pub fn validate_input(tool: &str, args: &Value) -> Result<(), ToolError> {
-    let Some(v) = validators().get(tool) else {
+    let Some(c) = compiled().get(tool) else {
         return Err(ToolError::new(
             codes::SCHEMA_VALIDATION,
             "tool schema is unavailable",
         ));
     };
     let mut size_fault = false;
-    let mut any = false;
-    let mut diags: Vec<Diagnostic> = Vec::new();
-    for err in v.input.iter_errors(args) {
-        any = true;
-        let kw = keyword_name(&err);
-        if matches!(kw, "maxLength" | "maxItems" | "maxProperties" | "maximum") {
+    let mut findings: Vec<Finding> = Vec::new();
+    for err in c.input.iter_errors(args) {
+        let kind = err.kind();
+        let keyword = kind.keyword().to_owned();
+        if SIZE_KEYWORDS.contains(&keyword.as_str()) {
             size_fault = true;
         }
-        let d = Diagnostic::new(
-            codes::INVALID_INPUT,
-            Severity::Error,
-            format!("{kw}: the value does not satisfy the advertised schema"),
-        )
-        .with_field("arguments");
-        if !diags.contains(&d) {
-            diags.push(d);
+        let mut segs: Vec<String> = err.instance_path().iter().map(|s| s.to_string()).collect();
+        if let K::Required { property } = kind {
+            if let Some(p) = property.as_str() {
+                segs.push(p.to_owned());
+            }
         }
+        let field = field_path(&c.info, &segs);
+        // The property the guidance may name: the last advertised, non-index segment of a
+        // field that is itself echoable.
+        let leaf = if field == "arguments" {
+            None
+        } else {
+            segs.iter().rev().find(|s| !is_index(s)).map(String::as_str)
+        };
+        let leaf = if matches!(kind, K::AdditionalProperties { .. }) {
+            None
+        } else {
+            leaf
+        };
+        // An item of an array is not its array: the array's example never describes it.
+        let item = segs.last().is_some_and(|s| is_index(s));
+        findings.push(Finding {
+            field,
+            keyword,
+            message: guidance(&c.info, leaf, item, kind),
+        });
     }
-    if !any {
+    if findings.is_empty() {
         return Ok(());
     }
-    diags.truncate(8);
-    let code = if size_fault {
-        codes::RESOURCE_LIMIT
+    findings.sort();
+    findings.dedup_by(|b, a| a.field == b.field && a.keyword == b.keyword);
+    let (code, message, room) = if size_fault {
+        (codes::RESOURCE_LIMIT, INPUT_LIMIT_MESSAGE, MAX_GUIDANCE - 1)
     } else {
-        codes::SCHEMA_VALIDATION
+        (codes::SCHEMA_VALIDATION, INPUT_MESSAGE, MAX_GUIDANCE)
     };
-    let mut e = ToolError::new(code, "arguments do not match the tool's input schema");
-    e.diagnostics = diags;
-    Err(e)
+    let mut e = ToolError::new(code, message);
+    e.diagnostics = findings
+        .into_iter()
+        .take(room)
+        .map(|f| {
+            Diagnostic::new(codes::INVALID_INPUT, Severity::Error, f.message).with_field(f.field)
+        })
+        .collect();
+    let recovery = size_fault.then(|| {
+        Diagnostic::recovery(
+            "",
+            "Narrow the request or reduce its scope; repeating the same call hits the same limit.",
+        )
+    });
+    Err(fit(e, recovery, SCHEMA_ERROR_CAP))
 }
 
-fn keyword_name(err: &jsonschema::ValidationError<'_>) -> &'static str {
-    use jsonschema::error::ValidationErrorKind as K;
-    match err.kind() {
-        K::MaxLength { .. } => "maxLength",
-        K::MaxItems { .. } => "maxItems",
-        K::MaxProperties { .. } => "maxProperties",
-        K::Maximum { .. } => "maximum",
-        K::Required { .. } => "required",
-        K::Type { .. } => "type",
-        K::Enum { .. } => "enum",
-        K::Pattern { .. } => "pattern",
-        K::Format { .. } => "format",
-        K::AdditionalProperties { .. } => "additionalProperties",
-        _ => "schema",
+/// spec/surface.md §6.3 rule 5: drops `invalid_input` diagnostics from the end until the whole
+/// serialised result (text content + envelope, `recovery` appended last) fits `cap` bytes;
+/// one diagnostic always stays.
+fn fit(mut e: ToolError, recovery: Option<Diagnostic>, cap: usize) -> ToolError {
+    loop {
+        let mut probe = e.clone();
+        if let Some(r) = &recovery {
+            probe.diagnostics.push(r.clone());
+        }
+        if result_size(&probe) <= cap || e.diagnostics.len() <= 1 {
+            return probe;
+        }
+        e.diagnostics.pop();
     }
 }
+
+/// Serialised size of the `CallToolResult` an error becomes (spec/surface.md §1.2, §3).
+fn result_size(e: &ToolError) -> usize {
+    let message = e.wire_message();
+    let result = serde_json::json!({
+        "content": [{"type": "text", "text": message}],
+        "structuredContent": e.to_wire(),
+        "isError": true,
+    });
+    result.to_string().len()
+}
+
+/// The `field` of spec/surface.md §6.3 rule 2 that `tool`'s guidance reports for an instance
+/// path given as segments (exposed for the SCH-08 tests).
+#[must_use]
+pub fn guidance_field(tool: &str, segments: &[&str]) -> String {
+    let segs: Vec<String> = segments.iter().map(|s| (*s).to_owned()).collect();
+    compiled()
+        .get(tool)
+        .map_or_else(|| "arguments".to_owned(), |c| field_path(&c.info, &segs))
+}
+
+fn is_index(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 6 && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// spec/surface.md §6.3 rule 2: the dotted instance path when it has ≤ 8 segments, each an
+/// advertised property name or a decimal index of ≤ 6 digits; otherwise `arguments`.
+fn field_path(info: &InputInfo, segs: &[String]) -> String {
+    if segs.is_empty()
+        || segs.len() > 8
+        || !segs
+            .iter()
+            .all(|s| is_index(s) || info.advertised.contains(s))
+    {
+        return "arguments".to_owned();
+    }
+    segs.join(".")
+}
+
+const DATE_TEXT: &str = "use a calendar date YYYY-MM-DD, e.g. 2026-01-02";
+const DATETIME_TEXT: &str =
+    "use an RFC 3339 datetime with an explicit offset (Z or +HH:MM or -HH:MM, never -00:00), e.g. 2026-01-02T03:04:05Z";
+const DIGEST_TEXT: &str = "use the exact value returned by a fresh preview (sha256: followed by 64 lowercase hex digits); never build or edit it";
+const PROFILE_TEXT: &str = "temporal_profile must be \"date-3fcbb9f\" (calendar dates, the default; \"\" means the same) or \"instant-0b87c52\" (offset datetimes); as_of and the temporal values must match the chosen profile";
+const AS_OF_TEXT: &str = "as_of must be YYYY-MM-DD under the date profile (date-3fcbb9f) and an RFC 3339 datetime with an explicit offset under instant-0b87c52; never guess a timezone";
+const BUNDLE_PATH_TEXT: &str = "bundle_path must be the absolute path of an accessible bundle root";
+const CONCEPT_ID_TEXT: &str = "concept_id must be a bundle-relative concept id without the .md suffix: non-empty segments joined by single slashes, no backslash, colon or control characters, no segment starting with a dot, no surrounding whitespace, and a last segment other than index or log, e.g. tables/orders";
+const UNKNOWN_TEXT: &str = "remove unsupported fields; use advertised properties only";
+const USAGE_COUNT_TEXT: &str =
+    "usage_count is a decimal string without sign or leading zeros, at most 20 digits, e.g. \"12\"";
+
+fn type_name(types: &[String]) -> String {
+    if types.is_empty() {
+        "value".to_owned()
+    } else {
+        types.join(" or ")
+    }
+}
+
+fn kind_types(kind: &TypeKind) -> Vec<String> {
+    match kind {
+        TypeKind::Single(t) => vec![t.to_string()],
+        TypeKind::Multiple(set) => set.iter().map(|t| t.to_string()).collect(),
+    }
+}
+
+/// Lists `values` when there are ≤ 8 short scalars (≤ 64 bytes each, ≤ 240 bytes in total).
+fn enum_list(values: &[Value]) -> Option<String> {
+    if values.len() > 8 {
+        return None;
+    }
+    let mut parts = Vec::new();
+    for v in values {
+        if v.is_object() || v.is_array() {
+            return None;
+        }
+        let s = v.to_string();
+        if s.len() > 64 {
+            return None;
+        }
+        parts.push(s);
+    }
+    let joined = parts.join(", ");
+    (joined.len() <= 240).then_some(joined)
+}
+
+/// The trusted example of `leaf`, unless the name is constrained in several branches.
+fn example_of(info: &InputInfo, leaf: Option<&str>) -> Option<String> {
+    let leaf = leaf?;
+    if info.multi_branch.contains(leaf) {
+        return None;
+    }
+    let ex = info.props.get(leaf)?.example.as_ref()?;
+    let s = ex.to_string();
+    (s.len() <= 200).then_some(s)
+}
+
+fn supply_text(info: &InputInfo, name: &str) -> String {
+    if name == "operations" {
+        return format!(
+            "supply operations as a JSON array of 1 to 256 operation objects, e.g. {}",
+            example_operations()
+        );
+    }
+    let p = info.props.get(name).cloned().unwrap_or_default();
+    let mut s = format!("supply {name} as JSON {}", type_name(&p.types));
+    if is_digest_name(name) {
+        let _ = write!(s, "; {DIGEST_TEXT}");
+    } else if name == "bundle_path" {
+        let _ = write!(s, "; {BUNDLE_PATH_TEXT}");
+    } else if let Some(list) = p.enumeration.as_deref().and_then(enum_list) {
+        let _ = write!(s, "; one of: {list}");
+    } else if let Some(ex) = example_of(info, Some(name)) {
+        let _ = write!(s, ", e.g. {ex}");
+    }
+    s
+}
+
+fn is_digest_name(name: &str) -> bool {
+    matches!(
+        name,
+        "expected_revision" | "expected_plan_digest" | "base_revision" | "plan_digest"
+    )
+}
+
+fn pattern_text(pattern: &str) -> Option<&'static str> {
+    if pattern == DATE_PATTERN {
+        Some(DATE_TEXT)
+    } else if pattern == OFFSET_DATETIME_PATTERN {
+        Some(DATETIME_TEXT)
+    } else if pattern == REVISION_PATTERN {
+        Some(DIGEST_TEXT)
+    } else if pattern == USAGE_COUNT_PATTERN {
+        Some(USAGE_COUNT_TEXT)
+    } else if pattern == CONCEPT_ID_PATTERN {
+        Some(CONCEPT_ID_TEXT)
+    } else {
+        None
+    }
+}
+
+fn unit_of(keyword: &str) -> &'static str {
+    match keyword {
+        "maxLength" | "minLength" => "characters",
+        "maxItems" | "minItems" => "items",
+        "maxProperties" => "properties",
+        _ => "",
+    }
+}
+
+/// The guidance of spec/surface.md §6.3 rule 4 for one failed keyword.
+fn guidance(info: &InputInfo, leaf: Option<&str>, item: bool, kind: &K) -> String {
+    let name = leaf.unwrap_or("the value");
+    // Cases that do not depend on the field.
+    match kind {
+        K::AdditionalProperties { .. } => return UNKNOWN_TEXT.to_owned(),
+        K::Required { property } => {
+            let n = property.as_str().unwrap_or_default();
+            return supply_text(info, n);
+        }
+        K::FalseSchema => {
+            return format!(
+                "{name} is not accepted for this operation kind or computation mode; remove it"
+            )
+        }
+        _ => {}
+    }
+    // Field-specific guidance.
+    match leaf {
+        Some("temporal_profile") => return PROFILE_TEXT.to_owned(),
+        Some("as_of") => {
+            return match kind {
+                K::Format { format } if format == "date" => format!("{AS_OF_TEXT}; {DATE_TEXT}"),
+                K::Format { .. } => format!("{AS_OF_TEXT}; {DATETIME_TEXT}"),
+                K::Pattern { pattern } => match pattern_text(pattern) {
+                    Some(t) => format!("{AS_OF_TEXT}; {t}"),
+                    None => AS_OF_TEXT.to_owned(),
+                },
+                K::Type { kind } => format!(
+                    "{AS_OF_TEXT}; expected JSON {}",
+                    type_name(&kind_types(kind))
+                ),
+                _ => AS_OF_TEXT.to_owned(),
+            };
+        }
+        Some("limit") => return "limit must be an integer from 1 to 100, e.g. 20".to_owned(),
+        Some("query") => {
+            return "query must be non-blank literal text of at most 512 characters".to_owned()
+        }
+        Some(n) if is_digest_name(n) => return format!("{n}: {DIGEST_TEXT}"),
+        _ => {}
+    }
+    let detail = match kind {
+        K::Type { kind } => {
+            let mut s = format!(
+                "expected JSON {}; values are never coerced (\"10\" is not an integer, \"true\" is not a boolean)",
+                type_name(&kind_types(kind))
+            );
+            if let Some(ex) = example_of(info, leaf).filter(|_| !item) {
+                let _ = write!(s, ", e.g. {ex}");
+            }
+            s
+        }
+        K::Enum { options } => match options.as_array().and_then(|a| enum_list(a)) {
+            Some(list) => format!("use one of: {list}"),
+            None => "use one of the advertised values".to_owned(),
+        },
+        K::Constant { expected_value } => match enum_list(std::slice::from_ref(expected_value)) {
+            Some(v) => format!("use {v}"),
+            None => "use the advertised constant".to_owned(),
+        },
+        K::MaxLength { limit } | K::MaxItems { limit } | K::MaxProperties { limit } => format!(
+            "reduce {name} to the advertised limit of {limit} {} (resource limit)",
+            unit_of(kind.keyword())
+        ),
+        K::Maximum { limit } => {
+            format!("reduce {name} to the advertised maximum of {limit} (resource limit)")
+        }
+        K::MinLength { limit } => format!(
+            "{name} must have at least {limit} {}",
+            if *limit == 1 {
+                "character"
+            } else {
+                "characters"
+            }
+        ),
+        K::MinItems { limit } => {
+            if leaf == Some("operations") {
+                format!(
+                    "supply at least {limit} operation, e.g. {}",
+                    example_operations()
+                )
+            } else {
+                format!(
+                    "supply at least {limit} {}",
+                    if *limit == 1 { "item" } else { "items" }
+                )
+            }
+        }
+        K::Minimum { limit } => format!("{name} must be at least {limit}"),
+        K::Format { format } => match format.as_str() {
+            "date" => DATE_TEXT.to_owned(),
+            _ => DATETIME_TEXT.to_owned(),
+        },
+        K::Pattern { pattern } => match pattern_text(pattern) {
+            Some(t) => t.to_owned(),
+            None if leaf == Some("concept_id") => CONCEPT_ID_TEXT.to_owned(),
+            None => "the value does not have the advertised form".to_owned(),
+        },
+        K::Not { .. } if leaf == Some("concept_id") => CONCEPT_ID_TEXT.to_owned(),
+        _ => "the value does not satisfy the advertised schema".to_owned(),
+    };
+    match leaf {
+        Some("bundle_path") => format!("{BUNDLE_PATH_TEXT}; {detail}"),
+        Some(n) if !detail.contains(n) => format!("{n}: {detail}"),
+        _ => detail,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output enforcement
+// ---------------------------------------------------------------------------------------------
 
 /// Output enforcement (spec/surface.md §3): a success object against `$defs/success`, an
 /// error object against `$defs/error_envelope`.
 ///
 /// # Errors
-/// `schema_validation` (`tool output violates its advertised state invariants`).
+/// `schema_validation` (`tool output violates its advertised state invariants`), or
+/// `resource_limit` (`tool output exceeds MCP resource limits`) when a size or count cap
+/// failed.
 pub fn validate_output(tool: &str, value: &Value, is_error: bool) -> Result<(), ToolError> {
-    let ok = validators().get(tool).is_some_and(|v| {
-        if is_error {
-            v.error.is_valid(value)
-        } else {
-            v.success.is_valid(value)
-        }
-    });
-    if ok {
-        Ok(())
-    } else {
-        Err(ToolError::new(
+    let invariant = || {
+        ToolError::new(
             codes::SCHEMA_VALIDATION,
             "tool output violates its advertised state invariants",
+        )
+    };
+    let Some(c) = compiled().get(tool) else {
+        return Err(invariant());
+    };
+    let v = if is_error { &c.error } else { &c.success };
+    if v.is_valid(value) {
+        return Ok(());
+    }
+    let size = v
+        .iter_errors(value)
+        .any(|e| SIZE_KEYWORDS.contains(&e.kind().keyword()));
+    if size {
+        Err(ToolError::resource_limit(
+            "tool output exceeds MCP resource limits",
         ))
+    } else {
+        Err(invariant())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn validators_exist_for_all_six_tools() {
+        for (t, _, _) in CHECKED_IN {
+            assert!(has_validators(t), "{t}");
+        }
+    }
+
+    #[test]
+    fn field_paths_follow_rule_2() {
+        let info = input_info(input_schema("preview_concept_patch").expect("schema"));
+        let s = |v: &[&str]| v.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            field_path(&info, &s(&["operations", "0", "concept_id"])),
+            "operations.0.concept_id"
+        );
+        assert_eq!(
+            field_path(&info, &s(&["operations", "1234567"])),
+            "arguments"
+        );
+        assert_eq!(field_path(&info, &s(&["sk_live_x"])), "arguments");
+        assert_eq!(field_path(&info, &[]), "arguments");
+        assert_eq!(
+            field_path(
+                &info,
+                &s(&[
+                    "operations",
+                    "0",
+                    "source",
+                    "id",
+                    "id",
+                    "id",
+                    "id",
+                    "id",
+                    "id"
+                ])
+            ),
+            "arguments"
+        );
+    }
+
+    #[test]
+    fn oversized_guidance_drops_diagnostics_from_the_end() {
+        let mut e = ToolError::new(codes::SCHEMA_VALIDATION, INPUT_MESSAGE);
+        for i in 0..8 {
+            e.diagnostics.push(
+                Diagnostic::new(codes::INVALID_INPUT, Severity::Error, "m".repeat(100))
+                    .with_field(format!("f{i}")),
+            );
+        }
+        let full = result_size(&e);
+        let cap = full - 1;
+        let r = fit(e.clone(), None, cap);
+        assert_eq!(r.diagnostics.len(), 7);
+        assert!(result_size(&r) <= cap);
+        assert_eq!(r.diagnostics[6].field, "f6");
+        let rec = Diagnostic::recovery("", "narrow it");
+        let r = fit(e, Some(rec), cap);
+        assert!(result_size(&r) <= cap);
+        assert_eq!(
+            r.diagnostics.last().map(|d| d.code.as_str()),
+            Some("recovery_step")
+        );
+    }
+
+    #[test]
+    fn enum_lists_only_short_scalars() {
+        assert_eq!(
+            enum_list(&[json!("a"), json!(null)]).as_deref(),
+            Some("\"a\", null")
+        );
+        assert!(enum_list(&[json!("x".repeat(70))]).is_none());
+        let nine: Vec<Value> = (0..9).map(|i| json!(i)).collect();
+        assert!(enum_list(&nine).is_none());
+    }
+
+    #[test]
+    fn output_size_caps_are_resource_limits() {
+        let mut diags = Vec::new();
+        for _ in 0..10_001 {
+            diags.push(json!({"code":"x","severity":"INFO","file":"","field":"","message":"m","spec_ref":"","policy_failure":false}));
+        }
+        let e = json!({"code":"x","message":"m","retryable":false,"diagnostics":diags});
+        let err = validate_output("list_concepts", &e, true).expect_err("too many");
+        assert_eq!(err.code, codes::RESOURCE_LIMIT);
+        let bad = json!({"code":"x","message":"m","retryable":false,"diagnostics":[],"extra":1});
+        let err = validate_output("list_concepts", &bad, true).expect_err("closed");
+        assert_eq!(err.code, codes::SCHEMA_VALIDATION);
     }
 }

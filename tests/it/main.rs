@@ -5,12 +5,15 @@
 
 mod util;
 
+mod aliases;
 mod cli;
+mod contract_doc;
 mod corpus;
 mod framing;
 mod mcp;
 mod python_client;
 mod raw;
 mod read_tools;
+mod schema;
 mod server;
 mod validate;

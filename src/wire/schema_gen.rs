@@ -1,0 +1,1439 @@
+//! The generator of the checked-in JSON Schemas (spec/surface.md §17).
+//!
+//! Every file under `schemas/` is built here from Rust definitions: the shared definitions
+//! (one owner file each: `common.schema.json`, `error.schema.json`, `version.schema.json`) and
+//! the per-tool roots. A tool file is self-contained: every shared definition it reaches
+//! through a local `$ref` is copied into its own `$defs` (spec/surface.md §17.1).
+//!
+//! The server advertises the *checked-in* files (`include_str!`), never these values directly;
+//! the gate test `tests/it/schema.rs::schemas_are_current` fails when the two differ.
+//!
+//! Regenerate after changing this module (the one documented command):
+//!
+//! ```sh
+//! OKF_MCP_WRITE_SCHEMAS=1 cargo test --test it schemas_are_current
+//! ```
+//!
+//! Pure: no I/O. Patterns use `[0-9]`, never `\d` (spec/surface.md §17.2).
+
+use crate::okf::temporal::{DATE_PATTERN, DATE_PROFILE, INSTANT_PROFILE, OFFSET_DATETIME_PATTERN};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeSet;
+
+/// `$schema` of every file: JSON Schema draft 2020-12.
+pub const SCHEMA_DRAFT: &str = "https://json-schema.org/draft/2020-12/schema";
+/// Prefix of every `$id` (`$id = <prefix><file name>`, spec/surface.md §17.1).
+pub const ID_BASE: &str = "https://okf.dev/mcp/v0.2/";
+
+/// The shared file holding the common input and output definitions.
+pub const COMMON_FILE: &str = "common.schema.json";
+/// The shared file holding the error envelope and the wire diagnostic.
+pub const ERROR_FILE: &str = "error.schema.json";
+/// The shared file holding the version objects of spec/surface.md §12.1.
+pub const VERSION_FILE: &str = "version.schema.json";
+/// Phase 2 placeholder for the migration definitions (documented stub).
+pub const MIGRATION_FILE: &str = "migration_v02.shared.schema.json";
+/// The shared files, in file-name order.
+pub const SHARED_FILES: [&str; 4] = [COMMON_FILE, ERROR_FILE, MIGRATION_FILE, VERSION_FILE];
+
+/// The six Phase-1 tools, sorted by name (spec/README.md §6).
+pub const PHASE1_TOOLS: [&str; 6] = [
+    "apply_concept_patch",
+    "list_concepts",
+    "preview_concept_patch",
+    "read_concept",
+    "validate_bundle",
+    "write_concept",
+];
+
+/// Canonical revision and digest shape (`sha256:` + 64 lowercase hex).
+pub const REVISION_PATTERN: &str = "^sha256:[0-9a-f]{64}$";
+/// `source.usage_count` of patch inputs (spec/concept-patch.md §2.3).
+pub const USAGE_COUNT_PATTERN: &str = "^(0|[1-9][0-9]*)$";
+/// The positive part of the concept-id grammar (spec/surface.md §8): non-empty segments
+/// separated by single `/`, without `\`, `:`, code points ≤ U+001F or U+007F.
+pub const CONCEPT_ID_PATTERN: &str = r"^[^/\\:\x00-\x1f\x7f]+(/[^/\\:\x00-\x1f\x7f]+)*$";
+/// Whitespace that may not surround a concept id, beyond the control characters the main
+/// pattern already excludes: the Unicode `White_Space` set Rust's `str::trim` uses.
+const CONCEPT_ID_SPACE: &str = r"[ \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]";
+
+/// The negative parts of the concept-id grammar, each a `not` sub-schema (spec/surface.md §8):
+/// a segment starting with `.`; a last segment `index`/`log`; a trailing `.md`; surrounding
+/// whitespace.
+#[must_use]
+pub fn concept_id_not_patterns() -> [String; 4] {
+    [
+        r"(^|/)\.".to_owned(),
+        "(^|/)(index|log)$".to_owned(),
+        r"\.md$".to_owned(),
+        format!("^{CONCEPT_ID_SPACE}|{CONCEPT_ID_SPACE}$"),
+    ]
+}
+
+/// The nine operation kinds (spec/concept-patch.md §2.2), in table order.
+pub const OPERATION_KINDS: [&str; 9] = [
+    "set_generated",
+    "ensure_verification",
+    "remove_verification",
+    "put_source",
+    "remove_source",
+    "set_usage_window",
+    "set_lifecycle",
+    "put_attested_computation",
+    "set_bundle_version",
+];
+
+/// Every payload field of an operation object.
+pub const PAYLOAD_FIELDS: [&str; 9] = [
+    "concept_id",
+    "generated",
+    "verification",
+    "source",
+    "source_id",
+    "usage_window",
+    "lifecycle",
+    "attested_computation",
+    "version",
+];
+
+/// Per kind: (kind, required payloads, optional payloads); every other payload is forbidden
+/// (spec/concept-patch.md §2.2). The selector rules of `remove_source` / `set_usage_window`
+/// are runtime checks (§2.5 rule 6), so both selectors are optional here.
+pub const KIND_RULES: [(&str, &[&str], &[&str]); 9] = [
+    ("set_generated", &["concept_id", "generated"], &[]),
+    ("ensure_verification", &["concept_id", "verification"], &[]),
+    ("remove_verification", &["concept_id", "verification"], &[]),
+    ("put_source", &["concept_id", "source"], &[]),
+    ("remove_source", &["concept_id"], &["source_id", "source"]),
+    (
+        "set_usage_window",
+        &["concept_id", "usage_window"],
+        &["source_id", "source"],
+    ),
+    ("set_lifecycle", &["concept_id", "lifecycle"], &[]),
+    (
+        "put_attested_computation",
+        &["concept_id", "attested_computation"],
+        &[],
+    ),
+    ("set_bundle_version", &["version"], &[]),
+];
+
+/// A fixed operation list that validates under both temporal profiles; the guidance for a
+/// missing or empty `operations` shows it (spec/surface.md §6.3, SCH-07).
+#[must_use]
+pub fn example_operations() -> Value {
+    json!([{
+        "kind": "set_lifecycle",
+        "concept_id": "tables/orders",
+        "lifecycle": {"status": "stable", "stale_after": null}
+    }])
+}
+
+/// The trusted example of a concept id.
+pub const EXAMPLE_CONCEPT_ID: &str = "tables/orders";
+
+fn r(name: &str) -> Value {
+    json!({ "$ref": format!("#/$defs/{name}") })
+}
+
+fn string_max(max: u64) -> Value {
+    json!({"type": "string", "maxLength": max})
+}
+
+fn string_1_max(max: u64) -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": max})
+}
+
+fn nullable_string() -> Value {
+    json!({"type": ["string", "null"]})
+}
+
+fn boolean() -> Value {
+    json!({"type": "boolean"})
+}
+
+fn count() -> Value {
+    json!({"type": "integer", "minimum": 0})
+}
+
+fn string_array(max: u64) -> Value {
+    json!({"type": "array", "maxItems": max, "items": {"type": "string"}})
+}
+
+/// A closed object with every listed member required, members in the given order.
+fn closed(props: Vec<(&str, Value)>) -> Value {
+    let required: Vec<&str> = props.iter().map(|(k, _)| *k).collect();
+    closed_with(&required, props)
+}
+
+/// A closed object with the given required members.
+fn closed_with(required: &[&str], props: Vec<(&str, Value)>) -> Value {
+    let mut p = Map::new();
+    for (k, v) in props {
+        p.insert(k.to_owned(), v);
+    }
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": required,
+        "properties": p,
+    })
+}
+
+fn with(mut v: Value, key: &str, extra: Value) -> Value {
+    if let Value::Object(m) = &mut v {
+        m.insert(key.to_owned(), extra);
+    }
+    v
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared definitions
+// ---------------------------------------------------------------------------------------------
+
+/// The owner file of a shared definition, or `None` for an unknown name.
+#[must_use]
+pub fn owner(def: &str) -> Option<&'static str> {
+    [COMMON_FILE, ERROR_FILE, VERSION_FILE]
+        .into_iter()
+        .find(|f| shared_defs(f).iter().any(|(n, _)| *n == def))
+}
+
+/// The definitions a shared file owns, in file order.
+#[must_use]
+pub fn shared_defs(file: &str) -> Vec<(&'static str, Value)> {
+    match file {
+        COMMON_FILE => common_defs(),
+        ERROR_FILE => vec![
+            ("diagnostic", diagnostic_def()),
+            ("error_envelope", error_envelope_def()),
+        ],
+        VERSION_FILE => vec![
+            ("version", version_def()),
+            ("version_declaration", version_declaration_def()),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// The shared definition named `name`, from its owner file.
+#[must_use]
+pub fn shared_def(name: &str) -> Option<Value> {
+    [COMMON_FILE, ERROR_FILE, VERSION_FILE]
+        .iter()
+        .flat_map(|f| shared_defs(f))
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| v)
+}
+
+fn common_defs() -> Vec<(&'static str, Value)> {
+    vec![
+        ("actor", actor_def()),
+        ("attested_computation", attested_computation_def()),
+        ("bundle_path", bundle_path_def()),
+        ("bundle_relative_path", string_1_max(4096)),
+        ("calendar_date", calendar_date_def()),
+        ("card", card_def()),
+        ("concept_id", concept_id_def()),
+        ("digest", digest_def()),
+        ("generated", generated_def()),
+        ("lifecycle", lifecycle_def()),
+        ("offset_datetime", offset_datetime_def()),
+        ("operation", operation_def()),
+        (
+            "operation_temporal_date",
+            operation_temporal_def("profile_date"),
+        ),
+        (
+            "operation_temporal_instant",
+            operation_temporal_def("profile_instant"),
+        ),
+        ("profile_date", profile_date_def()),
+        ("profile_instant", profile_instant_def()),
+        ("revision", revision_def()),
+        ("source", source_def()),
+        ("status_state", status_state_def()),
+        ("temporal_profile", temporal_profile_def()),
+        ("temporal_profile_id", temporal_profile_id_def()),
+        ("usage_window", usage_window_def()),
+        ("verification", verification_def()),
+    ]
+}
+
+fn bundle_path_def() -> Value {
+    json!({
+        "description": "Absolute, clean path of the bundle root directory; symlinks are refused (spec/surface.md §7).",
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 4096
+    })
+}
+
+fn concept_id_def() -> Value {
+    let nots: Vec<Value> = concept_id_not_patterns()
+        .into_iter()
+        .map(|p| json!({"not": {"type": "string", "pattern": p}}))
+        .collect();
+    json!({
+        "description": "Bundle-relative concept path without .md: non-empty segments joined by '/', no '\\', ':' or control characters, no segment starting with '.', no surrounding whitespace, last segment not index or log (spec/surface.md §8).",
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 4096,
+        "pattern": CONCEPT_ID_PATTERN,
+        "allOf": nots
+    })
+}
+
+fn temporal_profile_def() -> Value {
+    json!({
+        "description": "Temporal profile: date-3fcbb9f (calendar dates, default; also \"\" or absent) or instant-0b87c52 (offset datetimes) (spec/temporal.md §1).",
+        "type": "string",
+        "enum": ["", DATE_PROFILE, INSTANT_PROFILE]
+    })
+}
+
+fn temporal_profile_id_def() -> Value {
+    json!({
+        "description": "The normalised temporal profile id echoed by outputs.",
+        "type": "string",
+        "enum": [DATE_PROFILE, INSTANT_PROFILE]
+    })
+}
+
+fn offset_datetime_def() -> Value {
+    json!({
+        "description": "Offset datetime YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM) (spec/temporal.md §2.1).",
+        "type": "string",
+        "format": "date-time",
+        "pattern": OFFSET_DATETIME_PATTERN
+    })
+}
+
+fn calendar_date_def() -> Value {
+    json!({
+        "description": "Calendar date YYYY-MM-DD (spec/temporal.md §2.3).",
+        "type": "string",
+        "format": "date",
+        "pattern": DATE_PATTERN
+    })
+}
+
+fn profile_date_def() -> Value {
+    json!({
+        "description": "A temporal value under date-3fcbb9f: a calendar date (spec/temporal.md §2.3). Constrains strings only; the type comes from the property.",
+        "format": "date",
+        "pattern": DATE_PATTERN
+    })
+}
+
+fn profile_instant_def() -> Value {
+    json!({
+        "description": "A temporal value under instant-0b87c52: an offset datetime (spec/temporal.md §2.1). Constrains strings only; the type comes from the property.",
+        "format": "date-time",
+        "pattern": OFFSET_DATETIME_PATTERN
+    })
+}
+
+fn revision_def() -> Value {
+    json!({
+        "description": "Canonical bundle revision: sha256: and 64 lowercase hex digits (spec/store.md §3.6).",
+        "type": "string",
+        "pattern": REVISION_PATTERN
+    })
+}
+
+fn digest_def() -> Value {
+    json!({
+        "description": "Canonical digest: sha256: and 64 lowercase hex digits (spec/store.md §5).",
+        "type": "string",
+        "pattern": REVISION_PATTERN
+    })
+}
+
+fn actor_def() -> Value {
+    json!({
+        "description": "Request actor: a transport identity of 1 to 256 bytes without surrounding whitespace or control characters; never written to a document (spec/surface.md §13.3).",
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 256
+    })
+}
+
+fn generated_def() -> Value {
+    closed_with(
+        &["by"],
+        vec![("by", string_max(256)), ("at", r("offset_datetime"))],
+    )
+}
+
+fn verification_def() -> Value {
+    closed(vec![("by", string_max(256)), ("at", r("offset_datetime"))])
+}
+
+fn usage_window_def() -> Value {
+    let mut v = closed(vec![
+        ("from", json!({"type": "string"})),
+        ("to", json!({"type": "string"})),
+    ]);
+    if let Value::Object(m) = &mut v {
+        m.insert("type".into(), json!(["object", "null"]));
+    }
+    with(
+        v,
+        "description",
+        json!("Usage window {from, to}, both required, per temporal profile; null clears it where the operation allows (spec/concept-patch.md §2.3)."),
+    )
+}
+
+fn source_def() -> Value {
+    closed_with(
+        &["resource"],
+        vec![
+            ("resource", string_max(4096)),
+            ("id", string_max(4096)),
+            ("title", string_max(4096)),
+            ("author", string_max(4096)),
+            (
+                "usage_count",
+                json!({"type": "string", "maxLength": 20, "pattern": USAGE_COUNT_PATTERN}),
+            ),
+            ("last_modified", json!({"type": "string"})),
+            ("usage_window", usage_window_object()),
+        ],
+    )
+}
+
+fn usage_window_object() -> Value {
+    closed(vec![
+        ("from", json!({"type": "string"})),
+        ("to", json!({"type": "string"})),
+    ])
+}
+
+fn lifecycle_def() -> Value {
+    closed(vec![
+        (
+            "status",
+            json!({"type": ["string", "null"], "enum": ["draft", "stable", "deprecated", null]}),
+        ),
+        ("stale_after", nullable_string()),
+    ])
+}
+
+fn attested_computation_def() -> Value {
+    let parameter = closed(vec![
+        ("name", string_1_max(4096)),
+        ("type", string_1_max(4096)),
+        ("required", boolean()),
+    ]);
+    let executor = closed(vec![
+        ("resource", string_1_max(4096)),
+        (
+            "receipt",
+            json!({"type": "array", "minItems": 1, "maxItems": 256, "items": string_1_max(4096)}),
+        ),
+    ]);
+    let attester = closed(vec![("resource", string_1_max(4096))]);
+    let base = closed_with(
+        &["mode", "runtime", "parameters", "executor", "attester"],
+        vec![
+            (
+                "mode",
+                json!({"type": "string", "enum": ["inline", "file"]}),
+            ),
+            ("runtime", string_1_max(4096)),
+            (
+                "parameters",
+                json!({"type": "array", "maxItems": 256, "items": parameter}),
+            ),
+            ("executor", executor),
+            ("attester", attester),
+            ("computation_path", string_1_max(4096)),
+            ("inline_computation", string_max(1024 * 1024)),
+            ("inline_language", string_1_max(4096)),
+        ],
+    );
+    with(
+        base,
+        "allOf",
+        json!([
+            {
+                "if": {"properties": {"mode": {"const": "file"}}, "required": ["mode"], "additionalProperties": true},
+                "then": {
+                    "required": ["computation_path"],
+                    "properties": {"inline_computation": false, "inline_language": false},
+                    "additionalProperties": true
+                }
+            },
+            {
+                "if": {"properties": {"mode": {"const": "inline"}}, "required": ["mode"], "additionalProperties": true},
+                "then": {
+                    "required": ["inline_computation"],
+                    "properties": {"computation_path": false},
+                    "additionalProperties": true
+                }
+            }
+        ]),
+    )
+}
+
+fn operation_def() -> Value {
+    let base = closed_with(
+        &["kind"],
+        vec![
+            ("kind", json!({"type": "string", "enum": OPERATION_KINDS})),
+            ("concept_id", r("concept_id")),
+            ("generated", r("generated")),
+            ("verification", r("verification")),
+            ("source", r("source")),
+            ("source_id", string_1_max(4096)),
+            ("usage_window", r("usage_window")),
+            ("lifecycle", r("lifecycle")),
+            ("attested_computation", r("attested_computation")),
+            ("version", json!({"type": "string", "enum": ["0.1", "0.2"]})),
+        ],
+    );
+    let branches: Vec<Value> = KIND_RULES
+        .iter()
+        .map(|(kind, required, optional)| {
+            let mut forbidden = Map::new();
+            for f in PAYLOAD_FIELDS {
+                if !required.contains(&f) && !optional.contains(&f) {
+                    forbidden.insert(f.to_owned(), Value::Bool(false));
+                }
+            }
+            json!({
+                "if": {"properties": {"kind": {"const": kind}}, "required": ["kind"], "additionalProperties": true},
+                "then": {"required": required, "properties": forbidden, "additionalProperties": true}
+            })
+        })
+        .collect();
+    let v = with(
+        base,
+        "description",
+        json!("One desired-state operation; each kind admits only its own payload fields, every other payload must be absent (spec/concept-patch.md §2.2)."),
+    );
+    with(v, "allOf", Value::Array(branches))
+}
+
+/// The profile refinement of one operation: only the temporal members, typed by the base.
+fn operation_temporal_def(value_def: &str) -> Value {
+    let window = json!({
+        "properties": {"from": r(value_def), "to": r(value_def)},
+        "additionalProperties": true
+    });
+    json!({
+        "properties": {
+            "source": {
+                "properties": {"last_modified": r(value_def), "usage_window": window},
+                "additionalProperties": true
+            },
+            "usage_window": window,
+            "lifecycle": {
+                "properties": {"stale_after": r(value_def)},
+                "additionalProperties": true
+            }
+        },
+        "additionalProperties": true
+    })
+}
+
+fn diagnostic_def() -> Value {
+    with(
+        closed(vec![
+            (
+                "code",
+                json!({"type": "string", "minLength": 1, "pattern": "^[a-z0-9_]+$"}),
+            ),
+            (
+                "severity",
+                json!({"type": "string", "enum": ["ERROR", "WARN", "INFO"]}),
+            ),
+            ("file", string_max(512)),
+            ("field", json!({"type": "string"})),
+            ("message", string_max(512)),
+            ("spec_ref", json!({"type": "string"})),
+            ("policy_failure", boolean()),
+        ]),
+        "description",
+        json!("Wire diagnostic with exactly seven members (spec/surface.md §6.1)."),
+    )
+}
+
+fn error_envelope_def() -> Value {
+    with(
+        closed(vec![
+            (
+                "code",
+                json!({"type": "string", "minLength": 1, "pattern": "^[a-z0-9_]+$"}),
+            ),
+            (
+                "message",
+                json!({"type": "string", "minLength": 1, "maxLength": 512}),
+            ),
+            ("retryable", boolean()),
+            (
+                "diagnostics",
+                json!({"type": "array", "maxItems": 10000, "items": r("diagnostic")}),
+            ),
+        ]),
+        "description",
+        json!("Error envelope of every tool error (spec/surface.md §4)."),
+    )
+}
+
+fn version_def() -> Value {
+    closed(vec![
+        ("declared", nullable_string()),
+        ("effective", nullable_string()),
+        (
+            "resolution",
+            json!({"type": ["string", "null"], "enum": ["declared", "default", "explicit", "future-best-effort", null]}),
+        ),
+        (
+            "compatibility",
+            json!({"type": ["string", "null"], "enum": ["native", "legacy", "best-effort", null]}),
+        ),
+    ])
+}
+
+fn version_declaration_def() -> Value {
+    closed(vec![
+        ("present", boolean()),
+        ("valid", boolean()),
+        ("raw", nullable_string()),
+        ("value", nullable_string()),
+    ])
+}
+
+fn status_enum() -> Value {
+    json!({"type": ["string", "null"], "enum": ["draft", "stable", "deprecated", null]})
+}
+
+fn trust_enum() -> Value {
+    json!({"type": "string", "enum": ["unverified", "machine-confirmed", "human-reviewed"]})
+}
+
+fn status_state_def() -> Value {
+    closed(vec![
+        ("present", boolean()),
+        ("valid", boolean()),
+        ("raw", nullable_string()),
+        ("effective", status_enum()),
+    ])
+}
+
+/// The card members of spec/surface.md §12.1, in table order.
+fn card_props() -> Vec<(&'static str, Value)> {
+    vec![
+        ("id", json!({"type": "string"})),
+        ("path", r("bundle_relative_path")),
+        ("type", nullable_string()),
+        ("title", nullable_string()),
+        ("description", nullable_string()),
+        ("tags", string_array(10000)),
+        ("status", status_enum()),
+        ("trust", trust_enum()),
+        ("stale", json!({"type": ["boolean", "null"]})),
+        ("stale_after", nullable_string()),
+        ("status_state", r("status_state")),
+    ]
+}
+
+fn card_def() -> Value {
+    with(
+        closed(card_props()),
+        "description",
+        json!("Concept card (spec/surface.md §12.1)."),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tool roots
+// ---------------------------------------------------------------------------------------------
+
+fn file_header(file: &str, title: &str, description: &str) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("$schema".into(), json!(SCHEMA_DRAFT));
+    m.insert("$id".into(), json!(format!("{ID_BASE}{file}")));
+    m.insert("title".into(), json!(title));
+    m.insert("description".into(), json!(description));
+    m
+}
+
+/// The `if temporal_profile == instant-0b87c52 then … else …` of spec/surface.md §2 and
+/// spec/concept-patch.md §2.4, over the given temporal members of the root.
+fn profile_branches(m: &mut Map<String, Value>, as_of: bool, operations: bool) {
+    let branch = |value_def: &str, op_def: &str| {
+        let mut p = Map::new();
+        if as_of {
+            p.insert(
+                "as_of".into(),
+                r(if value_def == "profile_instant" {
+                    "offset_datetime"
+                } else {
+                    "calendar_date"
+                }),
+            );
+        }
+        if operations {
+            p.insert("operations".into(), json!({"items": r(op_def)}));
+        }
+        json!({"properties": p, "additionalProperties": true})
+    };
+    m.insert(
+        "if".into(),
+        json!({
+            "properties": {"temporal_profile": {"const": INSTANT_PROFILE}},
+            "required": ["temporal_profile"],
+            "additionalProperties": true
+        }),
+    );
+    m.insert(
+        "then".into(),
+        branch("profile_instant", "operation_temporal_instant"),
+    );
+    m.insert(
+        "else".into(),
+        branch("profile_date", "operation_temporal_date"),
+    );
+}
+
+fn input_root(
+    tool: &str,
+    description: &str,
+    required: &[&str],
+    props: Vec<(&str, Value)>,
+) -> Map<String, Value> {
+    let file = format!("{tool}.input.schema.json");
+    let mut m = file_header(&file, &format!("{tool} input"), description);
+    let closed = closed_with(required, props);
+    if let Value::Object(c) = closed {
+        for (k, v) in c {
+            m.insert(k, v);
+        }
+    }
+    m
+}
+
+fn temporal_profile_prop() -> Value {
+    with(r("temporal_profile"), "examples", json!([DATE_PROFILE]))
+}
+
+fn concept_id_prop() -> Value {
+    with(r("concept_id"), "examples", json!([EXAMPLE_CONCEPT_ID]))
+}
+
+fn as_of_prop() -> Value {
+    json!({
+        "description": "Reference time for staleness: YYYY-MM-DD under date-3fcbb9f, an offset datetime under instant-0b87c52; never defaulted from the wall clock.",
+        "type": "string"
+    })
+}
+
+/// The input schema of `tool` as generated, or `None` for a tool without one.
+#[must_use]
+pub fn input_schema(tool: &str) -> Option<Value> {
+    let example_bundle = "/srv/okf/bundle";
+    let revision = format!("sha256:{}", "0".repeat(64));
+    let mut m = match tool {
+        "list_concepts" => {
+            let mut m = input_root(
+                tool,
+                "Arguments of list_concepts (spec/surface.md §2, §12.3).",
+                &["bundle_path"],
+                vec![
+                    ("bundle_path", r("bundle_path")),
+                    ("temporal_profile", temporal_profile_prop()),
+                    ("as_of", as_of_prop()),
+                ],
+            );
+            profile_branches(&mut m, true, false);
+            m.insert(
+                "examples".into(),
+                json!([{"bundle_path": example_bundle, "temporal_profile": DATE_PROFILE, "as_of": "2026-01-02"}]),
+            );
+            m
+        }
+        "read_concept" => {
+            let mut m = input_root(
+                tool,
+                "Arguments of read_concept (spec/surface.md §2, §12.4).",
+                &["bundle_path", "concept_id"],
+                vec![
+                    ("bundle_path", r("bundle_path")),
+                    ("concept_id", concept_id_prop()),
+                    ("temporal_profile", temporal_profile_prop()),
+                ],
+            );
+            m.insert(
+                "examples".into(),
+                json!([{"bundle_path": example_bundle, "concept_id": EXAMPLE_CONCEPT_ID}]),
+            );
+            m
+        }
+        "validate_bundle" => {
+            let mut m = input_root(
+                tool,
+                "Arguments of validate_bundle (spec/surface.md §2, §12.5).",
+                &["bundle_path"],
+                vec![
+                    ("bundle_path", r("bundle_path")),
+                    ("strict", boolean()),
+                    ("check_links", boolean()),
+                    ("check_orphans", boolean()),
+                    (
+                        "target_version",
+                        json!({"type": "string", "enum": ["auto", "0.1", "0.2"]}),
+                    ),
+                    ("temporal_profile", temporal_profile_prop()),
+                    ("as_of", as_of_prop()),
+                ],
+            );
+            profile_branches(&mut m, true, false);
+            m.insert(
+                "examples".into(),
+                json!([{"bundle_path": example_bundle, "strict": true, "target_version": "auto"}]),
+            );
+            m
+        }
+        "preview_concept_patch" | "apply_concept_patch" => {
+            let apply = tool == "apply_concept_patch";
+            let mut required = vec!["bundle_path", "actor", "operations"];
+            let mut props = vec![
+                ("bundle_path", r("bundle_path")),
+                ("temporal_profile", temporal_profile_prop()),
+                (
+                    "actor",
+                    with(r("actor"), "examples", json!(["agent-session-1"])),
+                ),
+                (
+                    "operations",
+                    json!({
+                        "type": "array",
+                        "minItems": 1,
+                        "maxItems": 256,
+                        "items": r("operation"),
+                        "examples": [example_operations()]
+                    }),
+                ),
+            ];
+            let mut example = json!({
+                "bundle_path": example_bundle,
+                "actor": "agent-session-1",
+                "operations": example_operations()
+            });
+            if apply {
+                required.extend(["expected_revision", "expected_plan_digest"]);
+                props.push((
+                    "expected_revision",
+                    with(
+                        r("revision"),
+                        "description",
+                        json!("The base_revision of the preview, unchanged."),
+                    ),
+                ));
+                props.push((
+                    "expected_plan_digest",
+                    with(
+                        r("digest"),
+                        "description",
+                        json!("The plan_digest of the preview, unchanged."),
+                    ),
+                ));
+                if let Value::Object(e) = &mut example {
+                    e.insert("expected_revision".into(), json!(revision));
+                    e.insert("expected_plan_digest".into(), json!(revision));
+                }
+            }
+            let description = if apply {
+                "Arguments of apply_concept_patch: the preview's arguments plus its base_revision and plan_digest (spec/concept-patch.md §2)."
+            } else {
+                "Arguments of preview_concept_patch (spec/concept-patch.md §2)."
+            };
+            let mut m = input_root(tool, description, &required, props);
+            profile_branches(&mut m, false, true);
+            m.insert("examples".into(), json!([example]));
+            m
+        }
+        "write_concept" => {
+            let mut m = input_root(
+                tool,
+                "Arguments of write_concept; all required, no revision, digest or idempotency token (spec/concept-patch.md §10.1).",
+                &["bundle_path", "concept_id", "frontmatter", "body"],
+                vec![
+                    ("bundle_path", r("bundle_path")),
+                    ("concept_id", concept_id_prop()),
+                    (
+                        "frontmatter",
+                        json!({
+                            "description": "YAML text of one mapping, without the --- fences.",
+                            "type": "string",
+                            "maxLength": 1024 * 1024,
+                            "examples": ["type: Table\ntitle: Orders\n"]
+                        }),
+                    ),
+                    (
+                        "body",
+                        json!({
+                            "description": "Markdown body written after the closing fence.",
+                            "type": "string",
+                            "maxLength": 16 * 1024 * 1024,
+                            "examples": ["# Orders\n"]
+                        }),
+                    ),
+                ],
+            );
+            m.insert(
+                "examples".into(),
+                json!([{
+                    "bundle_path": example_bundle,
+                    "concept_id": EXAMPLE_CONCEPT_ID,
+                    "frontmatter": "type: Table\ntitle: Orders\n",
+                    "body": "# Orders\n"
+                }]),
+            );
+            m
+        }
+        _ => return None,
+    };
+    attach_defs(&mut m, &[]);
+    Some(Value::Object(m))
+}
+
+/// The output schema of `tool` as generated, or `None` for a tool without one.
+#[must_use]
+pub fn output_schema(tool: &str) -> Option<Value> {
+    let (description, success) = match tool {
+        "list_concepts" => (
+            "Result of list_concepts (spec/surface.md §12.3).",
+            list_success(),
+        ),
+        "read_concept" => (
+            "Result of read_concept (spec/surface.md §12.4).",
+            read_success(),
+        ),
+        "validate_bundle" => (
+            "Result of validate_bundle (spec/surface.md §12.5).",
+            validate_success(),
+        ),
+        "preview_concept_patch" => (
+            "Result of preview_concept_patch (spec/concept-patch.md §5.1).",
+            preview_success(),
+        ),
+        "apply_concept_patch" => (
+            "Result of apply_concept_patch (spec/concept-patch.md §5.2).",
+            apply_success(),
+        ),
+        "write_concept" => (
+            "Result of write_concept (spec/concept-patch.md §10.2).",
+            write_success(),
+        ),
+        _ => return None,
+    };
+    let file = format!("{tool}.output.schema.json");
+    let mut m = file_header(
+        &file,
+        &format!("{tool} output"),
+        &format!("{description} A success object satisfies $defs/success; a tool error's structuredContent satisfies $defs/error_envelope (spec/surface.md §17.1)."),
+    );
+    m.insert("type".into(), json!("object"));
+    m.insert("anyOf".into(), json!([r("success"), r("error_envelope")]));
+    attach_defs(&mut m, &[("success", success)]);
+    Some(Value::Object(m))
+}
+
+fn list_success() -> Value {
+    let mut entry_props = card_props();
+    entry_props.extend([
+        ("generated_at", nullable_string()),
+        ("source_count", count()),
+        (
+            "computation",
+            closed(vec![
+                ("present", boolean()),
+                ("runtime", nullable_string()),
+                ("executor", nullable_string()),
+                ("attester", nullable_string()),
+            ]),
+        ),
+        (
+            "legacy_derived",
+            closed(vec![("generated", boolean()), ("citations", boolean())]),
+        ),
+        (
+            "parse_error",
+            json!({
+                "description": "Set when the concept's document cannot be parsed (spec/surface.md §13.1): the entry then has only id, path and parse_error set, every other member null, empty or false. list_concepts never fails for such a document; repair it with write_concept.",
+                "type": ["string", "null"],
+                "enum": ["invalid_encoding", "unterminated_frontmatter", "invalid_frontmatter", null]
+            }),
+        ),
+    ]);
+    // status_state is null only in the entry of an unparseable concept (spec/surface.md §12.3).
+    let mut entry = closed(entry_props);
+    if let Value::Object(m) = &mut entry {
+        if let Some(Value::Object(p)) = m.get_mut("properties") {
+            p.insert(
+                "status_state".into(),
+                json!({"anyOf": [r("status_state"), {"type": "null"}]}),
+            );
+        }
+        m.insert(
+            "if".into(),
+            json!({"properties": {"parse_error": {"type": "null"}}, "additionalProperties": true}),
+        );
+        m.insert(
+            "then".into(),
+            json!({"properties": {"status_state": {"type": "object"}}, "additionalProperties": true}),
+        );
+        m.insert(
+            "else".into(),
+            json!({
+                "properties": {
+                    "type": {"type": "null"},
+                    "title": {"type": "null"},
+                    "description": {"type": "null"},
+                    "tags": {"const": []},
+                    "status": {"type": "null"},
+                    "trust": {"const": "unverified"},
+                    "stale": {"type": "null"},
+                    "stale_after": {"type": "null"},
+                    "status_state": {"type": "null"},
+                    "generated_at": {"type": "null"},
+                    "source_count": {"const": 0},
+                    "computation": {"const": {"present": false, "runtime": null, "executor": null, "attester": null}},
+                    "legacy_derived": {"const": {"generated": false, "citations": false}}
+                },
+                "additionalProperties": true
+            }),
+        );
+    }
+    closed(vec![
+        ("version", r("version")),
+        ("version_declaration", r("version_declaration")),
+        ("temporal_profile", r("temporal_profile_id")),
+        ("as_of", nullable_string()),
+        (
+            "concepts",
+            json!({"type": "array", "maxItems": 10000, "items": entry}),
+        ),
+    ])
+}
+
+fn window_or_null() -> Value {
+    let mut w = closed(vec![
+        ("from", json!({"type": "string"})),
+        ("to", json!({"type": "string"})),
+    ]);
+    if let Value::Object(m) = &mut w {
+        m.insert("type".into(), json!(["object", "null"]));
+    }
+    w
+}
+
+fn read_success() -> Value {
+    let source = closed(vec![
+        ("id", nullable_string()),
+        ("resource", json!({"type": "string"})),
+        ("title", nullable_string()),
+        ("author", nullable_string()),
+        (
+            "usage_count",
+            json!({"type": ["integer", "null"], "minimum": 0}),
+        ),
+        ("last_modified", nullable_string()),
+        ("usage_window", window_or_null()),
+    ]);
+    let attribution = closed(vec![
+        ("label", json!({"type": "string"})),
+        ("source_id", nullable_string()),
+        ("count", json!({"type": "integer", "minimum": 1})),
+    ]);
+    let mut generated = closed(vec![
+        ("by", json!({"type": "string"})),
+        ("at", nullable_string()),
+    ]);
+    if let Value::Object(m) = &mut generated {
+        m.insert("type".into(), json!(["object", "null"]));
+    }
+    let verified_event = closed(vec![
+        ("by", json!({"type": "string"})),
+        ("at", json!({"type": "string"})),
+    ]);
+    let parameter = closed(vec![
+        ("name", json!({"type": "string"})),
+        ("type", json!({"type": "string"})),
+        ("required", boolean()),
+    ]);
+    let mut executor = closed(vec![
+        ("resource", json!({"type": "string"})),
+        ("receipt", string_array(10000)),
+    ]);
+    if let Value::Object(m) = &mut executor {
+        m.insert("type".into(), json!(["object", "null"]));
+    }
+    let mut attester = closed(vec![("resource", json!({"type": "string"}))]);
+    if let Value::Object(m) = &mut attester {
+        m.insert("type".into(), json!(["object", "null"]));
+    }
+    let computation = closed(vec![
+        ("present", boolean()),
+        ("runtime", nullable_string()),
+        (
+            "parameters",
+            json!({"type": "array", "maxItems": 10000, "items": parameter}),
+        ),
+        ("computation_path", nullable_string()),
+        ("inline", boolean()),
+        ("executor", executor),
+        ("attester", attester),
+    ]);
+    let projection = closed(vec![
+        ("type", nullable_string()),
+        ("title", nullable_string()),
+        ("description", nullable_string()),
+        ("resource", nullable_string()),
+        ("tags", string_array(10000)),
+        (
+            "sources",
+            json!({"type": "array", "maxItems": 10000, "items": source}),
+        ),
+        (
+            "attributions",
+            json!({"type": "array", "maxItems": 10000, "items": attribution}),
+        ),
+        ("usage_window", window_or_null()),
+        ("generated", generated),
+        (
+            "verified",
+            json!({"type": "array", "maxItems": 10000, "items": verified_event}),
+        ),
+        ("trust", trust_enum()),
+        ("status", status_enum()),
+        ("status_state", r("status_state")),
+        ("stale_after", nullable_string()),
+        ("computation", computation),
+    ]);
+    closed(vec![
+        ("id", json!({"type": "string"})),
+        ("path", r("bundle_relative_path")),
+        ("version", r("version")),
+        ("version_declaration", r("version_declaration")),
+        ("temporal_profile", r("temporal_profile_id")),
+        ("frontmatter_yaml", json!({"type": "string"})),
+        ("body", json!({"type": "string"})),
+        ("projection", projection),
+        (
+            "legacy_fallback",
+            closed(vec![
+                ("generated_from_timestamp", boolean()),
+                ("sources_from_citations", boolean()),
+            ]),
+        ),
+    ])
+}
+
+fn validate_success() -> Value {
+    closed_with(
+        &[
+            "version",
+            "version_declaration",
+            "temporal_profile",
+            "scanned_files",
+            "conformance",
+            "guidance",
+            "diagnostics",
+        ],
+        vec![
+            ("version", r("version")),
+            ("version_declaration", r("version_declaration")),
+            ("temporal_profile", r("temporal_profile_id")),
+            (
+                "as_of",
+                json!({"description": "Present only when as_of was given.", "type": "string"}),
+            ),
+            ("scanned_files", count()),
+            (
+                "conformance",
+                closed(vec![("conformant", boolean()), ("errors", count())]),
+            ),
+            (
+                "guidance",
+                closed(vec![("warnings", count()), ("info", count())]),
+            ),
+            (
+                "diagnostics",
+                json!({"type": "array", "maxItems": 10000, "items": r("diagnostic")}),
+            ),
+        ],
+    )
+}
+
+fn diagnostics_array() -> Value {
+    json!({"type": "array", "maxItems": 10000, "items": r("diagnostic")})
+}
+
+fn paths_array() -> Value {
+    json!({"type": "array", "maxItems": 10000, "uniqueItems": true, "items": r("bundle_relative_path")})
+}
+
+fn has_error() -> Value {
+    json!({"contains": {"properties": {"severity": {"const": "ERROR"}}, "required": ["severity"], "additionalProperties": true}})
+}
+
+fn no_error() -> Value {
+    json!({"items": {"properties": {"severity": {"enum": ["WARN", "INFO"]}}, "additionalProperties": true}})
+}
+
+fn info_only() -> Value {
+    json!({"items": {"properties": {"severity": {"const": "INFO"}}, "additionalProperties": true}})
+}
+
+fn status_branch(status: &str, props: Value) -> Value {
+    json!({
+        "if": {"properties": {"status": {"const": status}}, "required": ["status"], "additionalProperties": true},
+        "then": {"properties": props, "additionalProperties": true}
+    })
+}
+
+fn preview_success() -> Value {
+    let base = closed(vec![
+        (
+            "status",
+            json!({"type": "string", "enum": ["applicable", "noop", "rejected"]}),
+        ),
+        ("base_revision", r("revision")),
+        (
+            "result_revision",
+            json!({"anyOf": [r("revision"), {"type": "null"}]}),
+        ),
+        ("plan_digest", r("digest")),
+        ("diff", json!({"type": "string", "maxLength": 1_048_576})),
+        ("diff_truncated", boolean()),
+        ("affected_paths", paths_array()),
+        ("diagnostics", diagnostics_array()),
+        ("unknown_preserved", boolean()),
+    ]);
+    // The state invariants of spec/concept-patch.md §5.1 that JSON Schema can express.
+    with(
+        base,
+        "allOf",
+        json!([
+            status_branch("applicable", json!({
+                "result_revision": {"type": "string"},
+                "affected_paths": {"minItems": 1},
+                "diagnostics": no_error(),
+                "unknown_preserved": {"const": true}
+            })),
+            {
+                "if": {"properties": {"status": {"const": "applicable"}, "diff": {"const": ""}}, "required": ["status", "diff"], "additionalProperties": true},
+                "then": {"properties": {"diff_truncated": {"const": true}}, "additionalProperties": true}
+            },
+            status_branch("noop", json!({
+                "result_revision": {"type": "string"},
+                "diff": {"const": ""},
+                "diff_truncated": {"const": false},
+                "affected_paths": {"const": []},
+                "diagnostics": no_error(),
+                "unknown_preserved": {"const": true}
+            })),
+            status_branch("rejected", json!({
+                "result_revision": {"type": "null"},
+                "diff": {"const": ""},
+                "diff_truncated": {"const": false},
+                "affected_paths": {"const": []},
+                "diagnostics": has_error(),
+                "unknown_preserved": {"const": false}
+            }))
+        ]),
+    )
+}
+
+fn apply_success() -> Value {
+    let base = closed(vec![
+        (
+            "status",
+            json!({"type": "string", "enum": ["applied", "noop", "rejected"]}),
+        ),
+        ("base_revision", r("revision")),
+        ("result_revision", r("revision")),
+        ("plan_digest", r("digest")),
+        ("changed_paths", paths_array()),
+        ("diagnostics", diagnostics_array()),
+    ]);
+    // The state invariants of spec/concept-patch.md §5.2 that JSON Schema can express.
+    with(
+        base,
+        "allOf",
+        json!([
+            status_branch(
+                "applied",
+                json!({
+                    "changed_paths": {"minItems": 1},
+                    "diagnostics": info_only()
+                })
+            ),
+            status_branch(
+                "noop",
+                json!({
+                    "changed_paths": {"const": []},
+                    "diagnostics": info_only()
+                })
+            ),
+            status_branch(
+                "rejected",
+                json!({
+                    "changed_paths": {"const": []},
+                    "diagnostics": has_error()
+                })
+            )
+        ]),
+    )
+}
+
+fn write_success() -> Value {
+    let loose = closed_with(
+        &["severity", "message"],
+        vec![
+            (
+                "severity",
+                json!({"type": "string", "enum": ["ERROR", "WARN", "INFO"]}),
+            ),
+            (
+                "message",
+                json!({"description": "Starts with the finding's code and ': ' (spec/concept-patch.md §10.2).", "type": "string", "pattern": "^[a-z0-9_]+: "}),
+            ),
+            ("file", json!({"type": "string", "minLength": 1})),
+        ],
+    );
+    closed(vec![
+        ("status", json!({"type": "string", "const": "success"})),
+        (
+            "path",
+            json!({"type": "string", "minLength": 4, "maxLength": 4099, "pattern": "\\.md$"}),
+        ),
+        (
+            "diagnostics",
+            json!({"type": "array", "maxItems": 10000, "items": loose}),
+        ),
+    ])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Assembly
+// ---------------------------------------------------------------------------------------------
+
+/// Every `#/$defs/<name>` referenced anywhere in `v`.
+fn local_refs(v: &Value, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                if k == "$ref" {
+                    if let Some(name) = x.as_str().and_then(|s| s.strip_prefix("#/$defs/")) {
+                        out.insert(name.to_owned());
+                    }
+                }
+                local_refs(x, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| local_refs(x, out)),
+        _ => {}
+    }
+}
+
+/// Adds `$defs`: the given local definitions first, then a copy of every shared definition
+/// reached transitively through local `$ref`s, by name.
+fn attach_defs(m: &mut Map<String, Value>, local: &[(&str, Value)]) {
+    let mut defs = Map::new();
+    for (n, v) in local {
+        defs.insert((*n).to_owned(), v.clone());
+    }
+    let mut wanted = BTreeSet::new();
+    local_refs(&Value::Object(m.clone()), &mut wanted);
+    local_refs(&Value::Object(defs.clone()), &mut wanted);
+    let mut copied: BTreeSet<String> = BTreeSet::new();
+    loop {
+        let next: Vec<String> = wanted
+            .iter()
+            .filter(|n| !copied.contains(*n) && !defs.contains_key(*n))
+            .cloned()
+            .collect();
+        if next.is_empty() {
+            break;
+        }
+        for n in next {
+            if let Some(v) = shared_def(&n) {
+                local_refs(&v, &mut wanted);
+                copied.insert(n.clone());
+            } else {
+                copied.insert(n);
+            }
+        }
+    }
+    for n in copied {
+        if let Some(v) = shared_def(&n) {
+            defs.insert(n, v);
+        }
+    }
+    m.insert("$defs".into(), Value::Object(defs));
+}
+
+/// A shared file: header plus its own definitions and copies of those they reference.
+#[must_use]
+pub fn shared_file(file: &str) -> Option<Value> {
+    let (title, description) = match file {
+        COMMON_FILE => (
+            "okf-mcp common definitions",
+            "Definitions shared by the tool schemas: bundle_path, concept_id, temporal values, revisions, patch operations, cards. Tool files carry copies of what they use (spec/surface.md §17.1).",
+        ),
+        ERROR_FILE => (
+            "okf-mcp error envelope",
+            "The error envelope of every tool error and the wire diagnostic (spec/surface.md §4, §6.1).",
+        ),
+        VERSION_FILE => (
+            "okf-mcp version objects",
+            "The version and version_declaration objects of the read tools (spec/surface.md §12.1, §12.2).",
+        ),
+        MIGRATION_FILE => (
+            "okf-mcp migration definitions (Phase 2 stub)",
+            "Placeholder for the definitions shared by preview_v02_migration and apply_v02_migration (spec/migration.md). Phase 2 fills it; no Phase-1 schema references it.",
+        ),
+        _ => return None,
+    };
+    let mut m = file_header(file, title, description);
+    let own: Vec<(&str, Value)> = shared_defs(file);
+    attach_defs(&mut m, &own);
+    Some(Value::Object(m))
+}
+
+/// Every file of `schemas/`: (file name, value), sorted by file name.
+#[must_use]
+pub fn all_files() -> Vec<(String, Value)> {
+    let mut out: Vec<(String, Value)> = Vec::new();
+    for f in SHARED_FILES {
+        if let Some(v) = shared_file(f) {
+            out.push((f.to_owned(), v));
+        }
+    }
+    for t in PHASE1_TOOLS {
+        if let Some(v) = input_schema(t) {
+            out.push((format!("{t}.input.schema.json"), v));
+        }
+        if let Some(v) = output_schema(t) {
+            out.push((format!("{t}.output.schema.json"), v));
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// The exact checked-in text of a schema value: pretty JSON (two-space indent) and a final
+/// newline.
+#[must_use]
+pub fn render(v: &Value) -> String {
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
+    s.push('\n');
+    s
+}
