@@ -58,8 +58,8 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         "concepts".into(),
         Value::Array(concepts.into_iter().map(|(_, v)| v).collect()),
     );
-    Ok(Success {
-        structured: Value::Object(m),
-        text: Some(json!({ "concepts": legacy }).to_string()),
-    })
+    Ok(Success::with_text(
+        Value::Object(m),
+        json!({ "concepts": legacy }).to_string(),
+    ))
 }

@@ -66,8 +66,8 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     m.insert("body".into(), json!(parsed.split.body_text()));
     m.insert("projection".into(), projection);
     m.insert("legacy_fallback".into(), legacy);
-    Ok(Success {
-        structured: Value::Object(m),
-        text: Some(parsed.split.text.to_owned()),
-    })
+    Ok(Success::with_text(
+        Value::Object(m),
+        parsed.split.text.to_owned(),
+    ))
 }

@@ -91,8 +91,5 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         "info": info,
         "diagnostics": legacy_diags,
     });
-    Ok(Success {
-        structured: Value::Object(m),
-        text: Some(text.to_string()),
-    })
+    Ok(Success::with_text(Value::Object(m), text.to_string()))
 }

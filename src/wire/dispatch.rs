@@ -82,8 +82,15 @@ fn run(spec: &ToolSpec, raw_args: &[u8], ctx: &Ctx) -> Result<Success, ToolError
     (spec.run)(args, ctx)
 }
 
+/// Message of an output-enforcement failure after a store `Commit` ran (spec/surface.md §3).
+pub const MAY_HAVE_COMMITTED: &str =
+    "the change may have been committed; inspect the bundle and repeat the same call";
+
 fn enforce_success(spec: &ToolSpec, s: Success) -> ToolResult {
-    if let Err(e) = schema::validate_output(spec.name, &s.structured, false) {
+    if let Err(mut e) = schema::validate_output(spec.name, &s.structured, false) {
+        if s.committed {
+            e.message = MAY_HAVE_COMMITTED.to_owned();
+        }
         return ToolResult::from_error(&e);
     }
     let size = s.structured.to_string().len();

@@ -13,6 +13,9 @@ use serde_json::Value;
 pub struct Success {
     pub structured: Value,
     pub text: Option<String>,
+    /// Whether a store `Commit` (spec/store.md §10) ran for this call: output-enforcement
+    /// failures then say the change may have been committed (spec/surface.md §3).
+    pub committed: bool,
 }
 
 impl Success {
@@ -22,6 +25,17 @@ impl Success {
         Self {
             structured,
             text: None,
+            committed: false,
+        }
+    }
+
+    /// A success whose text content differs from the compact JSON (spec/surface.md §3).
+    #[must_use]
+    pub fn with_text(structured: Value, text: String) -> Self {
+        Self {
+            structured,
+            text: Some(text),
+            committed: false,
         }
     }
 }
@@ -69,6 +83,12 @@ static TOOLS: &[ToolSpec] = &[
         true,
         LIST_CONCEPTS,
         tools::list_concepts::run
+    ),
+    tool!(
+        "preview_concept_patch",
+        true,
+        PREVIEW_CONCEPT_PATCH,
+        tools::preview_concept_patch::run
     ),
     tool!("read_concept", true, READ_CONCEPT, tools::read_concept::run),
     tool!(
