@@ -196,57 +196,10 @@ pub fn plan_patch(
     }
 
     let written: BTreeSet<&str> = writes.iter().map(|(p, _)| p.as_str()).collect();
-    let base_errors: BTreeSet<(&str, &str)> = base_report
-        .findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .map(|f| (f.file.as_str(), f.code))
-        .collect();
-    let declared_01 = matches!(&base_report.declaration, Declaration::Valid(v) if v == "0.1");
-    let mut projected: Vec<Diagnostic> = Vec::new();
-    let mut blocking: Vec<Diagnostic> = Vec::new();
-    let mut preexisting: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for f in &staged_report.findings {
-        if f.severity != Severity::Error {
-            projected.push(finding_diag(f, declared_01));
-            continue;
-        }
-        let bundle_level = matches!(
-            f.code,
-            "version_declaration_invalid" | "version_assertion_failed"
-        );
-        let caused = !base_errors.contains(&(f.file.as_str(), f.code));
-        if written.contains(f.file.as_str()) || bundle_level || caused {
-            blocking.push(finding_diag(f, declared_01));
-        } else {
-            preexisting
-                .entry(f.file.as_str())
-                .or_default()
-                .insert(f.code);
-        }
-    }
-    for (i, (file, codes)) in preexisting.iter().enumerate() {
-        if i == MAX_PREEXISTING {
-            projected.push(Diagnostic::new(
-                "preexisting_errors_truncated",
-                Severity::Warn,
-                "more documents hold errors that existed before this patch",
-            ));
-            break;
-        }
-        let names: Vec<&str> = codes.iter().copied().collect();
-        projected.push(
-            Diagnostic::new(
-                "preexisting_error",
-                Severity::Warn,
-                format!(
-                    "this document already had errors before the patch: {}",
-                    names.join(", ")
-                ),
-            )
-            .with_file(*file),
-        );
-    }
+    let Verdict {
+        projected,
+        blocking,
+    } = judge_staged(&base_report, &staged_report, &written);
     if !blocking.is_empty() {
         let mut diags = projected;
         diags.extend(blocking);
@@ -328,6 +281,82 @@ pub fn plan_patch(
     })
 }
 
+/// The staged-validation verdict of spec/concept-patch.md §3 rule 3 (README R32).
+#[derive(Debug, Clone, Default)]
+pub struct Verdict {
+    /// Non-blocking findings: staged `WARN`/`INFO` plus one `preexisting_error` `WARN` per
+    /// untouched document whose `ERROR`s already existed in the base.
+    pub projected: Vec<Diagnostic>,
+    /// Blocking `ERROR`s: in written documents, bundle-level, or caused by the change.
+    pub blocking: Vec<Diagnostic>,
+}
+
+/// Compares the base and staged validation reports ("do no harm", §3 rule 3): an `ERROR`
+/// blocks when it is in a written document, bundle-level (`version_declaration_invalid`,
+/// `version_assertion_failed`) or absent from the base by (`file`, `code`).
+#[must_use]
+pub fn judge_staged(
+    base: &validate::Report,
+    staged: &validate::Report,
+    written: &BTreeSet<&str>,
+) -> Verdict {
+    let base_errors: BTreeSet<(&str, &str)> = base
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| (f.file.as_str(), f.code))
+        .collect();
+    let declared_01 = matches!(&base.declaration, Declaration::Valid(v) if v == "0.1");
+    let mut projected: Vec<Diagnostic> = Vec::new();
+    let mut blocking: Vec<Diagnostic> = Vec::new();
+    let mut preexisting: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for f in &staged.findings {
+        if f.severity != Severity::Error {
+            projected.push(finding_diag(f, declared_01));
+            continue;
+        }
+        let bundle_level = matches!(
+            f.code,
+            "version_declaration_invalid" | "version_assertion_failed"
+        );
+        let caused = !base_errors.contains(&(f.file.as_str(), f.code));
+        if written.contains(f.file.as_str()) || bundle_level || caused {
+            blocking.push(finding_diag(f, declared_01));
+        } else {
+            preexisting
+                .entry(f.file.as_str())
+                .or_default()
+                .insert(f.code);
+        }
+    }
+    for (i, (file, codes)) in preexisting.iter().enumerate() {
+        if i == MAX_PREEXISTING {
+            projected.push(Diagnostic::new(
+                "preexisting_errors_truncated",
+                Severity::Warn,
+                "more documents hold errors that existed before this change",
+            ));
+            break;
+        }
+        let names: Vec<&str> = codes.iter().copied().collect();
+        projected.push(
+            Diagnostic::new(
+                "preexisting_error",
+                Severity::Warn,
+                format!(
+                    "this document already had errors before the change: {}",
+                    names.join(", ")
+                ),
+            )
+            .with_file(*file),
+        );
+    }
+    Verdict {
+        projected,
+        blocking,
+    }
+}
+
 /// The capture with `writes` applied (replaced or added), re-hashed.
 #[must_use]
 pub fn overlay_capture(capture: &Capture, writes: &[(String, Vec<u8>)]) -> Capture {
@@ -352,7 +381,8 @@ fn finding_diag(f: &Finding, declared_01: bool) -> Diagnostic {
 }
 
 /// Sorts by (severity, file, code, message) and removes exact duplicates (§5.3).
-fn finish_diagnostics(mut d: Vec<Diagnostic>) -> Vec<Diagnostic> {
+#[must_use]
+pub fn finish_diagnostics(mut d: Vec<Diagnostic>) -> Vec<Diagnostic> {
     d.sort_by(|a, b| {
         (
             a.severity,
