@@ -219,7 +219,13 @@ pub fn unhex32(s: &str) -> Option<[u8; 32]> {
     let b = s.as_bytes();
     let mut out = [0u8; 32];
     for (i, o) in out.iter_mut().enumerate() {
-        let v = |c: u8| if c.is_ascii_digit() { c - b'0' } else { c - b'a' + 10 };
+        let v = |c: u8| {
+            if c.is_ascii_digit() {
+                c - b'0'
+            } else {
+                c - b'a' + 10
+            }
+        };
         *o = (v(b[2 * i]) << 4) | v(b[2 * i + 1]);
     }
     Some(out)
@@ -257,7 +263,10 @@ mod tests {
         assert!(k.starts_with("okf-plan-v1-") && is_valid_key(&k));
         assert_eq!(k, idempotency_key("mcp:concept-patch", &d1).expect("key"));
         assert_ne!(k, idempotency_key("mcp:concept-patch", &d2).expect("key"));
-        assert_ne!(k, idempotency_key("migration:v0.1-to-v0.2", &d1).expect("key"));
+        assert_ne!(
+            k,
+            idempotency_key("migration:v0.1-to-v0.2", &d1).expect("key")
+        );
         assert!(idempotency_key("", &d1).is_err());
         assert!(idempotency_key(" ns", &d1).is_err());
         assert!(idempotency_key("n\ns", &d1).is_err());

@@ -208,7 +208,9 @@ pub fn commit_with(
     )
     .map_err(|_| StoreError::Rejected("the planned transaction is inconsistent"))?;
     if j.base != manifest(&cap) {
-        return Err(StoreError::Rejected("the planned transaction is inconsistent"));
+        return Err(StoreError::Rejected(
+            "the planned transaction is inconsistent",
+        ));
     }
     // C8–C9.
     let staged = match stage(&h, &j, req, cancel) {
@@ -220,15 +222,19 @@ pub fn commit_with(
         Err(e) => return Err(abandon(&h, &j, e)),
     };
     // Past the commit point: cancellation is ignored from here on (§14).
-    finish(root, h, durable, opts)
+    finish(root, h, durable, opts, cancel)
 }
 
 /// C4 / §8.5 on an open handle.
-fn find(h: &Handle<'_>, key: &str, request_digest: &str) -> Result<Option<CommitOutcome>, StoreError> {
+fn find(
+    h: &Handle<'_>,
+    key: &str,
+    request_digest: &str,
+) -> Result<Option<CommitOutcome>, StoreError> {
     let stem = digest::receipt_name(key);
     let corrupt = || StoreError::StorageCorrupt(Corrupt::Receipt { name: stem.clone() });
-    let Some(bytes) =
-        publish::read_receipt(h, &format!("{stem}.json")).map_err(StoreError::io("receipt lookup"))?
+    let Some(bytes) = publish::read_receipt(h, &format!("{stem}.json"))
+        .map_err(StoreError::io("receipt lookup"))?
     else {
         return Ok(None);
     };
@@ -276,7 +282,11 @@ fn forced_conflict(opts: &Options) -> bool {
 }
 
 /// C6 (spec/store.md §10.1).
-fn pre_publish_checks(h: &Handle<'_>, req: &CommitRequest, cap: &Capture) -> Result<(), StoreError> {
+fn pre_publish_checks(
+    h: &Handle<'_>,
+    req: &CommitRequest,
+    cap: &Capture,
+) -> Result<(), StoreError> {
     for (p, _) in &req.writes {
         if !receipt::is_writable_path(p) {
             return Err(StoreError::Refused(ToolError::invalid_request(
@@ -286,26 +296,36 @@ fn pre_publish_checks(h: &Handle<'_>, req: &CommitRequest, cap: &Capture) -> Res
     }
     let total: u64 = req.writes.iter().map(|(_, b)| b.len() as u64).sum();
     if req.writes.len() > MAX_FILES
-        || req.writes.iter().any(|(_, b)| b.len() as u64 > MAX_FILE_BYTES)
+        || req
+            .writes
+            .iter()
+            .any(|(_, b)| b.len() as u64 > MAX_FILE_BYTES)
         || total > MAX_TOTAL_BYTES
     {
-        return Err(StoreError::Limit("the staged writes exceed the store limits"));
+        return Err(StoreError::Limit(
+            "the staged writes exceed the store limits",
+        ));
     }
     // Result manifest within the capture limits (§3.3).
     let mut result_total: u64 = cap.files.iter().map(|f| f.bytes.len() as u64).sum();
     let mut result_count = cap.files.len();
     for (p, b) in &req.writes {
         match cap.get(p) {
-            Some(old) => result_total = result_total - old.bytes.len() as u64,
+            Some(old) => result_total -= old.bytes.len() as u64,
             None => result_count += 1,
         }
         result_total += b.len() as u64;
-        if p.split('/').count() > capture::MAX_PATH_COMPONENTS || p.len() > capture::MAX_PATH_BYTES {
-            return Err(StoreError::Limit("the result would exceed the bundle limits"));
+        if p.split('/').count() > capture::MAX_PATH_COMPONENTS || p.len() > capture::MAX_PATH_BYTES
+        {
+            return Err(StoreError::Limit(
+                "the result would exceed the bundle limits",
+            ));
         }
     }
     if result_count > MAX_FILES || result_total > MAX_TOTAL_BYTES {
-        return Err(StoreError::Limit("the result would exceed the bundle limits"));
+        return Err(StoreError::Limit(
+            "the result would exceed the bundle limits",
+        ));
     }
     // Folding collisions of new paths.
     if h.folding.case || h.folding.normalization {
@@ -325,7 +345,9 @@ fn pre_publish_checks(h: &Handle<'_>, req: &CommitRequest, cap: &Capture) -> Res
         let mut known: std::collections::HashMap<String, String> = std::collections::HashMap::new();
         let prefixes = |p: &str| {
             let comps: Vec<&str> = p.split('/').collect();
-            (1..=comps.len()).map(move |n| comps[..n].join("/")).collect::<Vec<_>>()
+            (1..=comps.len())
+                .map(move |n| comps[..n].join("/"))
+                .collect::<Vec<_>>()
         };
         for f in &cap.files {
             for pre in prefixes(&f.path) {
@@ -357,7 +379,11 @@ fn pre_publish_checks(h: &Handle<'_>, req: &CommitRequest, cap: &Capture) -> Res
         .dev();
     for (p, _) in &req.writes {
         let comps: Vec<&str> = p.split('/').collect();
-        let mut dir = h.root.dir.try_clone().map_err(StoreError::io("pre-publish checks"))?;
+        let mut dir = h
+            .root
+            .dir
+            .try_clone()
+            .map_err(StoreError::io("pre-publish checks"))?;
         let mut dev = h
             .root
             .dir
@@ -400,7 +426,9 @@ fn pre_publish_checks(h: &Handle<'_>, req: &CommitRequest, cap: &Capture) -> Res
             }
         }
         if dev != staging_dev {
-            return Err(StoreError::Rejected("bundle spans more than one filesystem"));
+            return Err(StoreError::Rejected(
+                "bundle spans more than one filesystem",
+            ));
         }
     }
     Ok(())
@@ -436,9 +464,15 @@ fn stage<'h, 'r>(
     let io = |s| StoreError::io(s);
     let at = h.at_staging();
     h.fs().mkdir(at, &j.txn_id, 0o700).map_err(io("stage"))?;
-    let dir = h.staging.open_dir_nofollow(&j.txn_id).map_err(io("stage"))?;
+    let dir = h
+        .staging
+        .open_dir_nofollow(&j.txn_id)
+        .map_err(io("stage"))?;
     let rel = format!(".okf/staging/{}", j.txn_id);
-    let sat = crate::store::durable::At { dir: &dir, rel: &rel };
+    let sat = crate::store::durable::At {
+        dir: &dir,
+        rel: &rel,
+    };
     for (i, w) in j.writes.iter().enumerate() {
         checkpoint(Some(cancel))?;
         let bytes = req
@@ -446,8 +480,13 @@ fn stage<'h, 'r>(
             .iter()
             .find(|(p, _)| *p == w.path)
             .map(|(_, b)| b.as_slice())
-            .ok_or(StoreError::Rejected("the planned transaction is inconsistent"))?;
-        let f = h.fs().create_write(sat, &w.payload, bytes).map_err(io("stage"))?;
+            .ok_or(StoreError::Rejected(
+                "the planned transaction is inconsistent",
+            ))?;
+        let f = h
+            .fs()
+            .create_write(sat, &w.payload, bytes)
+            .map_err(io("stage"))?;
         h.fs().sync_file(sat, &w.payload, &f).map_err(io("stage"))?;
         point(&h.opts, Point::AfterStagePayload(i), Some(cancel))?;
     }
@@ -467,7 +506,9 @@ impl Staged<'_, '_> {
             .fs()
             .create_write(at, &tmp, &self.j.encode())
             .map_err(StoreError::io("journal"))?;
-        h.fs().sync_file(at, &tmp, &f).map_err(StoreError::io("journal"))?;
+        h.fs()
+            .sync_file(at, &tmp, &f)
+            .map_err(StoreError::io("journal"))?;
         drop(f);
         point(&h.opts, Point::AfterJournalTmp, Some(cancel))?;
         checkpoint(Some(cancel))?;
@@ -479,9 +520,9 @@ impl Staged<'_, '_> {
 }
 
 impl Durable {
-    /// C10–C13.
-    fn publish(self, h: &Handle<'_>) -> Result<Published, StoreError> {
-        point(&h.opts, Point::AfterJournalRename, None)?;
+    /// C10–C13. `cancel` only reaches the fault hooks (CAN-04): there is no checkpoint here.
+    fn publish(self, h: &Handle<'_>, cancel: &Cancel) -> Result<Published, StoreError> {
+        point(&h.opts, Point::AfterJournalRename, Some(cancel))?;
         h.fs().sync_dir(h.at_tx()).map_err(|source| {
             h.poison();
             StoreError::Io {
@@ -489,7 +530,7 @@ impl Durable {
                 source,
             }
         })?;
-        point(&h.opts, Point::AfterDurableFsync, None)?;
+        point(&h.opts, Point::AfterDurableFsync, Some(cancel))?;
         publish::publish_all(h, &self.j)?;
         Ok(Published { j: self.j })
     }
@@ -524,9 +565,10 @@ fn finish(
     h: Handle<'_>,
     durable: Durable,
     opts: &Options,
+    cancel: &Cancel,
 ) -> Result<CommitOutcome, StoreError> {
     let j = durable.j.clone();
-    let first = durable.publish(&h).and_then(|p| p.complete(&h));
+    let first = durable.publish(&h, cancel).and_then(|p| p.complete(&h));
     let cause = match first {
         Ok(receipt) => {
             return Ok(CommitOutcome {
@@ -548,9 +590,14 @@ fn finish(
             Err(e)
         }
         Ok(Some(h2)) => {
-            let done = h2.tx.symlink_metadata(format!("{}.json", j.txn_id)).is_err();
+            let done = h2
+                .tx
+                .symlink_metadata(format!("{}.json", j.txn_id))
+                .is_err();
             let stem = digest::receipt_name(&j.idempotency_key);
-            let stored = publish::read_receipt(&h2, &format!("{stem}.json")).ok().flatten();
+            let stored = publish::read_receipt(&h2, &format!("{stem}.json"))
+                .ok()
+                .flatten();
             let expected = j.receipt_file();
             if done && stored.as_deref() == Some(expected.encode().as_slice()) {
                 return Ok(CommitOutcome {

@@ -150,7 +150,10 @@ impl RecordingFs {
     }
     fn step(&self, op: Op) -> io::Result<()> {
         let n = {
-            let mut c = self.calls.lock().map_err(|_| io::Error::other("poisoned"))?;
+            let mut c = self
+                .calls
+                .lock()
+                .map_err(|_| io::Error::other("poisoned"))?;
             *c += 1;
             *c - 1
         };

@@ -88,7 +88,6 @@ pub enum StoreError {
 
 impl StoreError {
     /// A pre-boundary I/O error of `step`.
-    #[must_use]
     pub fn io(step: &'static str) -> impl FnOnce(std::io::Error) -> StoreError {
         move |source| StoreError::Io { step, source }
     }
@@ -156,7 +155,8 @@ fn temporal_wrap(cause: &str, mut e: ToolError) -> ToolError {
         0,
         Diagnostic::new(cause, Severity::Error, "the bundle store refused the apply"),
     );
-    e.diagnostics.retain(|d| d.code != "publication_blocked" || cause == "publication_blocked");
+    e.diagnostics
+        .retain(|d| d.code != "publication_blocked" || cause == "publication_blocked");
     e
 }
 
@@ -170,8 +170,11 @@ pub fn plan_mismatch(flavor: Flavor) -> ToolError {
             "temporal upgrade plan or receipt did not match",
         )
         .with_diagnostic(Diagnostic::recovery("plan_digest", PLAN_STEP)),
-        _ => ToolError::new(codes::PLAN_MISMATCH, "stored receipt does not match the request")
-            .with_diagnostic(Diagnostic::recovery(flavor.digest_field(), PLAN_STEP)),
+        _ => ToolError::new(
+            codes::PLAN_MISMATCH,
+            "stored receipt does not match the request",
+        )
+        .with_diagnostic(Diagnostic::recovery(flavor.digest_field(), PLAN_STEP)),
     }
 }
 
@@ -215,7 +218,10 @@ impl StoreError {
                 codes::IDEMPOTENCY_CONFLICT,
                 "a different request already committed under this plan",
             )
-            .with_diagnostic(Diagnostic::recovery(flavor.digest_field(), IDEMPOTENCY_STEP)),
+            .with_diagnostic(Diagnostic::recovery(
+                flavor.digest_field(),
+                IDEMPOTENCY_STEP,
+            )),
             StoreError::StorageCorrupt(c) => {
                 let msg = match c {
                     Corrupt::Journal { .. } => "pending transaction failed integrity validation",
@@ -271,14 +277,18 @@ impl StoreError {
                 } else {
                     "operation was cancelled"
                 };
-                ToolError::new(codes::OPERATION_CANCELLED, msg)
-                    .with_diagnostic(Diagnostic::recovery(flavor.revision_field(), CANCELLED_STEP))
+                ToolError::new(codes::OPERATION_CANCELLED, msg).with_diagnostic(
+                    Diagnostic::recovery(flavor.revision_field(), CANCELLED_STEP),
+                )
             }
             StoreError::LockTimeout => ToolError::new(
                 codes::OPERATION_CANCELLED,
                 "bundle is locked by another writer; retry the same call later",
             )
-            .with_diagnostic(Diagnostic::recovery(flavor.revision_field(), CANCELLED_STEP)),
+            .with_diagnostic(Diagnostic::recovery(
+                flavor.revision_field(),
+                CANCELLED_STEP,
+            )),
             StoreError::Limit(m) => ToolError::resource_limit(*m),
             StoreError::Refused(e) => e.clone(),
             StoreError::Rejected(m) => {
@@ -291,13 +301,19 @@ impl StoreError {
             }
             StoreError::Io { .. } => {
                 if temporal {
-                    ToolError::new(codes::OPERATION_REJECTED, "cannot open temporal upgrade store")
-                        .with_diagnostic(Diagnostic::recovery(
-                            "bundle_path",
-                            "Check that the bundle directory is writable, then repeat the same call.",
-                        ))
+                    ToolError::new(
+                        codes::OPERATION_REJECTED,
+                        "cannot open temporal upgrade store",
+                    )
+                    .with_diagnostic(Diagnostic::recovery(
+                        "bundle_path",
+                        "Check that the bundle directory is writable, then repeat the same call.",
+                    ))
                 } else {
-                    ToolError::new(codes::OPERATION_REJECTED, "bundle store could not be written")
+                    ToolError::new(
+                        codes::OPERATION_REJECTED,
+                        "bundle store could not be written",
+                    )
                 }
             }
             StoreError::Committed { .. } => ToolError::new(
@@ -354,13 +370,25 @@ mod tests {
         assert_eq!((e.code.as_str(), e.retryable), ("revision_conflict", true));
         assert_eq!(e.diagnostics[0].field, "expected_revision");
         let e = conflict.to_tool_error(Flavor::Temporal);
-        assert_eq!((e.code.as_str(), e.retryable), ("operation_rejected", false));
+        assert_eq!(
+            (e.code.as_str(), e.retryable),
+            ("operation_rejected", false)
+        );
         let e = StoreError::LockTimeout.to_tool_error(Flavor::Migration);
-        assert_eq!((e.code.as_str(), e.retryable), ("operation_cancelled", true));
-        assert_eq!(e.message, "bundle is locked by another writer; retry the same call later");
+        assert_eq!(
+            (e.code.as_str(), e.retryable),
+            ("operation_cancelled", true)
+        );
+        assert_eq!(
+            e.message,
+            "bundle is locked by another writer; retry the same call later"
+        );
         assert_eq!(e.diagnostics[0].field, "proof.base_revision");
         let e = StoreError::IdempotencyConflict.to_tool_error(Flavor::Temporal);
-        assert_eq!((e.code.as_str(), e.retryable), ("idempotency_conflict", false));
+        assert_eq!(
+            (e.code.as_str(), e.retryable),
+            ("idempotency_conflict", false)
+        );
         let e = StoreError::Limit("x").to_tool_error(Flavor::WriteConcept);
         assert_eq!(e.code, "resource_limit");
         let e = StoreError::Io {
@@ -368,6 +396,9 @@ mod tests {
             source: std::io::Error::other("x"),
         }
         .to_tool_error(Flavor::ConceptPatch);
-        assert_eq!((e.code.as_str(), e.retryable), ("operation_rejected", false));
+        assert_eq!(
+            (e.code.as_str(), e.retryable),
+            ("operation_rejected", false)
+        );
     }
 }

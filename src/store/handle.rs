@@ -303,14 +303,16 @@ pub(crate) fn open<'r>(
         return Err(StoreError::Rejected("private state is incomplete"));
     };
     let meta = root.dir.dir_metadata().map_err(StoreError::io("open"))?;
-    let lock = lock::acquire(&okf, (meta.dev(), meta.ino()), opts.lock_timeout, cancel)
-        .map_err(|e| match e {
-            LockError::Timeout => StoreError::LockTimeout,
-            LockError::Cancelled => StoreError::Cancelled,
-            LockError::Io(source) => StoreError::Io {
-                step: "lock",
-                source,
-            },
+    let lock =
+        lock::acquire(&okf, (meta.dev(), meta.ino()), opts.lock_timeout, cancel).map_err(|e| {
+            match e {
+                LockError::Timeout => StoreError::LockTimeout,
+                LockError::Cancelled => StoreError::Cancelled,
+                LockError::Io(source) => StoreError::Io {
+                    step: "lock",
+                    source,
+                },
+            }
         })?;
     let mut h = Handle {
         root,
@@ -364,7 +366,9 @@ fn private_dir(
             ))
         }
         Ok(m) if !m.is_dir() => {
-            return Err(StoreError::Rejected("private state path is not a directory"))
+            return Err(StoreError::Rejected(
+                "private state path is not a directory",
+            ))
         }
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

@@ -123,9 +123,12 @@ impl Journal {
                 return Err(Invalid("base entry"));
             }
         }
-        let base_rev =
-            digest::manifest_revision(self.base.iter().map(|b| (b.path.as_str(), b.digest.as_str())))
-                .map_err(|_| Invalid("base digest"))?;
+        let base_rev = digest::manifest_revision(
+            self.base
+                .iter()
+                .map(|b| (b.path.as_str(), b.digest.as_str())),
+        )
+        .map_err(|_| Invalid("base digest"))?;
         if base_rev != self.base_revision {
             return Err(Invalid("base revision"));
         }
@@ -153,7 +156,11 @@ impl Journal {
             .filter(|b| !self.writes.iter().any(|w| w.path == b.path))
             .map(|b| (b.path.as_str(), b.digest.as_str()))
             .collect();
-        result.extend(self.writes.iter().map(|w| (w.path.as_str(), w.digest.as_str())));
+        result.extend(
+            self.writes
+                .iter()
+                .map(|w| (w.path.as_str(), w.digest.as_str())),
+        );
         if digest::manifest_revision(result).map_err(|_| Invalid("write digest"))?
             != self.result_revision
         {
@@ -189,7 +196,12 @@ fn binding(j: &Journal) -> String {
             digest: b.digest.clone(),
         })
         .collect();
-    digest::base_binding(&j.request_digest, &j.base_revision, &j.result_revision, &base)
+    digest::base_binding(
+        &j.request_digest,
+        &j.base_revision,
+        &j.result_revision,
+        &base,
+    )
 }
 
 /// The receipt's `changed_files` for `paths`: one `write` each, sorted by (path, kind, from).

@@ -178,7 +178,9 @@ mod tests {
         let good = sample(&key());
         assert_eq!(code(classify(ok(good.clone()), &e, p)).0, "applied");
         let mut noop = good.clone();
-        noop.receipt.result_revision.clone_from(&noop.receipt.base_revision);
+        noop.receipt
+            .result_revision
+            .clone_from(&noop.receipt.base_revision);
         assert_eq!(code(classify(ok(noop), &e, p)).0, "noop");
         for cause in [
             StoreError::Cancelled,
@@ -189,23 +191,36 @@ mod tests {
             StoreError::Conflict { retryable: true },
             StoreError::Rejected("close failure"),
         ] {
-            assert_eq!(code(classify(committed(good.clone(), cause), &e, p)).0, "applied");
+            assert_eq!(
+                code(classify(committed(good.clone(), cause), &e, p)).0,
+                "applied"
+            );
         }
         assert_eq!(
             code(classify(Err(StoreError::Cancelled), &e, p)),
             ("operation_cancelled".to_owned(), true)
         );
         assert_eq!(
-            code(classify(Err(StoreError::Conflict { retryable: true }), &e, p)),
+            code(classify(
+                Err(StoreError::Conflict { retryable: true }),
+                &e,
+                p
+            )),
             ("revision_conflict".to_owned(), true)
         );
         // Invalid receipt, alone or with cancel / conflict causes.
         let mut invalid = good.clone();
         invalid.receipt.result_revision = format!("sha256:{}", "A".repeat(64));
-        assert_eq!(code(classify(ok(invalid.clone()), &e, p)).0, "operation_rejected");
-        for cause in [StoreError::Cancelled, StoreError::Conflict { retryable: true }] {
+        assert_eq!(
+            code(classify(ok(invalid.clone()), &e, p)).0,
+            "operation_rejected"
+        );
+        for cause in [
+            StoreError::Cancelled,
+            StoreError::Conflict { retryable: true },
+        ] {
             let r = classify(committed(invalid.clone(), cause), &e, p);
-            let err = r.err().expect("error");
+            let err = r.expect_err("error");
             assert_eq!(err.code, "operation_rejected");
             assert_eq!(err.message, "receipt failed integrity validation");
             assert!(!err.retryable, "corruption beats cancellation");
@@ -223,7 +238,11 @@ mod tests {
             &e,
             p,
         );
-        assert_eq!(code(r), ("plan_mismatch".to_owned(), false), "plan mismatch beats conflict");
+        assert_eq!(
+            code(r),
+            ("plan_mismatch".to_owned(), false),
+            "plan mismatch beats conflict"
+        );
         // Foreign change_set_id.
         let mut foreign = good.clone();
         foreign.receipt.change_set_id = "mcp-patch-other".into();
@@ -233,7 +252,10 @@ mod tests {
             txn_id: "txn-x".into(),
         });
         assert_eq!(code(classify(Err(c), &e, p)).0, "operation_rejected");
-        assert_eq!(code(classify(Err(StoreError::IdempotencyConflict), &e, p)).0, "idempotency_conflict");
+        assert_eq!(
+            code(classify(Err(StoreError::IdempotencyConflict), &e, p)).0,
+            "idempotency_conflict"
+        );
     }
 
     #[test]

@@ -24,7 +24,10 @@ pub const PRUNE_AGE_NS: i128 = 24 * 3600 * 1_000_000_000;
 pub enum TargetState {
     Absent,
     /// A regular file: bare hex digest and permission bits.
-    File { digest: String, mode: u32 },
+    File {
+        digest: String,
+        mode: u32,
+    },
     /// A symlink, directory or special file at the path, or a symlinked / non-directory
     /// parent component.
     Foreign,
@@ -95,7 +98,10 @@ pub fn classify(root: &Dir, j: &Journal, w: &WriteEntry) -> std::io::Result<Clas
     })
 }
 
-fn post_io<'a>(h: &'a Handle<'_>, step: &'static str) -> impl FnOnce(std::io::Error) -> StoreError + 'a {
+fn post_io<'a>(
+    h: &'a Handle<'_>,
+    step: &'static str,
+) -> impl FnOnce(std::io::Error) -> StoreError + 'a {
     move |source| {
         h.poison();
         StoreError::Io { step, source }
@@ -228,7 +234,9 @@ pub(crate) fn write_receipt(h: &Handle<'_>, j: &Journal, now_ns: i128) -> Result
                 .fs()
                 .create_write(at, &tmp, &bytes)
                 .map_err(post_io(h, "receipt"))?;
-            h.fs().sync_file(at, &tmp, &f).map_err(post_io(h, "receipt"))?;
+            h.fs()
+                .sync_file(at, &tmp, &f)
+                .map_err(post_io(h, "receipt"))?;
             drop(f);
             point(&h.opts, Point::AfterReceiptTmp, None)?;
             h.fs()

@@ -316,24 +316,48 @@ pub(crate) mod tests {
         assert_eq!(ReceiptFile::decode(&b), Ok(r));
         let w = sample(&format!("mcp-replace-{}", "b".repeat(64)));
         let wb = w.encode();
-        assert!(String::from_utf8_lossy(&wb).contains(r#"}},"replay":{"status":"success""#));
+        assert!(String::from_utf8_lossy(&wb).contains(r#"}]},"replay":{"status":"success""#));
         assert_eq!(ReceiptFile::decode(&wb), Ok(w));
     }
 
     #[test]
     fn sto_07_strict_decoding_rejects_every_tampering() {
         let good = String::from_utf8(sample(&key()).encode()).expect("utf8");
-        let upper = good.replace(&format!("sha256:{}", "3".repeat(64)), &format!("sha256:{}", "A".repeat(64)));
+        let upper = good.replace(
+            &format!("sha256:{}", "3".repeat(64)),
+            &format!("sha256:{}", "A".repeat(64)),
+        );
         let cases: Vec<(&str, String)> = vec![
             ("uppercase result", upper),
-            ("duplicate key", good.replacen("{\"version\":1,", "{\"version\":1,\"version\":1,", 1)),
+            (
+                "duplicate key",
+                good.replacen("{\"version\":1,", "{\"version\":1,\"version\":1,", 1),
+            ),
             ("trailing bytes", format!("{good}x")),
             ("trailing newline", format!("{good}\n")),
-            ("whitespace", good.replacen("\"version\":1", "\"version\": 1", 1)),
-            ("dotdot path", good.replace("\"tables/orders.md\"", "\"../x\"")),
-            ("okf path", good.replace("\"tables/orders.md\"", "\".okf/x\"")),
-            ("unknown member", good.replacen("{\"version\":1,", "{\"version\":1,\"x\":1,", 1)),
-            ("null array", good.replace("\"changed_refs\":[\"tables/orders\",\"tables/orders#a\"]", "\"changed_refs\":null")),
+            (
+                "whitespace",
+                good.replacen("\"version\":1", "\"version\": 1", 1),
+            ),
+            (
+                "dotdot path",
+                good.replace("\"tables/orders.md\"", "\"../x\""),
+            ),
+            (
+                "okf path",
+                good.replace("\"tables/orders.md\"", "\".okf/x\""),
+            ),
+            (
+                "unknown member",
+                good.replacen("{\"version\":1,", "{\"version\":1,\"x\":1,", 1),
+            ),
+            (
+                "null array",
+                good.replace(
+                    "\"changed_refs\":[\"tables/orders\",\"tables/orders#a\"]",
+                    "\"changed_refs\":null",
+                ),
+            ),
             ("missing member", good.replace("\"format_version\":1,", "")),
             ("null replay", good.replacen("}}", "},\"replay\":null}", 1)),
             ("replay on plan key", {
@@ -341,10 +365,22 @@ pub(crate) mod tests {
                 s.pop();
                 format!("{s},\"replay\":{{}}}}")
             }),
-            ("zero time", good.replace("2026-07-01T12:00:00.000000000Z", "0001-01-01T00:00:00.000000000Z")),
-            ("short fraction", good.replace("12:00:00.000000000Z", "12:00:00.000Z")),
+            (
+                "zero time",
+                good.replace(
+                    "2026-07-01T12:00:00.000000000Z",
+                    "0001-01-01T00:00:00.000000000Z",
+                ),
+            ),
+            (
+                "short fraction",
+                good.replace("12:00:00.000000000Z", "12:00:00.000Z"),
+            ),
             ("unsorted files", good.replace("\"index.md\"", "\"zz.md\"")),
-            ("key mismatch", good.replacen(&key(), &format!("okf-plan-v1-{}", "c".repeat(64)), 1)),
+            (
+                "key mismatch",
+                good.replacen(&key(), &format!("okf-plan-v1-{}", "c".repeat(64)), 1),
+            ),
             ("invalid utf8", String::new()),
         ];
         for (name, s) in cases {
@@ -355,7 +391,10 @@ pub(crate) mod tests {
             } else {
                 s.into_bytes()
             };
-            assert!(ReceiptFile::decode(&bytes).is_err(), "{name} must be corrupt");
+            assert!(
+                ReceiptFile::decode(&bytes).is_err(),
+                "{name} must be corrupt"
+            );
         }
     }
 
@@ -367,7 +406,10 @@ pub(crate) mod tests {
         assert!(!is_commit_time("2026-07-01T12:00:00.123456789+00:00"));
         let t = format_commit_time(chrono::Utc::now());
         assert!(is_commit_time(&t), "{t}");
-        assert!(parse_commit_time("2026-07-01T12:00:01.000000000Z") > parse_commit_time("2026-07-01T12:00:00.999999999Z"));
+        assert!(
+            parse_commit_time("2026-07-01T12:00:01.000000000Z")
+                > parse_commit_time("2026-07-01T12:00:00.999999999Z")
+        );
     }
 
     #[test]

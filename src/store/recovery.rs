@@ -66,7 +66,10 @@ pub(crate) fn recover(h: &Handle<'_>) -> Result<Vec<String>, StoreError> {
         let _ = fs.remove_file(h.at_caps(), &n);
     }
     for n in names(&h.staging)? {
-        if !journals.iter().any(|j| j.strip_suffix(".json") == Some(n.as_str())) {
+        if !journals
+            .iter()
+            .any(|j| j.strip_suffix(".json") == Some(n.as_str()))
+        {
             fs.remove_dir_all(h.at_staging(), &n)
                 .map_err(StoreError::io("recovery"))?;
         }
@@ -74,9 +77,11 @@ pub(crate) fn recover(h: &Handle<'_>) -> Result<Vec<String>, StoreError> {
     let mut completed = Vec::new();
     for name in journals {
         let stem = name.strip_suffix(".json").unwrap_or(&name).to_owned();
-        let corrupt = || StoreError::StorageCorrupt(Corrupt::Journal {
-            txn_id: stem.clone(),
-        });
+        let corrupt = || {
+            StoreError::StorageCorrupt(Corrupt::Journal {
+                txn_id: stem.clone(),
+            })
+        };
         // R2.
         let bytes = read_regular(&h.tx, &name)
             .map_err(StoreError::io("recovery"))?
@@ -88,7 +93,8 @@ pub(crate) fn recover(h: &Handle<'_>) -> Result<Vec<String>, StoreError> {
         // R3.
         let mut classes = Vec::with_capacity(j.writes.len());
         for w in &j.writes {
-            classes.push(publish::classify(&h.root.dir, &j, w).map_err(StoreError::io("recovery"))?);
+            classes
+                .push(publish::classify(&h.root.dir, &j, w).map_err(StoreError::io("recovery"))?);
         }
         // R4.
         if let Some((w, _)) = j
@@ -120,7 +126,10 @@ pub(crate) fn recover(h: &Handle<'_>) -> Result<Vec<String>, StoreError> {
         // R6.
         let pending = classes.iter().any(|c| matches!(c, Class::Pending(_)));
         if pending {
-            let stage = h.staging.open_dir_nofollow(&j.txn_id).map_err(|_| corrupt())?;
+            let stage = h
+                .staging
+                .open_dir_nofollow(&j.txn_id)
+                .map_err(|_| corrupt())?;
             for (w, c) in j.writes.iter().zip(&classes) {
                 if matches!(c, Class::Pending(_)) {
                     let b = read_regular(&stage, &w.payload)

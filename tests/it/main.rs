@@ -8,3 +8,5 @@ mod util;
 mod cli;
 mod corpus;
 mod mcp;
+#[cfg(feature = "fault-injection")]
+mod store;
