@@ -552,6 +552,11 @@ fn abandon(h: &Handle<'_>, j: &Journal, e: StoreError) -> StoreError {
     if is_crash(&e) {
         return e;
     }
+    // A rename that reported failure but happened anyway leaves a journal: keep its payloads
+    // so that recovery can complete it.
+    if h.tx.symlink_metadata(format!("{}.json", j.txn_id)).is_ok() {
+        return e;
+    }
     let _ = h.tx.remove_file(format!("{}.json.tmp", j.txn_id));
     if h.staging.symlink_metadata(&j.txn_id).is_ok() {
         let _ = h.fs().remove_dir_all(h.at_staging(), &j.txn_id);

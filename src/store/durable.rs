@@ -253,3 +253,23 @@ pub fn check_sync_discipline(log: &[Op]) -> Option<String> {
         .find(|d| !d.starts_with(".okf/staging"))
         .map(|d| format!("rename into {d} never made durable"))
 }
+
+/// The power-loss view of a recorded log: the renames (`(from, to)`) that would survive a
+/// power loss at the end of the log, i.e. those followed by an `fsync` of the target's
+/// directory (spec/store.md §15 "power-loss mode").
+#[must_use]
+pub fn durable_renames(log: &[Op]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (i, op) in log.iter().enumerate() {
+        if let Op::Rename(from, to) = op {
+            let dir = parent_of(to);
+            if log[i + 1..]
+                .iter()
+                .any(|o| matches!(o, Op::SyncDir(d) if d == dir))
+            {
+                out.push((from.clone(), to.clone()));
+            }
+        }
+    }
+    out
+}

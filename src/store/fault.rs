@@ -231,15 +231,21 @@ mod hooks {
             action
         }
 
-        /// Parses the `OKF_MCP_FAULT` grammar (module docs); `None` when unset or invalid.
+        /// Reads `OKF_MCP_FAULT` (module docs); `None` when unset or invalid. Rules read
+        /// from the environment crash with `std::process::exit(86)`.
         #[must_use]
         pub fn from_env() -> Option<Arc<Self>> {
             let spec = std::env::var("OKF_MCP_FAULT").ok()?;
-            let mut f = Self {
-                exit_on_crash: true,
-                ..Self::default()
-            };
-            let rules = f.rules.get_mut().ok()?;
+            let mut f = Self::parse(&spec)?;
+            f.exit_on_crash = true;
+            Some(Arc::new(f))
+        }
+
+        /// Parses the `OKF_MCP_FAULT` grammar `point[(i)]:action[:times]` (`;`-separated);
+        /// `None` when any rule is invalid.
+        #[must_use]
+        pub fn parse(spec: &str) -> Option<Self> {
+            let mut rules = Vec::new();
             for part in spec.split(';').filter(|p| !p.is_empty()) {
                 let mut it = part.split(':');
                 let point = Point::parse(it.next()?)?;
@@ -253,6 +259,9 @@ mod hooks {
                     Some(n) => n.parse().ok()?,
                     None => 1,
                 };
+                if it.next().is_some() {
+                    return None;
+                }
                 rules.push(Rule {
                     point,
                     action,
@@ -260,7 +269,10 @@ mod hooks {
                     callback: None,
                 });
             }
-            Some(Arc::new(f))
+            Some(Self {
+                rules: Mutex::new(rules),
+                ..Self::default()
+            })
         }
     }
 }
@@ -268,6 +280,29 @@ mod hooks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "fault-injection")]
+    #[test]
+    fn env_grammar_parses_rules_and_rejects_garbage() {
+        let f = Faults::parse("after_journal_rename:crash;after_publish(1):error:2").expect("ok");
+        assert!(!f.exit_on_crash, "only from_env exits");
+        assert_eq!(f.hit(Point::AfterLock), None);
+        assert_eq!(f.hit(Point::AfterJournalRename), Some(Action::Crash));
+        assert_eq!(f.hit(Point::AfterJournalRename), None, "fires once");
+        assert_eq!(f.hit(Point::AfterPublish(1)), Some(Action::IoError));
+        assert_eq!(f.hit(Point::AfterPublish(1)), Some(Action::IoError));
+        assert_eq!(f.hit(Point::AfterPublish(1)), None);
+        assert_eq!(f.trace().len(), 6);
+        for bad in [
+            "after_lock",
+            "after_lock:boom",
+            "nope:crash",
+            "after_lock:crash:x",
+            "after_lock:crash:1:2",
+        ] {
+            assert!(Faults::parse(bad).is_none(), "{bad}");
+        }
+    }
 
     #[test]
     fn point_names_round_trip_and_sequence_is_ordered() {

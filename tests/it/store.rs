@@ -11,7 +11,7 @@ use okf_mcp::store::capture::{capture, Capture};
 use okf_mcp::store::commit::{
     commit_with, lookup_with, manifest, CommitOutcome, CommitRequest, Mode, ReplayBasis, Source,
 };
-use okf_mcp::store::durable::{check_sync_discipline, Op, RecordingFs};
+use okf_mcp::store::durable::{check_sync_discipline, durable_renames, Op, RecordingFs};
 use okf_mcp::store::error::{Corrupt, Flavor, StoreError};
 use okf_mcp::store::fault::{Action, Faults, Point};
 use okf_mcp::store::handle::{Folding, Options};
@@ -368,6 +368,30 @@ fn durability_seam_records_fsync_before_every_rename_and_index_last() {
 }
 
 #[test]
+fn power_loss_view_journal_rename_is_durable_only_after_the_c10_fsync() {
+    for (p, durable) in [
+        (Point::AfterJournalRename, false),
+        (Point::AfterDurableFsync, true),
+    ] {
+        let b = Bundle::new();
+        let req = three_writes(&b, "power");
+        let fs = RecordingFs::new();
+        let opts = crash_at(p).with_fs(fs.clone());
+        assert!(matches!(
+            run(&b, &req, &opts),
+            Err(StoreError::SimulatedCrash)
+        ));
+        let txn = digest::txn_id(&req.request_digest, &req.idempotency_key);
+        let journal = format!(".okf/transactions/{txn}.json");
+        let kept = durable_renames(&fs.log());
+        assert_eq!(kept.iter().any(|(_, to)| *to == journal), durable, "{p}");
+        // Nothing visible was renamed yet: a power loss here lands on the pre-state or, once
+        // the journal is durable, is completed by recovery.
+        assert!(kept.iter().all(|(_, to)| to.starts_with(".okf")), "{p}");
+    }
+}
+
+#[test]
 fn countdown_io_failure_at_every_seam_call_never_mixes_states() {
     let probe = Bundle::new();
     let req0 = three_writes(&probe, "countdown");
@@ -615,7 +639,12 @@ fn sto_07_tampered_receipts_are_corrupt_never_absent() {
 
 #[test]
 fn sto_08_corrupt_journal_refuses_with_a_recovery_step_naming_it() {
-    for tamper in ["base_binding", "payload_digest", "not_json"] {
+    for tamper in [
+        "base_binding",
+        "payload_digest",
+        "not_json",
+        "index_ahead_r5",
+    ] {
         let b = Bundle::new();
         let req = three_writes(&b, "journal");
         assert!(matches!(
@@ -638,6 +667,7 @@ fn sto_08_corrupt_journal_refuses_with_a_recovery_step_naming_it() {
                 )
                 .expect("w");
             }
+            "index_ahead_r5" => put(b.path.join("index.md"), INDEX_NEW).expect("w"),
             _ => put(&jpath, b"{").expect("w"),
         }
         let snap = crate::util::snapshot(&b.path);
