@@ -1215,3 +1215,22 @@ fn write_concept_receipts_carry_the_replay_payload() {
         Err(StoreError::Rejected(_))
     ));
 }
+
+#[test]
+fn cancellation_while_waiting_for_the_lock_is_a_checkpoint() {
+    let b = Bundle::new();
+    let req = three_writes(&b, "wait");
+    let _held = hold_lock(&b);
+    let snap = crate::util::snapshot(&b.path);
+    let cancel = Cancel::new();
+    let c2 = cancel.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        c2.cancel();
+    });
+    // The real 30 s timeout: only the poll checkpoint can end this call early.
+    let r = commit_with(&b.root(), &req, Mode::Fresh, &cancel, &Options::default());
+    t.join().expect("join");
+    assert!(matches!(r, Err(StoreError::Cancelled)), "{r:?}");
+    assert_eq!(crate::util::snapshot(&b.path), snap, "tree unchanged");
+}
