@@ -167,7 +167,9 @@ pub fn txn_id(request_digest: &str, key: &str) -> String {
 /// One entry of a manifest (spec/store.md §3.6 rule 4): path, size in bytes, bare hex digest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManifestEntry {
+    /// Bundle-relative path (spec/store.md §3.2).
     pub path: String,
+    /// Size in bytes.
     pub size: u64,
     /// 64 lowercase hex digits of `H(bytes)`.
     pub digest: String,

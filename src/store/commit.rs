@@ -109,7 +109,9 @@ pub enum Source {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use]
 pub struct CommitOutcome {
+    /// The persisted (or replayed) receipt file.
     pub receipt: ReceiptFile,
+    /// Fresh commit or lookup hit.
     pub source: Source,
 }
 

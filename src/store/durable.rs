@@ -19,7 +19,9 @@ use std::sync::{Arc, Mutex};
 /// The label is used for logs and never for path resolution.
 #[derive(Debug, Clone, Copy)]
 pub struct At<'a> {
+    /// The directory handle (opened no-follow).
     pub dir: &'a Dir,
+    /// Its bundle-relative label, for logs only.
     pub rel: &'a str,
 }
 
@@ -104,13 +106,21 @@ impl Durable for RealFs {
 /// One recorded effect; paths are `label/name`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Op {
+    /// `create_write` of a path.
     Write(String),
+    /// `fsync` of a file.
     SyncFile(String),
+    /// Rename from, to.
     Rename(String, String),
+    /// `fsync` of a directory (its label).
     SyncDir(String),
+    /// File removal.
     Remove(String),
+    /// Directory-tree removal.
     RemoveAll(String),
+    /// Directory creation.
     Mkdir(String),
+    /// Permission change.
     SetMode(String),
 }
 

@@ -7,9 +7,15 @@ use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Corrupt {
     /// `.okf/transactions/<txn_id>.json` (R2, R5, R6).
-    Journal { txn_id: String },
-    /// `.okf/receipts/<name>.json` (§8.5); `name` is the file stem.
-    Receipt { name: String },
+    Journal {
+        /// The transaction id (the journal's file stem).
+        txn_id: String,
+    },
+    /// `.okf/receipts/<name>.json` (§8.5).
+    Receipt {
+        /// The receipt's file stem, `hex(H(key))`.
+        name: String,
+    },
 }
 
 /// Every way a store call can fail (spec/store.md §12.1).
@@ -25,7 +31,10 @@ pub enum Corrupt {
 pub enum StoreError {
     /// The C5 compare-and-swap failed, or a replay-only lookup missed.
     #[error("bundle revision changed")]
-    Conflict { retryable: bool },
+    Conflict {
+        /// Always true for a CAS failure.
+        retryable: bool,
+    },
     /// The key's receipt carries another request digest (§8.5).
     #[error("a different request already committed under this plan")]
     IdempotencyConflict,
@@ -35,15 +44,21 @@ pub enum StoreError {
     /// Recovery found a written path changed outside the store (§11 R4).
     #[error("pending transaction cannot be completed")]
     RecoveryBlocked {
+        /// Bundle-relative path of the foreign target.
         path: String,
+        /// The transaction id.
         txn_id: String,
+        /// The staged payload holding the planned result.
         payload: String,
     },
     /// Publication found a target changed outside the store (§10.3).
     #[error("bundle changed during publication")]
     PublicationBlocked {
+        /// Bundle-relative path of the foreign target.
         path: String,
+        /// The transaction id.
         txn_id: String,
+        /// The staged payload holding the planned result.
         payload: String,
     },
     /// Cancelled at a checkpoint before the boundary; this attempt's leftovers are removed.
@@ -66,8 +81,10 @@ pub enum StoreError {
     /// An I/O failure before the boundary (`operation_rejected`, README R30).
     #[error("private state I/O failed during {step}")]
     Io {
+        /// The pipeline step that failed.
         step: &'static str,
         #[source]
+        /// The underlying error.
         source: std::io::Error,
     },
     /// A failure after the boundary that one in-process retry did not repair (§10.2). The
@@ -75,9 +92,12 @@ pub enum StoreError {
     /// journal's receipt object the tool compares it with (§12 step 3).
     #[error("transaction committed; completion deferred to the next store open")]
     Committed {
+        /// The journal's receipt file.
         receipt: Box<ReceiptFile>,
+        /// The journal's receipt object.
         journal: Box<Receipt>,
         #[source]
+        /// The failure the retry did not repair.
         cause: Box<StoreError>,
     },
     /// A fault hook stopped the store as a process crash would (tests only).
@@ -97,9 +117,13 @@ impl StoreError {
 /// spec/store.md §12.1, temporal.md §7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
+    /// `apply_concept_patch`.
     ConceptPatch,
+    /// `apply_v02_migration`.
     Migration,
+    /// `apply_temporal_upgrade` (temporal.md §7 codes).
     Temporal,
+    /// `write_concept`.
     WriteConcept,
 }
 

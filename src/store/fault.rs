@@ -18,11 +18,15 @@ use std::fmt;
 /// A named fault point (spec/store.md §15), reached immediately after the step it names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Point {
+    /// After C2 (lock taken).
     AfterLock,
+    /// After C3.
     AfterRecovery,
+    /// After the C5 capture.
     AfterCapture,
     /// After payload `i` (publish order) was written and `fsync`ed.
     AfterStagePayload(usize),
+    /// After the C8 directory `fsync`s.
     AfterStageFsync,
     /// After the journal temp file's `fsync`, at the last checkpoint.
     AfterJournalTmp,
@@ -32,10 +36,15 @@ pub enum Point {
     AfterDurableFsync,
     /// After visible rename `i` (publish order), root `index.md` included.
     AfterPublish(usize),
+    /// After C13.
     AfterVerify,
+    /// After the receipt temp file's `fsync`.
     AfterReceiptTmp,
+    /// After the receipt rename and `fsync` of `receipts/`.
     AfterReceipt,
+    /// After the journal removal and `fsync`.
     AfterJournalRemove,
+    /// After the staging directory removal.
     AfterCleanup,
 }
 

@@ -10,8 +10,11 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BaseEntry {
+    /// Bundle-relative path.
     pub path: String,
+    /// Size in bytes.
     pub size: u64,
+    /// 64 lowercase hex of `H(bytes)`.
     pub digest: String,
 }
 
@@ -19,10 +22,13 @@ pub struct BaseEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WriteEntry {
+    /// Bundle-relative target path.
     pub path: String,
     /// `payload-NNNNN`, numbered in publish order.
     pub payload: String,
+    /// Size of the new bytes.
     pub size: u64,
+    /// 64 lowercase hex of `H(new bytes)`.
     pub digest: String,
 }
 
@@ -30,17 +36,27 @@ pub struct WriteEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Journal {
+    /// Envelope version, `1`.
     pub version: u64,
+    /// `txn-<hex>` (spec/store.md §6.2).
     pub txn_id: String,
+    /// Always `sha256`.
     pub hash_algorithm: String,
+    /// The request digest (§4).
     pub request_digest: String,
+    /// The idempotency key (§6.1).
     pub idempotency_key: String,
+    /// Revision of `base`.
     pub base_revision: String,
+    /// Revision of `base` with `writes` applied.
     pub result_revision: String,
+    /// The full base manifest, sorted by path.
     pub base: Vec<BaseEntry>,
+    /// The §9 base binding digest.
     pub base_binding: String,
     /// Publish order: ascending path bytes, root `index.md` last.
     pub writes: Vec<WriteEntry>,
+    /// The receipt that will be persisted.
     pub receipt: Receipt,
     /// Present iff the key starts with `mcp-replace-`.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -10,8 +10,11 @@ use crate::wire::envelope::ToolError;
 /// The authorised request a receipt must match (spec/store.md §12.2).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Expected {
+    /// The change set id.
     pub change_set_id: String,
+    /// The derived key (or the `write_concept` change id).
     pub idempotency_key: String,
+    /// The recomputed request digest.
     pub request_digest: String,
     /// `None` for `write_concept` (a replay from a later base is accepted).
     pub base_revision: Option<String>,
@@ -57,6 +60,7 @@ pub fn receipt_matches(r: &ReceiptFile, e: &Expected) -> bool {
 /// A successful classification (spec/store.md §12 step 5).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Success {
+    /// The validated, matching receipt.
     pub receipt: ReceiptFile,
     /// `noop` when the receipt's base equals its result (`concept-patch.md` §6.2 step 8).
     pub noop: bool,

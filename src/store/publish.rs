@@ -22,10 +22,13 @@ pub const PRUNE_AGE_NS: i128 = 24 * 3600 * 1_000_000_000;
 /// The state of one visible path (spec/store.md §11 R3).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TargetState {
+    /// No entry at the path (or a missing parent).
     Absent,
     /// A regular file: bare hex digest and permission bits.
     File {
+        /// 64 lowercase hex.
         digest: String,
+        /// Permission bits.
         mode: u32,
     },
     /// A symlink, directory or special file at the path, or a symlinked / non-directory
@@ -76,9 +79,11 @@ pub fn target_state(root: &Dir, path: &str) -> std::io::Result<TargetState> {
 /// Classification of a write against its base and result (spec/store.md §11 R3).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Class {
+    /// Holds the result digest.
     Published,
     /// At the base state; carries the mode of the file it will replace (if any).
     Pending(Option<u32>),
+    /// Neither base nor result.
     Foreign,
 }
 

@@ -17,11 +17,17 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Receipt {
+    /// Always `1`.
     pub format_version: u64,
+    /// Non-empty, at most 256 bytes.
     pub change_set_id: String,
+    /// The key (§6.1).
     pub idempotency_key: String,
+    /// Canonical digest.
     pub request_digest: String,
+    /// Canonical revision.
     pub base_revision: String,
+    /// Canonical revision.
     pub result_revision: String,
     /// `YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ`, UTC.
     pub commit_time: String,
@@ -37,6 +43,7 @@ pub struct Receipt {
 pub struct ChangedFile {
     /// `write`, `delete` or `rename`.
     pub kind: String,
+    /// A writable bundle path (§3.2).
     pub path: String,
     /// `""` unless `kind` is `rename`.
     pub from: String,
@@ -46,9 +53,13 @@ pub struct ChangedFile {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReceiptFile {
+    /// Envelope version, `1`.
     pub version: u64,
+    /// Equals `receipt.idempotency_key`.
     pub key: String,
+    /// Equals `receipt.request_digest`.
     pub digest: String,
+    /// The receipt object.
     pub receipt: Receipt,
     /// Present iff `key` starts with `mcp-replace-` (the stored `write_concept` payload).
     #[serde(skip_serializing_if = "Option::is_none")]
