@@ -405,6 +405,11 @@ fn probe(h: &mut Handle<'_>, tag: &str) -> Result<(), StoreError> {
     let mode_name = format!("{tag}-mode");
     let case_name = format!("{tag}-case-a");
     let nf_name = format!("{tag}-nf-\u{e9}");
+    // Leftovers of a crashed probe with the same tag would make `create_new` fail; R1 runs
+    // only after the probe, so remove them first.
+    for n in [&mode_name, &case_name, &nf_name] {
+        let _ = h.caps.remove_file(n);
+    }
     let f = h.caps.open_with(&mode_name, &o).map_err(io)?;
     h.new_file_mode = f
         .metadata()

@@ -1234,3 +1234,26 @@ fn cancellation_while_waiting_for_the_lock_is_a_checkpoint() {
     assert!(matches!(r, Err(StoreError::Cancelled)), "{r:?}");
     assert_eq!(crate::util::snapshot(&b.path), snap, "tree unchanged");
 }
+
+#[test]
+fn leftovers_of_a_crashed_probe_do_not_block_the_next_open() {
+    let b = Bundle::new();
+    let req = three_writes(&b, "probe");
+    let txn = digest::txn_id(&req.request_digest, &req.idempotency_key);
+    for d in ["transactions", "staging", "receipts", "capabilities"] {
+        std::fs::create_dir_all(b.okf().join(d)).expect("mkdir");
+    }
+    put(
+        b.okf().join("capabilities").join(format!("{txn}-mode")),
+        b"",
+    )
+    .expect("leftover");
+    put(
+        b.okf().join("capabilities").join(format!("{txn}-case-a")),
+        b"",
+    )
+    .expect("leftover");
+    let out = run(&b, &req, &fast()).expect("commit");
+    assert_eq!(out.source, Source::Committed);
+    assert!(b.listing("capabilities").is_empty());
+}
