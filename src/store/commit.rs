@@ -1,8 +1,8 @@
 //! The commit pipeline (spec/store.md §10.1 C1–C16, §10.2) and the receipt lookup (§8.5).
 //!
-//! The states of one attempt are types: [`Staged`] (payloads durable in `.okf/staging/`,
-//! nothing visible changed) → [`Durable`] (the journal renamed: the commit point) →
-//! [`Published`] (every write visible and verified). Only `Staged::commit_point` creates a
+//! The states of one attempt are types: `Staged` (payloads durable in `.okf/staging/`,
+//! nothing visible changed) → `Durable` (the journal renamed: the commit point) →
+//! `Published` (every write visible and verified). Only `Staged::commit_point` creates a
 //! `Durable`, and only `Durable::publish` creates a `Published`, so a receipt can never be
 //! written before the publish, nor the publish start before the journal is durable.
 //!

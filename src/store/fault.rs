@@ -1,7 +1,7 @@
 //! Fault-injection points and test hooks of spec/store.md §15.
 //!
 //! The named [`Point`]s exist in every build (they document the pipeline); the hooks that act
-//! on them ([`Faults`], the folding override, forced CAS conflicts, a shorter lock timeout) are
+//! on them (`Faults`, the folding override, forced CAS conflicts, a shorter lock timeout) are
 //! compiled only with the cargo feature `fault-injection`, which release builds never enable.
 //!
 //! # Environment control (feature `fault-injection` only)
