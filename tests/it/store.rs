@@ -1257,3 +1257,61 @@ fn leftovers_of_a_crashed_probe_do_not_block_the_next_open() {
     assert_eq!(out.source, Source::Committed);
     assert!(b.listing("capabilities").is_empty());
 }
+
+/// Child-process half of `env_fault_crash_in_a_real_process_lands_on_the_post_state`: a no-op
+/// unless `OKF_MCP_STORE_CHILD` names a bundle; then it commits through the production entry
+/// point, whose options come from the environment (`OKF_MCP_FAULT`).
+#[test]
+fn child_process_commit_helper() {
+    let Ok(path) = std::env::var("OKF_MCP_STORE_CHILD") else {
+        return;
+    };
+    let b = Bundle {
+        _tmp: tempfile::tempdir().expect("unused"),
+        path: PathBuf::from(path),
+    };
+    let req = three_writes(&b, "child");
+    let r = okf_mcp::store::commit::commit(&b.root(), &req, Mode::Fresh, &Cancel::new());
+    // Reached only when the fault did not fire.
+    std::process::exit(if r.is_ok() { 0 } else { 1 });
+}
+
+#[test]
+fn env_fault_crash_in_a_real_process_lands_on_the_post_state() {
+    for (fault, post) in [
+        ("after_stage_payload(1):crash", false),
+        ("after_journal_rename:crash", true),
+        ("after_publish(1):crash", true),
+    ] {
+        let b = Bundle::new();
+        let req = three_writes(&b, "child");
+        let pre = b.visible();
+        let out = std::process::Command::new(std::env::current_exe().expect("exe"))
+            .args([
+                "--exact",
+                "store::child_process_commit_helper",
+                "--test-threads=1",
+            ])
+            .env("OKF_MCP_STORE_CHILD", &b.path)
+            .env("OKF_MCP_FAULT", fault)
+            .output()
+            .expect("spawn child");
+        assert_eq!(
+            out.status.code(),
+            Some(86),
+            "{fault}: the child crashed at the point"
+        );
+        let hit = reopen(&b, &req).expect("reopen");
+        if post {
+            assert_eq!(b.visible(), post_state(&pre, &req), "{fault}");
+            assert_eq!(
+                hit.map(|h| h.source),
+                Some(Source::Replayed(ReplayBasis::CompletedNow))
+            );
+        } else {
+            assert_eq!(b.visible(), pre, "{fault}");
+            assert!(hit.is_none());
+        }
+        assert!(b.listing("staging").is_empty() && b.listing("transactions").is_empty());
+    }
+}
