@@ -11,7 +11,8 @@
 //! Grammar: `point[(i)]:action[:times]`, several rules separated by `;`. Actions: `crash`
 //! (`std::process::exit(86)` at that point: a real process crash, nothing is cleaned up),
 //! `error` (an injected I/O error), `cancel` (cancels the request; the next checkpoint sees
-//! it). `OKF_MCP_LOCK_TIMEOUT_MS=<n>` shortens the 30 s lock timeout.
+//! it). Counts (`times`, default 1) apply per store call: every call re-reads the variable.
+//! `OKF_MCP_LOCK_TIMEOUT_MS=<n>` shortens the 30 s lock timeout.
 
 use std::fmt;
 
