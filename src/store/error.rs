@@ -145,6 +145,9 @@ impl Flavor {
     }
 }
 
+/// The §7 step 2 message for a private state path that is not a directory.
+pub const NOT_A_DIRECTORY: &str = "private state path is not a directory";
+
 const CANCELLED_STEP: &str = "The outcome is not confirmed. Inspect the bundle, then repeat the same arguments so a stored receipt can resolve it, before building a new plan.";
 const IDEMPOTENCY_STEP: &str = "A different request already committed under this plan. Preview again; never reuse a digest for changed arguments.";
 const PLAN_STEP: &str =
@@ -317,7 +320,8 @@ impl StoreError {
             StoreError::Refused(e) => e.clone(),
             StoreError::Rejected(m) => {
                 let e = ToolError::new(codes::OPERATION_REJECTED, *m);
-                if temporal {
+                // `.okf` not a directory maps as spec/store.md §7 step 2 in every tool.
+                if temporal && *m != NOT_A_DIRECTORY {
                     temporal_wrap("operation_rejected", e)
                 } else {
                     e
@@ -408,6 +412,11 @@ mod tests {
             "bundle is locked by another writer; retry the same call later"
         );
         assert_eq!(e.diagnostics[0].field, "proof.base_revision");
+        let e = StoreError::Rejected(NOT_A_DIRECTORY).to_tool_error(Flavor::Temporal);
+        assert_eq!(e.message, NOT_A_DIRECTORY);
+        let e = StoreError::Rejected("bundle spans more than one filesystem")
+            .to_tool_error(Flavor::Temporal);
+        assert_eq!(e.message, "temporal upgrade apply failed");
         let e = StoreError::IdempotencyConflict.to_tool_error(Flavor::Temporal);
         assert_eq!(
             (e.code.as_str(), e.retryable),
