@@ -99,6 +99,140 @@ pub fn revision<'a>(entries: impl IntoIterator<Item = (&'a str, &'a [u8; 32])>) 
     e.digest()
 }
 
+/// Maximum length in bytes of an idempotency key (spec/store.md §6.1).
+pub const MAX_KEY_BYTES: usize = 256;
+
+/// Prefix of plan-derived idempotency keys (spec/store.md §6.1).
+pub const PLAN_KEY_PREFIX: &str = "okf-plan-v1-";
+
+/// Prefix of `write_concept` change ids, which are their own keys (spec/store.md §10.0).
+pub const REPLACE_KEY_PREFIX: &str = "mcp-replace-";
+
+/// The idempotency key of spec/store.md §6.1:
+/// `"okf-plan-v1-" + hex(H( str("okf:plan-idempotency:v1") str(namespace) str(plan_digest) str("") ))`.
+///
+/// Pure; computed before any I/O.
+///
+/// # Errors
+/// `Err(())` when the namespace is not 1..128 bytes, has surrounding whitespace or control
+/// characters, or `plan_digest` is not canonical; the tool maps this to its plan-mismatch
+/// error ("cannot derive transaction identity").
+#[allow(clippy::result_unit_err)]
+pub fn idempotency_key(namespace: &str, plan_digest: &str) -> Result<String, ()> {
+    let ns_ok = !namespace.is_empty()
+        && namespace.len() <= 128
+        && namespace.trim() == namespace
+        && !namespace.chars().any(char::is_control);
+    if !ns_ok || !is_canonical_digest(plan_digest) {
+        return Err(());
+    }
+    let mut e = Encoder::tagged("okf:plan-idempotency:v1");
+    e.str(namespace).str(plan_digest).str("");
+    Ok(format!("{PLAN_KEY_PREFIX}{}", hex(&sha256(&e.finish()))))
+}
+
+/// Whether `key` has the shape of an idempotency key: `okf-plan-v1-<64 hex>` or
+/// `mcp-replace-<64 hex>` (spec/store.md §6.1, §10.0), at most 256 bytes.
+#[must_use]
+pub fn is_valid_key(key: &str) -> bool {
+    let rest = key
+        .strip_prefix(PLAN_KEY_PREFIX)
+        .or_else(|| key.strip_prefix(REPLACE_KEY_PREFIX));
+    key.len() <= MAX_KEY_BYTES && rest.is_some_and(is_lower_hex64)
+}
+
+/// Whether `s` is exactly 64 lowercase hex digits (a bare manifest or write digest).
+#[must_use]
+pub fn is_lower_hex64(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// The receipt file stem of spec/store.md §6.2: `hex(H(key bytes))`.
+#[must_use]
+pub fn receipt_name(key: &str) -> String {
+    hex(&sha256(key.as_bytes()))
+}
+
+/// The transaction id of spec/store.md §6.2:
+/// `"txn-" + hex(H( str("okf:transaction:v1") str(request_digest) str(key) ))`.
+#[must_use]
+pub fn txn_id(request_digest: &str, key: &str) -> String {
+    let mut e = Encoder::tagged("okf:transaction:v1");
+    e.str(request_digest).str(key);
+    format!("txn-{}", hex(&sha256(&e.finish())))
+}
+
+/// One entry of a manifest (spec/store.md §3.6 rule 4): path, size in bytes, bare hex digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestEntry {
+    /// Bundle-relative path (spec/store.md §3.2).
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// 64 lowercase hex digits of `H(bytes)`.
+    pub digest: String,
+}
+
+/// The journal base binding of spec/store.md §9:
+/// `digest( str("okf:journal-base:v1") str(request_digest) str(base_revision)
+/// str(result_revision) cnt(N) [ str(path) cnt(size) str(digest) ]* )`, over `base` in the
+/// given order (the journal stores it sorted by path).
+#[must_use]
+pub fn base_binding(
+    request_digest: &str,
+    base_revision: &str,
+    result_revision: &str,
+    base: &[ManifestEntry],
+) -> String {
+    let mut e = Encoder::tagged("okf:journal-base:v1");
+    e.str(request_digest)
+        .str(base_revision)
+        .str(result_revision)
+        .cnt(base.len() as u64);
+    for m in base {
+        e.str(&m.path).cnt(m.size).str(&m.digest);
+    }
+    e.digest()
+}
+
+/// The revision (spec/store.md §3.6) of a manifest whose digests are bare hex.
+///
+/// # Errors
+/// `Err(())` when a digest is not 64 lowercase hex digits.
+#[allow(clippy::result_unit_err)]
+pub fn manifest_revision<'a>(
+    entries: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<String, ()> {
+    let mut raw: Vec<(&str, [u8; 32])> = Vec::new();
+    for (p, d) in entries {
+        raw.push((p, unhex32(d).ok_or(())?));
+    }
+    Ok(revision(raw.iter().map(|(p, d)| (*p, d))))
+}
+
+/// Decodes 64 lowercase hex digits into 32 bytes.
+#[must_use]
+pub fn unhex32(s: &str) -> Option<[u8; 32]> {
+    if !is_lower_hex64(s) {
+        return None;
+    }
+    let b = s.as_bytes();
+    let mut out = [0u8; 32];
+    for (i, o) in out.iter_mut().enumerate() {
+        let v = |c: u8| {
+            if c.is_ascii_digit() {
+                c - b'0'
+            } else {
+                c - b'a' + 10
+            }
+        };
+        *o = (v(b[2 * i]) << 4) | v(b[2 * i + 1]);
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,5 +255,45 @@ mod tests {
         assert!(!is_canonical_digest(&format!("sha256:{}", "A".repeat(64))));
         assert!(!is_canonical_digest(&"a".repeat(64)));
         assert!(is_canonical_digest(&format!("sha256:{}", "0".repeat(64))));
+    }
+
+    #[test]
+    fn key_txn_and_binding_are_deterministic_and_input_sensitive() {
+        let d1 = format!("sha256:{}", "1".repeat(64));
+        let d2 = format!("sha256:{}", "2".repeat(64));
+        let k = idempotency_key("mcp:concept-patch", &d1).expect("key");
+        assert!(k.starts_with("okf-plan-v1-") && is_valid_key(&k));
+        assert_eq!(k, idempotency_key("mcp:concept-patch", &d1).expect("key"));
+        assert_ne!(k, idempotency_key("mcp:concept-patch", &d2).expect("key"));
+        assert_ne!(
+            k,
+            idempotency_key("migration:v0.1-to-v0.2", &d1).expect("key")
+        );
+        assert!(idempotency_key("", &d1).is_err());
+        assert!(idempotency_key(" ns", &d1).is_err());
+        assert!(idempotency_key("n\ns", &d1).is_err());
+        assert!(idempotency_key(&"n".repeat(129), &d1).is_err());
+        assert!(idempotency_key("ns", "sha256:ABC").is_err());
+        let t = txn_id(&d1, &k);
+        assert!(t.starts_with("txn-") && is_lower_hex64(&t[4..]));
+        assert_ne!(t, txn_id(&d2, &k));
+        assert_eq!(receipt_name(&k).len(), 64);
+        let m = vec![ManifestEntry {
+            path: "a.md".into(),
+            size: 1,
+            digest: hex(&sha256(b"a")),
+        }];
+        let b = base_binding(&d1, &d1, &d2, &m);
+        assert_ne!(b, base_binding(&d1, &d2, &d1, &m));
+        let mut m2 = m.clone();
+        m2[0].size = 2;
+        assert_ne!(b, base_binding(&d1, &d1, &d2, &m2));
+        let a = sha256(b"a");
+        assert_eq!(
+            manifest_revision([("a.md", m[0].digest.as_str())]).expect("rev"),
+            revision([("a.md", &a)])
+        );
+        assert!(manifest_revision([("a.md", "XYZ")]).is_err());
+        assert_eq!(unhex32(&hex(&a)), Some(a));
     }
 }

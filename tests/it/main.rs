@@ -11,9 +11,11 @@ mod contract_doc;
 mod corpus;
 mod framing;
 mod mcp;
+#[cfg(feature = "fault-injection")]
 mod python_client;
 mod raw;
 mod read_tools;
 mod schema;
 mod server;
+mod store;
 mod validate;

@@ -1,0 +1,627 @@
+//! The commit pipeline (spec/store.md §10.1 C1–C16, §10.2) and the receipt lookup (§8.5).
+//!
+//! The states of one attempt are types: `Staged` (payloads durable in `.okf/staging/`,
+//! nothing visible changed) → `Durable` (the journal renamed: the commit point) →
+//! `Published` (every write visible and verified). Only `Staged::commit_point` creates a
+//! `Durable`, and only `Durable::publish` creates a `Published`, so a receipt can never be
+//! written before the publish, nor the publish start before the journal is durable.
+//!
+//! # What a failure means
+//! - Any error except `Committed` and `PublicationBlocked`: rolled back — the visible tree is
+//!   at its pre-state and this attempt's private leftovers are removed (at the latest by the
+//!   next open).
+//! - `PublicationBlocked`: the transaction is durable and partly published; the journal stays;
+//!   recovery completes it once the operator restores the path (§10.3).
+//! - `Committed`: durable; do not assume rollback — the next store open completes it.
+
+use crate::cancel::Cancel;
+use crate::plan::digest;
+use crate::store::capture::{self, Capture, MAX_FILES, MAX_FILE_BYTES, MAX_TOTAL_BYTES};
+use crate::store::error::{Corrupt, StoreError};
+use crate::store::fault::Point;
+use crate::store::handle::{self, checkpoint, is_crash, point, Create, Handle, Options};
+use crate::store::journal::{self, BaseEntry, Journal};
+use crate::store::publish;
+use crate::store::receipt::{self, ReceiptFile};
+use crate::store::root::Root;
+use crate::wire::envelope::{codes, ToolError};
+use cap_fs_ext::{DirExt, MetadataExt};
+use serde_json::Value;
+
+/// What a commit is asked to persist (spec/store.md §9, §10).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitRequest {
+    /// The change set id (receipt `change_set_id`).
+    pub change_set_id: String,
+    /// The derived idempotency key (§6.1) or the `write_concept` change id (§10.0).
+    pub idempotency_key: String,
+    /// The request digest (§4).
+    pub request_digest: String,
+    /// The change set's base revision; the C5 compare-and-swap checks it.
+    pub base_revision: String,
+    /// The plan's result revision.
+    pub result_revision: String,
+    /// The base manifest (see [`manifest`]), sorted by path.
+    pub base: Vec<BaseEntry>,
+    /// Files to write: bundle-relative path and full new bytes (any order).
+    pub writes: Vec<(String, Vec<u8>)>,
+    /// Refs the plan changes (§5 rule 4), any order.
+    pub changed_refs: Vec<String>,
+    /// `write_concept` only: the success payload stored for replays (§10.0 step 3).
+    pub replay: Option<Value>,
+}
+
+/// The base manifest of a capture (spec/store.md §3.6 rule 4).
+#[must_use]
+pub fn manifest(c: &Capture) -> Vec<BaseEntry> {
+    c.files
+        .iter()
+        .map(|f| BaseEntry {
+            path: f.path.clone(),
+            size: f.bytes.len() as u64,
+            digest: digest::hex(&f.digest),
+        })
+        .collect()
+}
+
+/// Fresh commit or replay-only (spec/store.md §10.1 "Replay-only mode").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// C1–C16.
+    Fresh,
+    /// C1–C4: a hit is returned; a miss is `Conflict{retryable: true}`. Never creates `.okf/`.
+    ReplayOnly,
+}
+
+/// Why a lookup hit happened, for the `receipt_replayed` message (spec/store.md §12 step 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayBasis {
+    /// This call's recovery (C3) completed the journal of this key.
+    CompletedNow,
+    /// The revision read under the lock equals the receipt's base revision.
+    Undone,
+    /// Otherwise.
+    Plain,
+}
+
+impl ReplayBasis {
+    /// The diagnostic message of spec/store.md §12 step 6.
+    #[must_use]
+    pub fn message(self) -> &'static str {
+        match self {
+            ReplayBasis::CompletedNow => "this exact request was committed earlier and its interrupted publication was completed now",
+            ReplayBasis::Undone => "this exact request was committed earlier and later undone; nothing was written now; change the request (e.g. actor) and preview again to apply it again",
+            ReplayBasis::Plain => "this exact request was committed earlier; its stored result is returned and nothing was written now",
+        }
+    }
+}
+
+/// Where the receipt of a successful call came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// This attempt committed (possibly completed by the in-process retry of §10.2).
+    Committed,
+    /// A receipt lookup hit (C4).
+    Replayed(ReplayBasis),
+}
+
+/// A successful store call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub struct CommitOutcome {
+    /// The persisted (or replayed) receipt file.
+    pub receipt: ReceiptFile,
+    /// Fresh commit or lookup hit.
+    pub source: Source,
+}
+
+/// Runs a commit (spec/store.md §10) with the production options.
+///
+/// # Errors
+/// See [`StoreError`] and the module docs for which errors rolled back.
+pub fn commit(
+    root: &Root,
+    req: &CommitRequest,
+    mode: Mode,
+    cancel: &Cancel,
+) -> Result<CommitOutcome, StoreError> {
+    commit_with(root, req, mode, cancel, &Options::from_env())
+}
+
+/// Receipt lookup only (`write_concept` step 5.3): opens the store only when `.okf/` exists,
+/// recovers, and looks the key up. `Ok(None)` = miss (or no `.okf/`).
+///
+/// # Errors
+/// `IdempotencyConflict`, `StorageCorrupt`, recovery errors, `LockTimeout`, `Cancelled`, I/O.
+pub fn lookup(
+    root: &Root,
+    key: &str,
+    request_digest: &str,
+    cancel: &Cancel,
+) -> Result<Option<CommitOutcome>, StoreError> {
+    lookup_with(root, key, request_digest, cancel, &Options::from_env())
+}
+
+/// [`lookup`] with explicit options.
+///
+/// # Errors
+/// As [`lookup`].
+pub fn lookup_with(
+    root: &Root,
+    key: &str,
+    request_digest: &str,
+    cancel: &Cancel,
+    opts: &Options,
+) -> Result<Option<CommitOutcome>, StoreError> {
+    let tag = digest::txn_id(request_digest, key);
+    let Some(h) = handle::open(root, opts, Some(cancel), Create::No, &tag)? else {
+        return Ok(None);
+    };
+    find(&h, key, request_digest)
+}
+
+/// [`commit`] with explicit options (tests: seam, faults, timeouts).
+///
+/// # Errors
+/// As [`commit`].
+pub fn commit_with(
+    root: &Root,
+    req: &CommitRequest,
+    mode: Mode,
+    cancel: &Cancel,
+    opts: &Options,
+) -> Result<CommitOutcome, StoreError> {
+    let txn_id = digest::txn_id(&req.request_digest, &req.idempotency_key);
+    // C1–C3.
+    let create = match mode {
+        Mode::Fresh => Create::Yes,
+        Mode::ReplayOnly => Create::No,
+    };
+    let Some(h) = handle::open(root, opts, Some(cancel), create, &txn_id)? else {
+        return Err(StoreError::Conflict { retryable: true });
+    };
+    // C4.
+    if let Some(hit) = find(&h, &req.idempotency_key, &req.request_digest)? {
+        return Ok(hit);
+    }
+    if mode == Mode::ReplayOnly {
+        return Err(StoreError::Conflict { retryable: true });
+    }
+    // C5.
+    let cap = capture::capture(root, cancel).map_err(capture_error)?;
+    point(opts, Point::AfterCapture, Some(cancel))?;
+    if forced_conflict(opts) || cap.revision != req.base_revision {
+        return Err(StoreError::Conflict { retryable: true });
+    }
+    // C6.
+    pre_publish_checks(&h, req, &cap)?;
+    // C7.
+    let j = journal::build(
+        &req.change_set_id,
+        &req.idempotency_key,
+        &req.request_digest,
+        &req.base_revision,
+        &req.result_revision,
+        &req.base,
+        &req.writes,
+        &req.changed_refs,
+        req.replay.as_ref(),
+        receipt::format_commit_time(chrono::Utc::now()),
+    )
+    .map_err(|_| StoreError::Rejected("the planned transaction is inconsistent"))?;
+    if j.base != manifest(&cap) {
+        return Err(StoreError::Rejected(
+            "the planned transaction is inconsistent",
+        ));
+    }
+    // C8–C9.
+    let staged = match stage(&h, &j, req, cancel) {
+        Ok(s) => s,
+        Err(e) => return Err(abandon(&h, &j, e)),
+    };
+    let durable = match staged.commit_point(cancel) {
+        Ok(d) => d,
+        Err(e) => return Err(abandon(&h, &j, e)),
+    };
+    // Past the commit point: cancellation is ignored from here on (§14).
+    finish(root, h, durable, opts, cancel)
+}
+
+/// C4 / §8.5 on an open handle.
+fn find(
+    h: &Handle<'_>,
+    key: &str,
+    request_digest: &str,
+) -> Result<Option<CommitOutcome>, StoreError> {
+    let stem = digest::receipt_name(key);
+    let corrupt = || StoreError::StorageCorrupt(Corrupt::Receipt { name: stem.clone() });
+    let Some(bytes) = publish::read_receipt(h, &format!("{stem}.json"))
+        .map_err(StoreError::io("receipt lookup"))?
+    else {
+        return Ok(None);
+    };
+    let r = ReceiptFile::decode(&bytes).map_err(|_| corrupt())?;
+    if r.key != key {
+        return Err(corrupt());
+    }
+    if r.digest != request_digest {
+        return Err(StoreError::IdempotencyConflict);
+    }
+    let basis = if h.completed.iter().any(|k| k == key) {
+        ReplayBasis::CompletedNow
+    } else {
+        // Read under the lock (R42); a failed read falls back to the plain message.
+        match capture::capture(h.root, &Cancel::new()) {
+            Ok(c) if c.revision == r.receipt.base_revision => ReplayBasis::Undone,
+            _ => ReplayBasis::Plain,
+        }
+    };
+    Ok(Some(CommitOutcome {
+        receipt: r,
+        source: Source::Replayed(basis),
+    }))
+}
+
+fn capture_error(e: ToolError) -> StoreError {
+    if e.code == codes::OPERATION_CANCELLED {
+        StoreError::Cancelled
+    } else {
+        StoreError::Refused(e)
+    }
+}
+
+#[allow(clippy::unused_self)]
+fn forced_conflict(opts: &Options) -> bool {
+    #[cfg(feature = "fault-injection")]
+    if let Some(c) = &opts.forced_conflicts {
+        use std::sync::atomic::Ordering;
+        return c
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+    }
+    let _ = opts;
+    false
+}
+
+/// C6 (spec/store.md §10.1).
+fn pre_publish_checks(
+    h: &Handle<'_>,
+    req: &CommitRequest,
+    cap: &Capture,
+) -> Result<(), StoreError> {
+    for (p, _) in &req.writes {
+        if !receipt::is_writable_path(p) {
+            return Err(StoreError::Refused(ToolError::invalid_request(
+                "a planned path cannot be written",
+            )));
+        }
+    }
+    let total: u64 = req.writes.iter().map(|(_, b)| b.len() as u64).sum();
+    if req.writes.len() > MAX_FILES
+        || req
+            .writes
+            .iter()
+            .any(|(_, b)| b.len() as u64 > MAX_FILE_BYTES)
+        || total > MAX_TOTAL_BYTES
+    {
+        return Err(StoreError::Limit(
+            "the staged writes exceed the store limits",
+        ));
+    }
+    // Result manifest within the capture limits (§3.3).
+    let mut result_total: u64 = cap.files.iter().map(|f| f.bytes.len() as u64).sum();
+    let mut result_count = cap.files.len();
+    for (p, b) in &req.writes {
+        match cap.get(p) {
+            Some(old) => result_total -= old.bytes.len() as u64,
+            None => result_count += 1,
+        }
+        result_total += b.len() as u64;
+        if p.split('/').count() > capture::MAX_PATH_COMPONENTS || p.len() > capture::MAX_PATH_BYTES
+        {
+            return Err(StoreError::Limit(
+                "the result would exceed the bundle limits",
+            ));
+        }
+    }
+    if result_count > MAX_FILES || result_total > MAX_TOTAL_BYTES {
+        return Err(StoreError::Limit(
+            "the result would exceed the bundle limits",
+        ));
+    }
+    // Folding collisions of new paths.
+    if h.folding.case || h.folding.normalization {
+        let fold = |s: &str| {
+            let s = if h.folding.normalization {
+                use unicode_normalization::UnicodeNormalization;
+                s.nfc().collect::<String>()
+            } else {
+                s.to_owned()
+            };
+            if h.folding.case {
+                s.to_lowercase()
+            } else {
+                s
+            }
+        };
+        let mut known: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+        let prefixes = |p: &str| {
+            let comps: Vec<&str> = p.split('/').collect();
+            (1..=comps.len())
+                .map(move |n| comps[..n].join("/"))
+                .collect::<Vec<_>>()
+        };
+        for f in &cap.files {
+            for pre in prefixes(&f.path) {
+                known.insert(fold(&pre), pre);
+            }
+        }
+        for (p, _) in &req.writes {
+            for pre in prefixes(p) {
+                let k = fold(&pre);
+                match known.get(&k) {
+                    Some(existing) if *existing != pre => {
+                        return Err(StoreError::Rejected(
+                            "path collides under filesystem case or normalisation folding",
+                        ))
+                    }
+                    Some(_) => {}
+                    None => {
+                        known.insert(k, pre);
+                    }
+                }
+            }
+        }
+    }
+    // Parents: no symlink or non-directory component; same device as staging.
+    let staging_dev = h
+        .staging
+        .dir_metadata()
+        .map_err(StoreError::io("pre-publish checks"))?
+        .dev();
+    for (p, _) in &req.writes {
+        let comps: Vec<&str> = p.split('/').collect();
+        let mut dir = h
+            .root
+            .dir
+            .try_clone()
+            .map_err(StoreError::io("pre-publish checks"))?;
+        let mut dev = h
+            .root
+            .dir
+            .dir_metadata()
+            .map_err(StoreError::io("pre-publish checks"))?
+            .dev();
+        for (i, c) in comps.iter().enumerate() {
+            let last = i + 1 == comps.len();
+            let shown = comps[..=i].join("/");
+            match dir.symlink_metadata(c) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(StoreError::Refused(ToolError::invalid_request(format!(
+                        "bundle contains a symlink: {shown}"
+                    ))))
+                }
+                Ok(m) if last && !m.is_file() => {
+                    return Err(StoreError::Refused(ToolError::invalid_request(format!(
+                        "a planned file is not a regular file: {shown}"
+                    ))))
+                }
+                Ok(m) if !last && !m.is_dir() => {
+                    return Err(StoreError::Refused(ToolError::invalid_request(format!(
+                        "a planned path has a parent that is not a directory: {shown}"
+                    ))))
+                }
+                Ok(m) if !last => {
+                    dir = dir
+                        .open_dir_nofollow(c)
+                        .map_err(StoreError::io("pre-publish checks"))?;
+                    dev = m.dev();
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+                Err(source) => {
+                    return Err(StoreError::Io {
+                        step: "pre-publish checks",
+                        source,
+                    })
+                }
+            }
+        }
+        if dev != staging_dev {
+            return Err(StoreError::Rejected(
+                "bundle spans more than one filesystem",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Payloads durable in `.okf/staging/<txn-id>/`; nothing visible changed yet.
+#[must_use = "a staged transaction must reach its commit point or be abandoned"]
+struct Staged<'h, 'r> {
+    h: &'h Handle<'r>,
+    j: Journal,
+}
+
+/// The journal is renamed: the transaction is committed (durability boundary).
+#[must_use = "a durable transaction must be published"]
+struct Durable {
+    j: Journal,
+}
+
+/// Every write is visible and verified; only the receipt and cleanup remain.
+#[must_use = "a published transaction must write its receipt"]
+struct Published {
+    j: Journal,
+}
+
+/// C8 (spec/store.md §10.1).
+fn stage<'h, 'r>(
+    h: &'h Handle<'r>,
+    j: &Journal,
+    req: &CommitRequest,
+    cancel: &Cancel,
+) -> Result<Staged<'h, 'r>, StoreError> {
+    checkpoint(Some(cancel))?;
+    let io = |s| StoreError::io(s);
+    let at = h.at_staging();
+    h.fs().mkdir(at, &j.txn_id, 0o700).map_err(io("stage"))?;
+    let dir = h
+        .staging
+        .open_dir_nofollow(&j.txn_id)
+        .map_err(io("stage"))?;
+    let rel = format!(".okf/staging/{}", j.txn_id);
+    let sat = crate::store::durable::At {
+        dir: &dir,
+        rel: &rel,
+    };
+    for (i, w) in j.writes.iter().enumerate() {
+        checkpoint(Some(cancel))?;
+        let bytes = req
+            .writes
+            .iter()
+            .find(|(p, _)| *p == w.path)
+            .map(|(_, b)| b.as_slice())
+            .ok_or(StoreError::Rejected(
+                "the planned transaction is inconsistent",
+            ))?;
+        let f = h
+            .fs()
+            .create_write(sat, &w.payload, bytes)
+            .map_err(io("stage"))?;
+        h.fs().sync_file(sat, &w.payload, &f).map_err(io("stage"))?;
+        point(&h.opts, Point::AfterStagePayload(i), Some(cancel))?;
+    }
+    h.fs().sync_dir(sat).map_err(io("stage"))?;
+    h.fs().sync_dir(at).map_err(io("stage"))?;
+    point(&h.opts, Point::AfterStageFsync, Some(cancel))?;
+    Ok(Staged { h, j: j.clone() })
+}
+
+impl Staged<'_, '_> {
+    /// C9: journal temp → `fsync` → last checkpoint → rename (the commit point).
+    fn commit_point(self, cancel: &Cancel) -> Result<Durable, StoreError> {
+        let h = self.h;
+        let at = h.at_tx();
+        let tmp = format!("{}.json.tmp", self.j.txn_id);
+        let f = h
+            .fs()
+            .create_write(at, &tmp, &self.j.encode())
+            .map_err(StoreError::io("journal"))?;
+        h.fs()
+            .sync_file(at, &tmp, &f)
+            .map_err(StoreError::io("journal"))?;
+        drop(f);
+        point(&h.opts, Point::AfterJournalTmp, Some(cancel))?;
+        checkpoint(Some(cancel))?;
+        h.fs()
+            .rename(at, &tmp, at, &format!("{}.json", self.j.txn_id))
+            .map_err(StoreError::io("journal"))?;
+        Ok(Durable { j: self.j })
+    }
+}
+
+impl Durable {
+    /// C10–C13. `cancel` only reaches the fault hooks (CAN-04): there is no checkpoint here.
+    fn publish(self, h: &Handle<'_>, cancel: &Cancel) -> Result<Published, StoreError> {
+        point(&h.opts, Point::AfterJournalRename, Some(cancel))?;
+        h.fs().sync_dir(h.at_tx()).map_err(|source| {
+            h.poison();
+            StoreError::Io {
+                step: "journal fsync",
+                source,
+            }
+        })?;
+        point(&h.opts, Point::AfterDurableFsync, Some(cancel))?;
+        publish::publish_all(h, &self.j)?;
+        Ok(Published { j: self.j })
+    }
+}
+
+impl Published {
+    /// C14–C15.
+    fn complete(self, h: &Handle<'_>) -> Result<ReceiptFile, StoreError> {
+        publish::write_receipt(h, &self.j, publish::now_ns())?;
+        publish::cleanup(h, &self.j)?;
+        Ok(self.j.receipt_file())
+    }
+}
+
+/// Pre-boundary failure: removes this attempt's staging directory and journal temp (best
+/// effort; R1 of the next open removes what is left), unless the failure is a simulated
+/// crash, which must leave everything as a dead process would.
+fn abandon(h: &Handle<'_>, j: &Journal, e: StoreError) -> StoreError {
+    if is_crash(&e) {
+        return e;
+    }
+    // A rename that reported failure but happened anyway leaves a journal: keep its payloads
+    // so that recovery can complete it.
+    if h.tx.symlink_metadata(format!("{}.json", j.txn_id)).is_ok() {
+        return e;
+    }
+    let _ = h.tx.remove_file(format!("{}.json.tmp", j.txn_id));
+    if h.staging.symlink_metadata(&j.txn_id).is_ok() {
+        let _ = h.fs().remove_dir_all(h.at_staging(), &j.txn_id);
+    }
+    e
+}
+
+/// C10–C16 plus the post-boundary failure handling of §10.2.
+fn finish(
+    root: &Root,
+    h: Handle<'_>,
+    durable: Durable,
+    opts: &Options,
+    cancel: &Cancel,
+) -> Result<CommitOutcome, StoreError> {
+    let j = durable.j.clone();
+    let first = durable.publish(&h, cancel).and_then(|p| p.complete(&h));
+    let cause = match first {
+        Ok(receipt) => {
+            return Ok(CommitOutcome {
+                receipt,
+                source: Source::Committed,
+            })
+        }
+        Err(e @ StoreError::PublicationBlocked { .. }) => return Err(e),
+        Err(e) if is_crash(&e) => return Err(e),
+        Err(e) => e,
+    };
+    // §10.2: poison and release this handle, retry once on a fresh one (no checkpoints).
+    h.poison();
+    drop(h);
+    let retry = handle::open(root, opts, None, Create::No, &j.txn_id);
+    match retry {
+        Err(e) if is_crash(&e) => Err(e),
+        Err(e @ (StoreError::RecoveryBlocked { .. } | StoreError::PublicationBlocked { .. })) => {
+            Err(e)
+        }
+        Ok(Some(h2)) => {
+            let done = h2
+                .tx
+                .symlink_metadata(format!("{}.json", j.txn_id))
+                .is_err();
+            let stem = digest::receipt_name(&j.idempotency_key);
+            let stored = publish::read_receipt(&h2, &format!("{stem}.json"))
+                .ok()
+                .flatten();
+            let expected = j.receipt_file();
+            if done && stored.as_deref() == Some(expected.encode().as_slice()) {
+                return Ok(CommitOutcome {
+                    receipt: expected,
+                    source: Source::Committed,
+                });
+            }
+            Err(committed(&j, cause))
+        }
+        _ => Err(committed(&j, cause)),
+    }
+}
+
+fn committed(j: &Journal, cause: StoreError) -> StoreError {
+    StoreError::Committed {
+        receipt: Box::new(j.receipt_file()),
+        journal: Box::new(j.receipt.clone()),
+        cause: Box::new(cause),
+    }
+}

@@ -1,0 +1,437 @@
+//! The store's error type and its one mapping to the wire (spec/store.md §10.4, §12.1).
+
+use crate::store::receipt::{Receipt, ReceiptFile};
+use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
+
+/// Which damaged private file a `StorageCorrupt` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Corrupt {
+    /// `.okf/transactions/<txn_id>.json` (R2, R5, R6).
+    Journal {
+        /// The transaction id (the journal's file stem).
+        txn_id: String,
+    },
+    /// `.okf/receipts/<name>.json` (§8.5).
+    Receipt {
+        /// The receipt's file stem, `hex(H(key))`.
+        name: String,
+    },
+}
+
+/// Every way a store call can fail (spec/store.md §12.1).
+///
+/// Rollback contract: every variant except [`StoreError::Committed`] (and, under the
+/// `fault-injection` feature, `SimulatedCrash`) means the visible tree is at its pre-state
+/// *for this attempt* — with one exception: `PublicationBlocked` is raised after the
+/// boundary; files published before the blocked one stay, the journal stays, and recovery
+/// completes or an operator abandons the transaction (§10.3). `Committed` means the
+/// transaction is durable: do not assume rollback; the next store open completes it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The C5 compare-and-swap failed, or a replay-only lookup missed.
+    #[error("bundle revision changed")]
+    Conflict {
+        /// Always true for a CAS failure.
+        retryable: bool,
+    },
+    /// The key's receipt carries another request digest (§8.5).
+    #[error("a different request already committed under this plan")]
+    IdempotencyConflict,
+    /// A journal or receipt failed integrity validation.
+    #[error("private state failed integrity validation")]
+    StorageCorrupt(Corrupt),
+    /// Recovery found a written path changed outside the store (§11 R4).
+    #[error("pending transaction cannot be completed")]
+    RecoveryBlocked {
+        /// Bundle-relative path of the foreign target.
+        path: String,
+        /// The transaction id.
+        txn_id: String,
+        /// The staged payload holding the planned result.
+        payload: String,
+    },
+    /// Publication found a target changed outside the store (§10.3).
+    #[error("bundle changed during publication")]
+    PublicationBlocked {
+        /// Bundle-relative path of the foreign target.
+        path: String,
+        /// The transaction id.
+        txn_id: String,
+        /// The staged payload holding the planned result.
+        payload: String,
+    },
+    /// Cancelled at a checkpoint before the boundary; this attempt's leftovers are removed.
+    #[error("operation was cancelled")]
+    Cancelled,
+    /// The lock was not obtained within the timeout.
+    #[error("bundle is locked by another writer")]
+    LockTimeout,
+    /// A staged or result limit (→ `resource_limit` with this message).
+    #[error("{0}")]
+    Limit(&'static str),
+    /// A request-shaped refusal with its own tool error (`.okf` symlink, symlinked parent,
+    /// capture faults under the lock).
+    #[error("{}", .0.message)]
+    Refused(ToolError),
+    /// `operation_rejected` with a fixed message (folding collision, second filesystem,
+    /// `.okf` not a directory, internal inconsistency).
+    #[error("{0}")]
+    Rejected(&'static str),
+    /// An I/O failure before the boundary (`operation_rejected`, README R30).
+    #[error("private state I/O failed during {step}")]
+    Io {
+        /// The pipeline step that failed.
+        step: &'static str,
+        #[source]
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A failure after the boundary that one in-process retry did not repair (§10.2). The
+    /// transaction is durable; `receipt` is the journal's receipt file and `journal` the
+    /// journal's receipt object the tool compares it with (§12 step 3).
+    #[error("transaction committed; completion deferred to the next store open")]
+    Committed {
+        /// The journal's receipt file.
+        receipt: Box<ReceiptFile>,
+        /// The journal's receipt object.
+        journal: Box<Receipt>,
+        #[source]
+        /// The failure the retry did not repair.
+        cause: Box<StoreError>,
+    },
+    /// A fault hook stopped the store as a process crash would (tests only).
+    #[cfg(feature = "fault-injection")]
+    #[error("simulated crash")]
+    SimulatedCrash,
+}
+
+impl StoreError {
+    /// A pre-boundary I/O error of `step`.
+    pub fn io(step: &'static str) -> impl FnOnce(std::io::Error) -> StoreError {
+        move |source| StoreError::Io { step, source }
+    }
+}
+
+/// Which tool maps the error: the field names and a few codes differ (spec/surface.md §6.2,
+/// spec/store.md §12.1, temporal.md §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// `apply_concept_patch`.
+    ConceptPatch,
+    /// `apply_v02_migration`.
+    Migration,
+    /// `apply_temporal_upgrade` (temporal.md §7 codes).
+    Temporal,
+    /// `write_concept`.
+    WriteConcept,
+}
+
+impl Flavor {
+    fn revision_field(self) -> &'static str {
+        match self {
+            Flavor::ConceptPatch => "expected_revision",
+            Flavor::Migration => "proof.base_revision",
+            Flavor::Temporal => "base_revision",
+            Flavor::WriteConcept => "",
+        }
+    }
+    fn digest_field(self) -> &'static str {
+        match self {
+            Flavor::ConceptPatch | Flavor::Migration => "expected_plan_digest",
+            Flavor::Temporal => "plan_digest",
+            Flavor::WriteConcept => "",
+        }
+    }
+}
+
+/// The §7 step 2 message for a private state path that is not a directory.
+pub const NOT_A_DIRECTORY: &str = "private state path is not a directory";
+
+const CANCELLED_STEP: &str = "The outcome is not confirmed. Inspect the bundle, then repeat the same arguments so a stored receipt can resolve it, before building a new plan.";
+const IDEMPOTENCY_STEP: &str = "A different request already committed under this plan. Preview again; never reuse a digest for changed arguments.";
+const PLAN_STEP: &str =
+    "Run the matching preview again with the same arguments and use its digest unchanged.";
+
+fn blocked_step(path: &str, txn_id: &str, payload: &str) -> String {
+    format!(
+        "Restore {path} from .okf/staging/{txn_id}/{payload} (the planned result) or from version control (its earlier content), then repeat the same call; or delete .okf/transactions/{txn_id}.json to abandon the remaining writes (files already published stay; the root index.md is never ahead)."
+    )
+}
+
+/// The `recovery_step` message of a corrupt journal or receipt (spec/store.md §10.4).
+#[must_use]
+pub fn corrupt_step(c: &Corrupt) -> String {
+    match c {
+        Corrupt::Journal { txn_id } => format!(
+            "Delete .okf/transactions/{txn_id}.json to abandon the pending transaction (files already published stay; the root index.md is never ahead), then repeat the same call."
+        ),
+        Corrupt::Receipt { name } => format!(
+            "Delete .okf/receipts/{name}.json (a damaged idempotency receipt; only the replay of that one request is lost), then repeat the same call."
+        ),
+    }
+}
+
+fn temporal_wrap(cause: &str, mut e: ToolError) -> ToolError {
+    // temporal.md §7 "anything else": fixed message, one ERROR naming the cause code, plus
+    // the store's recovery step.
+    e.code = codes::OPERATION_REJECTED.to_owned();
+    e.retryable = false;
+    e.message = "temporal upgrade apply failed".to_owned();
+    e.diagnostics.insert(
+        0,
+        Diagnostic::new(cause, Severity::Error, "the bundle store refused the apply"),
+    );
+    e.diagnostics
+        .retain(|d| d.code != "publication_blocked" || cause == "publication_blocked");
+    e
+}
+
+/// The plan-mismatch error of a receipt that does not match the request (spec/store.md §12
+/// steps 3–4).
+#[must_use]
+pub fn plan_mismatch(flavor: Flavor) -> ToolError {
+    match flavor {
+        Flavor::Temporal => ToolError::new(
+            codes::OPERATION_REJECTED,
+            "temporal upgrade plan or receipt did not match",
+        )
+        .with_diagnostic(Diagnostic::recovery("plan_digest", PLAN_STEP)),
+        _ => ToolError::new(
+            codes::PLAN_MISMATCH,
+            "stored receipt does not match the request",
+        )
+        .with_diagnostic(Diagnostic::recovery(flavor.digest_field(), PLAN_STEP)),
+    }
+}
+
+/// The corrupt-receipt error of spec/store.md §12 step 2 (`name` = receipt file stem).
+#[must_use]
+pub fn corrupt_receipt(name: &str) -> ToolError {
+    StoreError::StorageCorrupt(Corrupt::Receipt {
+        name: name.to_owned(),
+    })
+    .to_tool_error(Flavor::ConceptPatch)
+}
+
+impl StoreError {
+    /// Maps the error to the wire (spec/store.md §12.1, §10.4; surface.md §6.2).
+    ///
+    /// `Committed` is not an error for the tool layer: pass it to
+    /// [`crate::store::outcome::classify`]; mapped directly it yields `operation_rejected`.
+    #[must_use]
+    pub fn to_tool_error(&self, flavor: Flavor) -> ToolError {
+        let temporal = flavor == Flavor::Temporal;
+        match self {
+            StoreError::Conflict { retryable } => {
+                if temporal {
+                    return ToolError::new(codes::OPERATION_REJECTED, "temporal upgrade apply failed")
+                        .with_diagnostic(Diagnostic::recovery(
+                            "base_revision",
+                            "The bundle revision changed. Preview again, review the new revision and digest, then apply the new plan.",
+                        ));
+                }
+                let step = if flavor == Flavor::WriteConcept {
+                    "The bundle revision changed. Read the concept again and repeat with reviewed content."
+                } else {
+                    "The bundle revision changed. Run the matching preview again, review the new revision and plan, then apply with the new values."
+                };
+                let mut e = ToolError::new(codes::REVISION_CONFLICT, "bundle revision changed")
+                    .with_diagnostic(Diagnostic::recovery(flavor.revision_field(), step));
+                e.retryable = *retryable;
+                e
+            }
+            StoreError::IdempotencyConflict => ToolError::new(
+                codes::IDEMPOTENCY_CONFLICT,
+                "a different request already committed under this plan",
+            )
+            .with_diagnostic(Diagnostic::recovery(
+                flavor.digest_field(),
+                IDEMPOTENCY_STEP,
+            )),
+            StoreError::StorageCorrupt(c) => {
+                let msg = match c {
+                    Corrupt::Journal { .. } => "pending transaction failed integrity validation",
+                    Corrupt::Receipt { .. } => "receipt failed integrity validation",
+                };
+                let e = ToolError::new(codes::OPERATION_REJECTED, msg)
+                    .with_diagnostic(Diagnostic::recovery("", corrupt_step(c)));
+                if temporal {
+                    temporal_wrap("storage_corrupt", e)
+                } else {
+                    e
+                }
+            }
+            StoreError::RecoveryBlocked {
+                path,
+                txn_id,
+                payload,
+            }
+            | StoreError::PublicationBlocked {
+                path,
+                txn_id,
+                payload,
+            } => {
+                let msg = if matches!(self, StoreError::RecoveryBlocked { .. }) {
+                    "pending transaction cannot be completed; a written file changed outside the store"
+                } else {
+                    "bundle changed during publication; transaction kept for recovery"
+                };
+                let e = ToolError::new(codes::OPERATION_REJECTED, msg)
+                    .with_diagnostic(
+                        Diagnostic::new(
+                            "publication_blocked",
+                            Severity::Error,
+                            "a written file changed outside the store",
+                        )
+                        .with_file(path.clone()),
+                    )
+                    .with_diagnostic(Diagnostic::recovery(
+                        "",
+                        blocked_step(path, txn_id, payload),
+                    ));
+                if temporal {
+                    let mut t = temporal_wrap("publication_blocked", e);
+                    t.diagnostics.remove(0);
+                    t
+                } else {
+                    e
+                }
+            }
+            StoreError::Cancelled => {
+                let msg = if temporal {
+                    "temporal upgrade outcome is not confirmed"
+                } else {
+                    "operation was cancelled"
+                };
+                ToolError::new(codes::OPERATION_CANCELLED, msg).with_diagnostic(
+                    Diagnostic::recovery(flavor.revision_field(), CANCELLED_STEP),
+                )
+            }
+            StoreError::LockTimeout => ToolError::new(
+                codes::OPERATION_CANCELLED,
+                "bundle is locked by another writer; retry the same call later",
+            )
+            .with_diagnostic(Diagnostic::recovery(
+                flavor.revision_field(),
+                CANCELLED_STEP,
+            )),
+            StoreError::Limit(m) => ToolError::resource_limit(*m),
+            StoreError::Refused(e) => e.clone(),
+            StoreError::Rejected(m) => {
+                let e = ToolError::new(codes::OPERATION_REJECTED, *m);
+                // `.okf` not a directory maps as spec/store.md §7 step 2 in every tool.
+                if temporal && *m != NOT_A_DIRECTORY {
+                    temporal_wrap("operation_rejected", e)
+                } else {
+                    e
+                }
+            }
+            StoreError::Io { .. } => {
+                if temporal {
+                    ToolError::new(
+                        codes::OPERATION_REJECTED,
+                        "cannot open temporal upgrade store",
+                    )
+                    .with_diagnostic(Diagnostic::recovery(
+                        "bundle_path",
+                        "Check that the bundle directory is writable, then repeat the same call.",
+                    ))
+                } else {
+                    ToolError::new(
+                        codes::OPERATION_REJECTED,
+                        "bundle store could not be written",
+                    )
+                }
+            }
+            StoreError::Committed { .. } => ToolError::new(
+                codes::OPERATION_REJECTED,
+                "transaction committed but its receipt could not be confirmed",
+            ),
+            #[cfg(feature = "fault-injection")]
+            StoreError::SimulatedCrash => {
+                ToolError::new(codes::OPERATION_REJECTED, "simulated crash")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocked_and_corrupt_messages_name_the_files_and_survive_redaction() {
+        let e = StoreError::PublicationBlocked {
+            path: "tables/orders.md".into(),
+            txn_id: "txn-ab".into(),
+            payload: "payload-00001".into(),
+        }
+        .to_tool_error(Flavor::ConceptPatch);
+        let w = e.to_wire();
+        assert_eq!(w["code"], "operation_rejected");
+        assert_eq!(w["retryable"], false);
+        assert_eq!(
+            w["message"],
+            "bundle changed during publication; transaction kept for recovery"
+        );
+        assert_eq!(w["diagnostics"][0]["code"], "publication_blocked");
+        assert_eq!(w["diagnostics"][0]["file"], "tables/orders.md");
+        assert_eq!(w["diagnostics"][1]["code"], "recovery_step");
+        let step = w["diagnostics"][1]["message"].as_str().unwrap_or_default();
+        assert!(step.starts_with("Restore tables/orders.md from .okf/staging/txn-ab/payload-00001 (the planned result)"), "{step}");
+        assert!(step.contains("delete .okf/transactions/txn-ab.json"));
+        let c = StoreError::StorageCorrupt(Corrupt::Receipt { name: "ff".into() })
+            .to_tool_error(Flavor::ConceptPatch)
+            .to_wire();
+        assert_eq!(c["message"], "receipt failed integrity validation");
+        assert_eq!(
+            c["diagnostics"][0]["message"],
+            "Delete .okf/receipts/ff.json (a damaged idempotency receipt; only the replay of that one request is lost), then repeat the same call."
+        );
+    }
+
+    #[test]
+    fn codes_and_retryability_follow_12_1() {
+        let conflict = StoreError::Conflict { retryable: true };
+        let e = conflict.to_tool_error(Flavor::ConceptPatch);
+        assert_eq!((e.code.as_str(), e.retryable), ("revision_conflict", true));
+        assert_eq!(e.diagnostics[0].field, "expected_revision");
+        let e = conflict.to_tool_error(Flavor::Temporal);
+        assert_eq!(
+            (e.code.as_str(), e.retryable),
+            ("operation_rejected", false)
+        );
+        let e = StoreError::LockTimeout.to_tool_error(Flavor::Migration);
+        assert_eq!(
+            (e.code.as_str(), e.retryable),
+            ("operation_cancelled", true)
+        );
+        assert_eq!(
+            e.message,
+            "bundle is locked by another writer; retry the same call later"
+        );
+        assert_eq!(e.diagnostics[0].field, "proof.base_revision");
+        let e = StoreError::Rejected(NOT_A_DIRECTORY).to_tool_error(Flavor::Temporal);
+        assert_eq!(e.message, NOT_A_DIRECTORY);
+        let e = StoreError::Rejected("bundle spans more than one filesystem")
+            .to_tool_error(Flavor::Temporal);
+        assert_eq!(e.message, "temporal upgrade apply failed");
+        let e = StoreError::IdempotencyConflict.to_tool_error(Flavor::Temporal);
+        assert_eq!(
+            (e.code.as_str(), e.retryable),
+            ("idempotency_conflict", false)
+        );
+        let e = StoreError::Limit("x").to_tool_error(Flavor::WriteConcept);
+        assert_eq!(e.code, "resource_limit");
+        let e = StoreError::Io {
+            step: "stage",
+            source: std::io::Error::other("x"),
+        }
+        .to_tool_error(Flavor::ConceptPatch);
+        assert_eq!(
+            (e.code.as_str(), e.retryable),
+            ("operation_rejected", false)
+        );
+    }
+}

@@ -1,0 +1,162 @@
+//! Crash recovery (spec/store.md §11 R1–R8), run at every store open under the lock.
+//!
+//! Idempotent by construction: every rule reads the current state and only moves it forward
+//! (R7 skips published paths; R8 accepts an identical existing receipt), so a crash at any
+//! point of a recovery is repaired by the next one (STO-04).
+
+use crate::plan::digest;
+use crate::store::error::{Corrupt, StoreError};
+use crate::store::handle::Handle;
+use crate::store::journal::Journal;
+use crate::store::publish::{self, Class};
+use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
+use cap_std::fs::{Dir, OpenOptions};
+use std::io::Read;
+
+fn names(dir: &Dir) -> Result<Vec<String>, StoreError> {
+    let mut v = Vec::new();
+    for e in dir.entries().map_err(StoreError::io("recovery"))? {
+        let e = e.map_err(StoreError::io("recovery"))?;
+        if let Some(n) = e.file_name().to_str() {
+            v.push(n.to_owned());
+        }
+    }
+    v.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    Ok(v)
+}
+
+fn read_regular(dir: &Dir, name: &str) -> std::io::Result<Option<Vec<u8>>> {
+    let m = dir.symlink_metadata(name)?;
+    if !m.is_file() || m.file_type().is_symlink() {
+        return Ok(None);
+    }
+    let mut o = OpenOptions::new();
+    o.read(true).follow(FollowSymlinks::No);
+    let mut f = dir.open_with(name, &o)?;
+    let mut b = Vec::new();
+    f.read_to_end(&mut b)?;
+    Ok(Some(b))
+}
+
+/// Runs R1–R8; returns the idempotency keys whose journals this recovery completed.
+///
+/// # Errors
+/// `StorageCorrupt` (R2, R5, R6, R8), `RecoveryBlocked` (R4), I/O.
+pub(crate) fn recover(h: &Handle<'_>) -> Result<Vec<String>, StoreError> {
+    let fs = h.fs();
+    // R1: temp files, probe leftovers, orphaned staging directories.
+    let journals: Vec<String> = names(&h.tx)?
+        .into_iter()
+        .filter(|n| {
+            if n.ends_with(".json.tmp") {
+                let _ = fs.remove_file(h.at_tx(), n);
+                false
+            } else {
+                n.ends_with(".json")
+            }
+        })
+        .collect();
+    for n in names(&h.receipts)? {
+        if n.ends_with(".json.tmp") {
+            fs.remove_file(h.at_receipts(), &n)
+                .map_err(StoreError::io("recovery"))?;
+        }
+    }
+    for n in names(&h.caps)? {
+        let _ = fs.remove_file(h.at_caps(), &n);
+    }
+    for n in names(&h.staging)? {
+        if !journals
+            .iter()
+            .any(|j| j.strip_suffix(".json") == Some(n.as_str()))
+        {
+            fs.remove_dir_all(h.at_staging(), &n)
+                .map_err(StoreError::io("recovery"))?;
+        }
+    }
+    let mut completed = Vec::new();
+    for name in journals {
+        let stem = name.strip_suffix(".json").unwrap_or(&name).to_owned();
+        let corrupt = || {
+            StoreError::StorageCorrupt(Corrupt::Journal {
+                txn_id: stem.clone(),
+            })
+        };
+        // R2.
+        let bytes = read_regular(&h.tx, &name)
+            .map_err(StoreError::io("recovery"))?
+            .ok_or_else(corrupt)?;
+        let j = Journal::decode(&bytes).map_err(|_| corrupt())?;
+        if j.txn_id != stem {
+            return Err(corrupt());
+        }
+        // R3.
+        let mut classes = Vec::with_capacity(j.writes.len());
+        for w in &j.writes {
+            classes
+                .push(publish::classify(&h.root.dir, &j, w).map_err(StoreError::io("recovery"))?);
+        }
+        // R4.
+        if let Some((w, _)) = j
+            .writes
+            .iter()
+            .zip(&classes)
+            .find(|(_, c)| **c == Class::Foreign)
+        {
+            return Err(StoreError::RecoveryBlocked {
+                path: w.path.clone(),
+                txn_id: j.txn_id.clone(),
+                payload: w.payload.clone(),
+            });
+        }
+        // R5.
+        let index_published = j
+            .writes
+            .iter()
+            .zip(&classes)
+            .any(|(w, c)| w.path == "index.md" && *c == Class::Published);
+        let other_pending = j
+            .writes
+            .iter()
+            .zip(&classes)
+            .any(|(w, c)| w.path != "index.md" && matches!(c, Class::Pending(_)));
+        if index_published && other_pending {
+            return Err(corrupt());
+        }
+        // R6.
+        let pending = classes.iter().any(|c| matches!(c, Class::Pending(_)));
+        if pending {
+            let stage = h
+                .staging
+                .open_dir_nofollow(&j.txn_id)
+                .map_err(|_| corrupt())?;
+            for (w, c) in j.writes.iter().zip(&classes) {
+                if matches!(c, Class::Pending(_)) {
+                    let b = read_regular(&stage, &w.payload)
+                        .map_err(|_| corrupt())?
+                        .ok_or_else(corrupt)?;
+                    if b.len() as u64 != w.size || digest::hex(&digest::sha256(&b)) != w.digest {
+                        return Err(corrupt());
+                    }
+                }
+            }
+        }
+        // R7, R8. Failures here are reported as such; the journal stays for the next open.
+        publish::publish_all(h, &j).map_err(|e| match e {
+            StoreError::PublicationBlocked {
+                path,
+                txn_id,
+                payload,
+            } => StoreError::RecoveryBlocked {
+                path,
+                txn_id,
+                payload,
+            },
+            other => other,
+        })?;
+        publish::write_receipt(h, &j, publish::now_ns())?;
+        publish::cleanup(h, &j)?;
+        completed.push(j.idempotency_key.clone());
+    }
+    Ok(completed)
+}
