@@ -375,8 +375,19 @@ fn private_dir(
             if create == Create::No {
                 return Ok(None);
             }
-            fs.mkdir(parent, name, 0o700)
-                .map_err(StoreError::io("create private state"))?;
+            match fs.mkdir(parent, name, 0o700) {
+                Ok(()) => {}
+                // Another writer created it between our lstat and mkdir: check it again.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    return private_dir(parent, name, fs, Create::No);
+                }
+                Err(source) => {
+                    return Err(StoreError::Io {
+                        step: "create private state",
+                        source,
+                    })
+                }
+            }
             fs.sync_dir(parent)
                 .map_err(StoreError::io("create private state"))?;
         }

@@ -79,6 +79,12 @@ macro_rules! tool {
 /// (spec/README.md §6: `tools/list` lists what is implemented).
 static TOOLS: &[ToolSpec] = &[
     tool!(
+        "apply_concept_patch",
+        false,
+        APPLY_CONCEPT_PATCH,
+        tools::apply_concept_patch::run
+    ),
+    tool!(
         "list_concepts",
         true,
         LIST_CONCEPTS,
@@ -96,6 +102,12 @@ static TOOLS: &[ToolSpec] = &[
         true,
         VALIDATE_BUNDLE,
         tools::validate_bundle::run
+    ),
+    tool!(
+        "write_concept",
+        false,
+        WRITE_CONCEPT,
+        tools::write_concept::run
     ),
 ];
 

@@ -943,10 +943,10 @@ fn sto_13_concurrent_commits_one_wins_and_identical_ones_replay_plainly() {
     let oks = [&o1, &o2].iter().filter(|o| o.is_ok()).count();
     assert_eq!(oks, 1, "{o1:?} {o2:?}");
     let (winner, loser) = if o1.is_ok() { (&r1, o2) } else { (&r2, o1) };
-    assert!(matches!(
-        loser,
-        Err(StoreError::Conflict { retryable: true })
-    ));
+    assert!(
+        matches!(loser, Err(StoreError::Conflict { retryable: true })),
+        "{loser:?}"
+    );
     assert_eq!(
         b.visible(),
         post_state(&pre, winner),

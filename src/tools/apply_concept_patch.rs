@@ -1,0 +1,125 @@
+//! `apply_concept_patch` (spec/concept-patch.md §5.2, §6.2; spec/store.md §10–§13).
+//!
+//! Gating before any I/O (pure checks, canonical expectations, the idempotency key), then one
+//! capture. Branch A (the bundle is still at `expected_revision`) rebuilds the plan, requires
+//! the same digest and commits through the store; branch B (the bundle moved) can only succeed
+//! through an exact replay answered from a stored receipt.
+
+use crate::plan::digest;
+use crate::plan::patch::identity::ChangeSet;
+use crate::plan::patch::ops::{parse_patch_request, plan_mismatch};
+use crate::plan::patch::planner::{plan_patch, Status};
+use crate::store::capture;
+use crate::store::commit::{self, manifest, CommitRequest, Mode};
+use crate::store::error::{Flavor, StoreError};
+use crate::store::outcome::{self, Expected};
+use crate::store::root;
+use crate::wire::dispatch::Ctx;
+use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
+use crate::wire::registry::Success;
+use serde_json::{json, Value};
+
+/// Idempotency namespace of this tool (spec/store.md §6.1).
+pub const NAMESPACE: &str = "mcp:concept-patch";
+
+/// Runs the tool on schema-valid arguments.
+///
+/// # Errors
+/// The envelope errors of spec/concept-patch.md §8. Rejections are successes.
+pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
+    let req = parse_patch_request(&args, true)?;
+    let Some(exp) = req.expected.clone() else {
+        return Err(plan_mismatch("expected_plan_digest is not canonical"));
+    };
+    let key = digest::idempotency_key(NAMESPACE, &exp.plan_digest)
+        .map_err(|()| plan_mismatch("cannot derive transaction identity"))?;
+    let change_set = ChangeSet::concept_patch(&req.actor, &exp.revision, &req.operations);
+    let request_digest = change_set.request_digest();
+    let expected = Expected {
+        change_set_id: change_set.id.clone(),
+        idempotency_key: key.clone(),
+        request_digest: request_digest.clone(),
+        base_revision: Some(exp.revision.clone()),
+        ..Expected::default()
+    };
+
+    ctx.cancel.check()?;
+    let root = root::open(&req.bundle_path)?;
+    let capture = capture::capture(&root, &ctx.cancel)?;
+
+    let mut request = CommitRequest {
+        change_set_id: change_set.id.clone(),
+        idempotency_key: key,
+        request_digest,
+        base_revision: exp.revision.clone(),
+        result_revision: exp.revision.clone(),
+        base: manifest(&capture),
+        writes: Vec::new(),
+        changed_refs: Vec::new(),
+        replay: None,
+    };
+    let mode = if capture.revision == exp.revision {
+        // Branch A.
+        let plan = plan_patch(&capture, &req, &exp.revision, &ctx.cancel)?;
+        if plan.status == Status::Rejected {
+            return Ok(Success::json(json!({
+                "status": "rejected",
+                "base_revision": capture.revision,
+                "result_revision": capture.revision,
+                "plan_digest": exp.plan_digest,
+                "changed_paths": [],
+                "diagnostics": plan.diagnostics.iter().map(Diagnostic::to_wire).collect::<Vec<_>>(),
+            })));
+        }
+        if plan.plan_digest != exp.plan_digest {
+            return Err(ToolError::new(
+                codes::PLAN_MISMATCH,
+                "the rebuilt plan differs from expected_plan_digest",
+            )
+            .with_diagnostic(Diagnostic::recovery(
+                "expected_plan_digest",
+                "Run the matching preview again with the same arguments and use its digest unchanged.",
+            )));
+        }
+        if plan.status == Status::Noop {
+            return Ok(Success::json(json!({
+                "status": "noop",
+                "base_revision": capture.revision,
+                "result_revision": capture.revision,
+                "plan_digest": exp.plan_digest,
+                "changed_paths": [],
+                "diagnostics": [],
+            })));
+        }
+        request.result_revision = plan.result_revision.clone().unwrap_or_default();
+        request.writes = plan.writes;
+        request.changed_refs = plan.changed_refs;
+        Mode::Fresh
+    } else {
+        // Branch B: no rebuild, no digest comparison.
+        if root.dir.symlink_metadata(".okf").is_err() {
+            return Err(
+                StoreError::Conflict { retryable: true }.to_tool_error(Flavor::ConceptPatch)
+            );
+        }
+        Mode::ReplayOnly
+    };
+    let result = commit::commit(&root, &request, mode, &ctx.cancel);
+    let ok = outcome::classify(result, &expected, Flavor::ConceptPatch)?;
+    let diagnostics: Vec<Value> = ok
+        .replayed
+        .map(|basis| Diagnostic::new("receipt_replayed", Severity::Info, basis.message()).to_wire())
+        .into_iter()
+        .collect();
+    let r = &ok.receipt.receipt;
+    let mut s = Success::json(json!({
+        "status": if ok.noop { "noop" } else { "applied" },
+        "base_revision": r.base_revision,
+        "result_revision": r.result_revision,
+        "plan_digest": exp.plan_digest,
+        "changed_paths": ok.changed_paths(),
+        "diagnostics": diagnostics,
+    }));
+    s.committed = true;
+    Ok(s)
+}

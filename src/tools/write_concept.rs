@@ -1,0 +1,290 @@
+//! `write_concept` (compatibility; spec/concept-patch.md §10, spec/store.md §4 exception,
+//! §10.0): whole-document replacement with a content-derived change id, fixed actor
+//! `okf-mcp`, frontmatter written verbatim, exact replay of identical content.
+
+use crate::okf::bundle::parse_bundle;
+use crate::okf::temporal::Profile;
+use crate::okf::validate::{self, Options};
+use crate::okf::version::{self, Target};
+use crate::okf::yaml::{self, YamlError};
+use crate::plan::digest::{self, Encoder};
+use crate::plan::patch::planner::{finish_diagnostics, judge_staged, overlay_capture};
+use crate::store::capture::{self, Capture};
+use crate::store::commit::{self, manifest, CommitRequest, Mode};
+use crate::store::error::{Flavor, StoreError};
+use crate::store::outcome::{self, Expected};
+use crate::store::root::{self, Root};
+use crate::tools::common::{bundle_fault, concept_id_arg, str_arg};
+use crate::wire::dispatch::Ctx;
+use crate::wire::envelope::{codes, Diagnostic, ToolError};
+use crate::wire::registry::Success;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeSet;
+
+/// Maximum bytes of `frontmatter` (spec/concept-patch.md §10.1).
+pub const MAX_FRONTMATTER: usize = 1024 * 1024;
+/// Maximum bytes of `body` and of the written file (spec/store.md §3.3).
+pub const MAX_FILE: usize = 16 * 1024 * 1024;
+/// Store attempts, repeated only after a CAS conflict (§10.3 step 5).
+pub const ATTEMPTS: usize = 3;
+/// The fixed adapter subject (§10).
+pub const ACTOR: &str = "okf-mcp";
+
+struct Input {
+    bundle_path: String,
+    concept_id: String,
+    frontmatter: String,
+    body: String,
+    /// `<concept_id>.md`.
+    path: String,
+    /// The serialised document (§10.3 step 3).
+    document: Vec<u8>,
+}
+
+/// Steps 1–3 of §10.3: pure, no I/O.
+fn parse(args: &Value) -> Result<Input, ToolError> {
+    let concept_id = str_arg(args, "concept_id").to_owned();
+    concept_id_arg(&concept_id)?;
+    let frontmatter = str_arg(args, "frontmatter").to_owned();
+    let body = str_arg(args, "body").to_owned();
+    if frontmatter.len() > MAX_FRONTMATTER {
+        return Err(ToolError::resource_limit("frontmatter exceeds 1 MiB"));
+    }
+    if body.len() > MAX_FILE {
+        return Err(ToolError::resource_limit("body exceeds 16 MiB"));
+    }
+    let frontmatter_step =
+        || Diagnostic::recovery("frontmatter", "Check the YAML syntax and remove aliases.");
+    if frontmatter
+        .split('\n')
+        .any(|l| l.strip_suffix('\r').unwrap_or(l) == "---")
+    {
+        return Err(
+            ToolError::invalid_request("frontmatter must not contain a --- line")
+                .with_diagnostic(frontmatter_step()),
+        );
+    }
+    match yaml::parse(&frontmatter) {
+        Ok(_) => {}
+        Err(YamlError::Limit(_)) => {
+            return Err(ToolError::resource_limit(
+                "frontmatter exceeds the YAML resource limits",
+            ))
+        }
+        Err(YamlError::Graph(_)) => {
+            return Err(ToolError::new(
+                codes::INVALID_YAML_GRAPH,
+                "frontmatter has a broken YAML graph",
+            )
+            .with_diagnostic(frontmatter_step()))
+        }
+        Err(YamlError::Invalid(_) | YamlError::DuplicateKey) => {
+            return Err(
+                ToolError::invalid_request("frontmatter is not one valid YAML mapping")
+                    .with_diagnostic(frontmatter_step()),
+            )
+        }
+    }
+    let nl = if frontmatter.contains("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    };
+    let mut doc = String::with_capacity(frontmatter.len() + body.len() + 16);
+    doc.push_str("---");
+    doc.push_str(nl);
+    doc.push_str(&frontmatter);
+    if !frontmatter.is_empty() && !frontmatter.ends_with('\n') {
+        doc.push_str(nl);
+    }
+    doc.push_str("---");
+    doc.push_str(nl);
+    doc.push_str(&body);
+    if doc.len() > MAX_FILE {
+        return Err(ToolError::resource_limit(
+            "the concept file would exceed the 16 MiB file limit",
+        ));
+    }
+    Ok(Input {
+        bundle_path: str_arg(args, "bundle_path").to_owned(),
+        path: format!("{concept_id}.md"),
+        concept_id,
+        frontmatter,
+        body,
+        document: doc.into_bytes(),
+    })
+}
+
+/// The loose diagnostic of §10.2: `{severity, message: "<code>: …", file?}`.
+fn loose(d: &Diagnostic) -> Value {
+    let wire = d.to_wire();
+    let mut m = Map::new();
+    m.insert("severity".into(), wire["severity"].clone());
+    m.insert(
+        "message".into(),
+        Value::String(format!(
+            "{}: {}",
+            wire["code"].as_str().unwrap_or("operation_rejected"),
+            wire["message"].as_str().unwrap_or_default()
+        )),
+    );
+    if let Some(f) = wire["file"].as_str().filter(|f| !f.is_empty()) {
+        m.insert("file".into(), Value::String(f.to_owned()));
+    }
+    Value::Object(m)
+}
+
+fn replayed_info() -> Value {
+    json!({"severity": "INFO", "message": "receipt_replayed: answered from the stored receipt; nothing was written now"})
+}
+
+/// Runs the tool on schema-valid arguments.
+///
+/// # Errors
+/// The errors of spec/concept-patch.md §10.3; a validation rejection is `operation_rejected`
+/// with the legacy JSON text of §10.2.
+pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
+    let input = parse(&args)?;
+    ctx.cancel.check()?;
+    let root = root::open(&input.bundle_path)?;
+    for _ in 0..ATTEMPTS {
+        match attempt_once(&root, &input, ctx)? {
+            Attempt::Done(s) => return Ok(s),
+            Attempt::Conflict => {}
+        }
+    }
+    Err(StoreError::Conflict { retryable: true }.to_tool_error(Flavor::WriteConcept))
+}
+
+enum Attempt {
+    Done(Success),
+    Conflict,
+}
+
+fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolError> {
+    let capture = capture::capture(root, &ctx.cancel)?;
+    let dir_prefix = format!("{}/", input.path);
+    if capture
+        .files
+        .iter()
+        .any(|f| f.path.starts_with(&dir_prefix))
+    {
+        return Err(ToolError::invalid_request(
+            "the concept path is a directory in the bundle",
+        ));
+    }
+    let bundle = parse_bundle(&capture).map_err(|f| bundle_fault(&f))?;
+    let decl = version::declaration(&bundle);
+    let ver = version::resolve(&decl, None);
+    // Step 5.2: identity.
+    let mut e = Encoder::tagged("okf-mcp:write-concept:v3");
+    e.str(&input.concept_id)
+        .str(&input.frontmatter)
+        .str(&input.body)
+        .str(ver.declared.as_deref().unwrap_or(""))
+        .str(ver.effective.unwrap_or(""))
+        .str(ver.resolution.unwrap_or(""))
+        .str(ver.compatibility.unwrap_or(""));
+    let change_id = format!("mcp-replace-{}", digest::hex(&digest::sha256(&e.finish())));
+    let mut rd = Encoder::tagged("okf:replace-concept:v1");
+    rd.str(&change_id)
+        .str(ACTOR)
+        .str(&input.concept_id)
+        .bytes(&input.document);
+    let request_digest = rd.digest();
+    let expected = Expected {
+        change_set_id: change_id.clone(),
+        idempotency_key: change_id.clone(),
+        request_digest: request_digest.clone(),
+        ..Expected::default()
+    };
+    // Step 5.3: receipt lookup only when `.okf/` exists.
+    if root.dir.symlink_metadata(".okf").is_ok() {
+        let hit = commit::lookup(root, &change_id, &request_digest, &ctx.cancel);
+        match hit {
+            Ok(None) => {}
+            Ok(Some(outcome)) => {
+                let ok = outcome::classify(Ok(outcome), &expected, Flavor::WriteConcept)?;
+                let mut payload = ok.receipt.replay.clone().unwrap_or_else(|| json!({}));
+                if let Some(d) = payload.get_mut("diagnostics").and_then(Value::as_array_mut) {
+                    d.push(replayed_info());
+                }
+                return Ok(Attempt::Done(Success::json(payload)));
+            }
+            Err(err) => return Err(err.to_tool_error(Flavor::WriteConcept)),
+        }
+    }
+    // Step 5.4: staged validation.
+    let spec_version = match (ver.resolution, ver.effective) {
+        (Some("declared" | "default"), Some("0.1")) => Some(Target::V01),
+        (Some("declared" | "default"), Some("0.2")) => Some(Target::V02),
+        _ => None,
+    };
+    let opts = Options {
+        strict: true,
+        check_links: true,
+        check_orphans: true,
+        spec_version,
+        temporal_profile: Profile::Date,
+        as_of: None,
+    };
+    let writes = vec![(input.path.clone(), input.document.clone())];
+    let staged: Capture = overlay_capture(&capture, &writes);
+    let base_report = validate::validate(&capture, &opts).map_err(|f| bundle_fault(&f))?;
+    let staged_report = validate::validate(&staged, &opts).map_err(|f| bundle_fault(&f))?;
+    let written: BTreeSet<&str> = std::iter::once(input.path.as_str()).collect();
+    let verdict = judge_staged(&base_report, &staged_report, &written);
+    if !verdict.blocking.is_empty() {
+        let mut all = verdict.projected.clone();
+        all.extend(verdict.blocking);
+        let all = finish_diagnostics(all);
+        let text = json!({
+            "status": "rejected",
+            "path": input.path,
+            "diagnostics": all.iter().map(loose).collect::<Vec<_>>(),
+        });
+        let mut err = ToolError::new(codes::OPERATION_REJECTED, "tool operation was rejected")
+            .with_text(text.to_string());
+        err.diagnostics = all;
+        return Err(err);
+    }
+    let diagnostics: Vec<Value> = finish_diagnostics(verdict.projected)
+        .iter()
+        .map(loose)
+        .collect();
+    let payload = json!({"status": "success", "path": input.path, "diagnostics": diagnostics});
+    // Step 5.5: identical replacement.
+    if capture
+        .get(&input.path)
+        .is_some_and(|f| f.bytes == input.document)
+    {
+        return Ok(Attempt::Done(Success::json(payload)));
+    }
+    // Step 5.6: commit.
+    let request = CommitRequest {
+        change_set_id: change_id.clone(),
+        idempotency_key: change_id,
+        request_digest,
+        base_revision: capture.revision.clone(),
+        result_revision: staged.revision.clone(),
+        base: manifest(&capture),
+        writes,
+        changed_refs: vec![input.concept_id.clone()],
+        replay: Some(payload),
+    };
+    match commit::commit(root, &request, Mode::Fresh, &ctx.cancel) {
+        Err(StoreError::Conflict { .. }) => Ok(Attempt::Conflict),
+        result => {
+            let ok = outcome::classify(result, &expected, Flavor::WriteConcept)?;
+            let mut payload = ok.receipt.replay.clone().unwrap_or_else(|| json!({}));
+            if ok.replayed.is_some() {
+                if let Some(d) = payload.get_mut("diagnostics").and_then(Value::as_array_mut) {
+                    d.push(replayed_info());
+                }
+            }
+            let mut s = Success::json(payload);
+            s.committed = true;
+            Ok(Attempt::Done(s))
+        }
+    }
+}
