@@ -4,4 +4,6 @@
 //! - [`capture`]: one bounded, symlink-refusing read of the visible tree (spec/store.md §3).
 
 pub mod capture;
+#[cfg(feature = "fault-injection")]
+pub mod hooks;
 pub mod root;
