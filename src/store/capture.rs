@@ -314,6 +314,7 @@ fn read_file(
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests build their own temp trees
 mod tests {
     use super::*;
     use std::fs;
@@ -365,7 +366,10 @@ mod tests {
             c.get("a.md").map(|f| f.bytes.as_slice()),
             Some(&b"a.md"[..])
         );
-        assert_eq!(c.total_bytes(), paths.iter().map(|p| p.len() as u64).sum::<u64>());
+        assert_eq!(
+            c.total_bytes(),
+            paths.iter().map(|p| p.len() as u64).sum::<u64>()
+        );
         let expected = Capture::from_files(
             paths
                 .iter()

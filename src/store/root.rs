@@ -175,6 +175,7 @@ pub(crate) fn same_identity(a: &Metadata, b: &Metadata) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests build their own temp trees
 mod tests {
     use super::*;
 
