@@ -5,6 +5,8 @@
 
 mod util;
 
+mod capture;
 mod cli;
 mod corpus;
 mod mcp;
+mod paths;
