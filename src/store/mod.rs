@@ -22,4 +22,6 @@ pub mod outcome;
 pub mod publish;
 pub mod receipt;
 pub mod recovery;
+#[cfg(feature = "fault-injection")]
+pub mod hooks;
 pub mod root;

@@ -1,79 +1,239 @@
 //! `bundle_path` validation and the pinned root handle (spec/surface.md §7).
+//!
+//! Rules 1–4 are pure string checks; rules 5–9 are a walk from `/` that, for each component,
+//! `lstat`s it relative to the already-open parent handle, opens it without following
+//! symlinks, and compares the opened handle's `fstat` identity (device, inode) with the
+//! `lstat`. No other path resolution ever happens (macOS only: the `/tmp`, `/var`, `/etc`
+//! rewrite of §7). Handles opened during the walk are closed in reverse order of opening.
+//!
+//! Invariant: no message produced here contains the path or any part of it; at most a fixed
+//! rule text (spec/surface.md §7 table, §10).
 
 use crate::wire::envelope::ToolError;
-use cap_fs_ext::DirExt;
+use cap_fs_ext::{DirExt, MetadataExt};
 use cap_std::ambient_authority;
-use cap_std::fs::Dir;
+use cap_std::fs::{Dir, Metadata};
+
+/// Message of rule 1 (spec/surface.md §7).
+pub const MSG_REQUIRED: &str = "bundle_path is required";
+/// Message of rule 2.
+pub const MSG_WHITESPACE: &str = "bundle_path must not contain surrounding whitespace";
+/// Message of rule 3.
+pub const MSG_ABSOLUTE: &str = "bundle_path must be absolute";
+/// Message of rule 4.
+pub const MSG_CLEAN: &str = "bundle_path must be clean";
+/// Message of rule 5.
+pub const MSG_SYMLINK: &str = "bundle_path must not be a symlink";
+/// Message of rule 6.
+pub const MSG_ANCESTOR_SYMLINK: &str = "bundle_path must not contain a symlink";
+/// Message of rule 7.
+pub const MSG_NOT_DIRECTORY: &str = "bundle_path must be a directory";
+/// Message of rule 8.
+pub const MSG_NOT_ACCESSIBLE: &str = "bundle_path is not accessible";
+/// Message of rule 9.
+pub const MSG_CHANGED: &str = "bundle_path changed while opening";
 
 /// A validated, pinned bundle root. All later access is relative to [`Root::dir`] with
 /// no-follow semantics.
 #[derive(Debug)]
 pub struct Root {
+    /// The pinned directory handle of the bundle root.
     pub dir: Dir,
 }
 
-/// Validates `bundle_path` (rules 2–9 of spec/surface.md §7) and opens it component by
-/// component from `/` without following symlinks.
+/// Validates `bundle_path` (rules 1–9 of spec/surface.md §7, in that order) and opens it
+/// component by component from `/` without following symlinks.
+///
+/// Must only be called after every pure input check of the tool (spec/surface.md §9.1 step
+/// 6): rules 5–9 perform `lstat` and open calls.
 ///
 /// # Errors
-/// `invalid_request` with the fixed message of the failed rule; messages never contain the path.
+/// `invalid_request` with the fixed message of the first failed rule (the `MSG_*`
+/// constants); messages never contain the path.
 pub fn open(bundle_path: &str) -> Result<Root, ToolError> {
+    check_syntax(bundle_path)?;
+    let path = platform_rewrite(bundle_path);
+    walk(&path)
+}
+
+/// Rules 1–4 of spec/surface.md §7: pure checks, no filesystem access.
+///
+/// # Errors
+/// `invalid_request` with [`MSG_REQUIRED`], [`MSG_WHITESPACE`], [`MSG_ABSOLUTE`] or
+/// [`MSG_CLEAN`].
+pub fn check_syntax(bundle_path: &str) -> Result<(), ToolError> {
     if bundle_path.is_empty() {
-        return Err(ToolError::invalid_request("bundle_path is required"));
+        return Err(ToolError::invalid_request(MSG_REQUIRED));
     }
     if bundle_path.trim() != bundle_path {
-        return Err(ToolError::invalid_request(
-            "bundle_path must not contain surrounding whitespace",
-        ));
+        return Err(ToolError::invalid_request(MSG_WHITESPACE));
     }
     if !bundle_path.starts_with('/') {
-        return Err(ToolError::invalid_request("bundle_path must be absolute"));
+        return Err(ToolError::invalid_request(MSG_ABSOLUTE));
     }
-    let clean = bundle_path == "/"
-        || (!bundle_path.ends_with('/')
-            && !bundle_path.contains('\0')
-            && bundle_path[1..]
-                .split('/')
-                .all(|c| !c.is_empty() && c != "." && c != ".."));
-    if !clean {
-        return Err(ToolError::invalid_request("bundle_path must be clean"));
+    if bundle_path == "/" {
+        return Ok(());
     }
-    let inaccessible = || ToolError::invalid_request("bundle_path is not accessible");
-    let mut dir = Dir::open_ambient_dir("/", ambient_authority()).map_err(|_| inaccessible())?;
-    let comps: Vec<&str> = bundle_path[1..]
-        .split('/')
-        .filter(|c| !c.is_empty())
-        .collect();
+    let clean = !bundle_path.contains('\0')
+        && bundle_path[1..]
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..");
+    if clean {
+        Ok(())
+    } else {
+        Err(ToolError::invalid_request(MSG_CLEAN))
+    }
+}
+
+/// The macOS-only rewrite of a leading `/tmp`, `/var` or `/etc` to `/private/…`
+/// (spec/surface.md §7); the identity on every other platform.
+fn platform_rewrite(path: &str) -> String {
+    #[cfg(target_os = "macos")]
+    {
+        for top in ["/tmp", "/var", "/etc"] {
+            if path == top || path.strip_prefix(top).is_some_and(|r| r.starts_with('/')) {
+                return format!("/private{path}");
+            }
+        }
+    }
+    path.to_owned()
+}
+
+/// Directory handles of the walk; dropped (closed) last-opened first.
+struct Handles(Vec<Dir>);
+
+impl Drop for Handles {
+    fn drop(&mut self) {
+        while let Some(h) = self.0.pop() {
+            drop(h);
+        }
+    }
+}
+
+/// Rules 5–9: the walk from `/` over the components of an already clean absolute path.
+fn walk(path: &str) -> Result<Root, ToolError> {
+    let refuse = ToolError::invalid_request;
+    let mut handles = Handles(Vec::new());
+    handles.0.push(
+        Dir::open_ambient_dir("/", ambient_authority()).map_err(|_| refuse(MSG_NOT_ACCESSIBLE))?,
+    );
+    let comps: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
     for (i, comp) in comps.iter().enumerate() {
         let last = i + 1 == comps.len();
-        let meta = dir.symlink_metadata(comp).map_err(|_| inaccessible())?;
-        if meta.file_type().is_symlink() {
-            return Err(ToolError::invalid_request(if last {
-                "bundle_path must not be a symlink"
+        let Some(parent) = handles.0.last() else {
+            return Err(refuse(MSG_NOT_ACCESSIBLE));
+        };
+        let before = parent
+            .symlink_metadata(comp)
+            .map_err(|_| refuse(MSG_NOT_ACCESSIBLE))?;
+        if before.file_type().is_symlink() {
+            return Err(refuse(if last {
+                MSG_SYMLINK
             } else {
-                "bundle_path must not contain a symlink"
+                MSG_ANCESTOR_SYMLINK
             }));
         }
-        if !meta.is_dir() {
-            return Err(ToolError::invalid_request(if last {
-                "bundle_path must be a directory"
+        if !before.is_dir() {
+            // An ancestor that is not a directory cannot be opened as one (rule 8).
+            return Err(refuse(if last {
+                MSG_NOT_DIRECTORY
             } else {
-                "bundle_path is not accessible"
+                MSG_NOT_ACCESSIBLE
             }));
         }
-        let next = dir.open_dir_nofollow(comp).map_err(|_| inaccessible())?;
-        let after = next.dir_metadata().map_err(|_| inaccessible())?;
-        if !same_identity(&meta, &after) {
-            return Err(ToolError::invalid_request(
-                "bundle_path changed while opening",
-            ));
+        let next = parent.open_dir_nofollow(comp).map_err(|e| {
+            if replaced_since_lstat(&e) {
+                refuse(MSG_CHANGED)
+            } else {
+                refuse(MSG_NOT_ACCESSIBLE)
+            }
+        })?;
+        let after = next
+            .dir_metadata()
+            .map_err(|_| refuse(MSG_NOT_ACCESSIBLE))?;
+        if !same_identity(&before, &after) {
+            return Err(refuse(MSG_CHANGED));
         }
-        dir = next;
+        handles.0.push(next);
     }
+    let dir = handles.0.pop().ok_or_else(|| refuse(MSG_NOT_ACCESSIBLE))?;
+    drop(handles);
     Ok(Root { dir })
 }
 
-fn same_identity(a: &cap_std::fs::Metadata, b: &cap_std::fs::Metadata) -> bool {
-    use cap_fs_ext::MetadataExt;
+/// Whether a no-follow directory open failed because the entry `lstat` saw as a directory
+/// is now a symlink (`ELOOP`) or no directory at all (`ENOTDIR`).
+fn replaced_since_lstat(e: &std::io::Error) -> bool {
+    let os = e.raw_os_error();
+    os == Some(rustix::io::Errno::LOOP.raw_os_error())
+        || os == Some(rustix::io::Errno::NOTDIR.raw_os_error())
+}
+
+/// Same file: equal device and inode numbers.
+pub(crate) fn same_identity(a: &Metadata, b: &Metadata) -> bool {
     a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests build their own temp trees
+mod tests {
+    use super::*;
+
+    fn msg(p: &str) -> String {
+        match open(p) {
+            Ok(_) => "ok".to_owned(),
+            Err(e) => {
+                assert_eq!(e.code, "invalid_request");
+                e.message
+            }
+        }
+    }
+
+    #[test]
+    fn syntax_rules_in_order() {
+        assert_eq!(msg(""), MSG_REQUIRED);
+        assert_eq!(msg(" /a"), MSG_WHITESPACE);
+        assert_eq!(msg("/a\n"), MSG_WHITESPACE);
+        assert_eq!(msg(" a"), MSG_WHITESPACE);
+        assert_eq!(msg("a/b"), MSG_ABSOLUTE);
+        assert_eq!(msg("./a"), MSG_ABSOLUTE);
+        for p in [
+            "/a/./b", "/a/../b", "/a//b", "/a/b/", "//", "/a\0b", "/.", "/..",
+        ] {
+            assert_eq!(msg(p), MSG_CLEAN, "{p:?}");
+        }
+    }
+
+    #[test]
+    fn root_and_real_directories_open() {
+        assert_eq!(msg("/"), "ok");
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let p = tmp.path().to_str().expect("utf-8 temp path").to_owned();
+        assert_eq!(msg(&p), "ok");
+    }
+
+    #[test]
+    fn walk_rules_5_to_8() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let base = tmp.path();
+        std::fs::create_dir(base.join("d")).expect("mkdir");
+        std::fs::write(base.join("f"), b"x").expect("write");
+        std::os::unix::fs::symlink(base.join("d"), base.join("l")).expect("symlink");
+        let s = |rel: &str| format!("{}/{rel}", base.to_str().expect("utf-8"));
+        assert_eq!(msg(&s("d")), "ok");
+        assert_eq!(msg(&s("l")), MSG_SYMLINK);
+        assert_eq!(msg(&s("l/x")), MSG_ANCESTOR_SYMLINK);
+        assert_eq!(msg(&s("f")), MSG_NOT_DIRECTORY);
+        assert_eq!(msg(&s("f/x")), MSG_NOT_ACCESSIBLE);
+        assert_eq!(msg(&s("missing")), MSG_NOT_ACCESSIBLE);
+        assert_eq!(msg(&s("missing/x")), MSG_NOT_ACCESSIBLE);
+    }
+
+    #[test]
+    fn the_pinned_handle_is_the_directory_itself() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        std::fs::write(tmp.path().join("marker"), b"m").expect("write");
+        let root = open(tmp.path().to_str().expect("utf-8")).expect("open");
+        assert!(root.dir.symlink_metadata("marker").is_ok());
+    }
 }

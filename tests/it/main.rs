@@ -6,12 +6,14 @@
 mod util;
 
 mod aliases;
+mod capture;
 mod cli;
 mod contract_doc;
 mod corpus;
 mod framing;
 mod mcp;
 #[cfg(feature = "fault-injection")]
+mod paths;
 mod python_client;
 mod raw;
 mod read_tools;

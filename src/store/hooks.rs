@@ -1,0 +1,215 @@
+//! Capture test hooks of spec/store.md §15 (compiled only with the `fault-injection` feature;
+//! release builds contain none of this).
+//!
+//! Two hooks:
+//! - **capture-walk cancellation** (CAN-02): after the capture walk has read N regular files,
+//!   the request's [`Cancel`] is cancelled; the per-file checkpoint right after that read then
+//!   ends the capture with `operation_cancelled`.
+//! - **swap between `lstat` and open** (REV-05): right after the capture `lstat`s the entry
+//!   with the configured bundle-relative path and saw a regular file, the hook replaces it by
+//!   a FIFO, a socket or a symlink, so the capture's open meets the swapped entry.
+//!
+//! # Configuration
+//! - In process: [`install`] sets the hooks **for the calling thread** until the returned
+//!   guard is dropped (tests running in parallel threads do not see each other's hooks).
+//!   [`crate::wire::dispatch::call`] and [`crate::store::capture::capture`] run on the
+//!   calling thread, so this covers library and dispatcher tests.
+//! - Spawned binaries (`okf-mcp call`, `okf-mcp serve`): environment variables, read once per
+//!   process and only in a `fault-injection` build, applying to every capture of the process
+//!   that has no thread-local hooks installed:
+//!   - [`ENV_CANCEL_AFTER`] = `OKF_MCP_FI_CAPTURE_CANCEL_AFTER`: a decimal N ≥ 1; cancel after
+//!     the N-th file read.
+//!   - [`ENV_SWAP`] = `OKF_MCP_FI_CAPTURE_SWAP`: `<kind>:<bundle-relative path>` with kind
+//!     `fifo`, `socket` or `symlink` (the symlink's target is [`ENV_SYMLINK_TARGET`],
+//!     relative to the link's directory).
+//!
+//!   A malformed value is ignored (no hook).
+
+use crate::cancel::Cancel;
+use cap_std::fs::Dir;
+use std::cell::RefCell;
+use std::sync::OnceLock;
+
+/// Environment variable of the capture-walk cancellation hook (see the module docs).
+pub const ENV_CANCEL_AFTER: &str = "OKF_MCP_FI_CAPTURE_CANCEL_AFTER";
+/// Environment variable of the swap hook (see the module docs).
+pub const ENV_SWAP: &str = "OKF_MCP_FI_CAPTURE_SWAP";
+/// Target of a symlink swapped in through [`ENV_SWAP`].
+pub const ENV_SYMLINK_TARGET: &str = "index.md";
+
+/// What the swap hook puts in place of the regular file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SwapKind {
+    /// A named pipe (mode 0600).
+    Fifo,
+    /// A Unix socket inode (mode 0600), created with `mknodat`.
+    Socket,
+    /// A symlink with this target (any string; never resolved by the hook).
+    Symlink(String),
+}
+
+/// One swap: the bundle-relative path of the entry and what replaces it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Swap {
+    /// Bundle-relative path (spec/store.md §3.2) of a regular file of the bundle.
+    pub path: String,
+    pub kind: SwapKind,
+}
+
+/// The capture hooks in effect for one capture.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CaptureHooks {
+    /// Cancel the request once this many files have been read (≥ 1; `Some(0)` acts as 1).
+    pub cancel_after_files: Option<usize>,
+    /// Swap one entry between its `lstat` and its open.
+    pub swap: Option<Swap>,
+}
+
+thread_local! {
+    static LOCAL: RefCell<Option<CaptureHooks>> = const { RefCell::new(None) };
+}
+
+static FROM_ENV: OnceLock<CaptureHooks> = OnceLock::new();
+
+/// Restores the previous thread-local hooks when dropped.
+#[derive(Debug)]
+#[must_use = "the hooks are removed when the guard is dropped"]
+pub struct HookGuard {
+    previous: Option<CaptureHooks>,
+}
+
+impl Drop for HookGuard {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        LOCAL.with(|l| *l.borrow_mut() = previous);
+    }
+}
+
+/// Installs `hooks` for captures running on the calling thread until the guard is dropped.
+pub fn install(hooks: CaptureHooks) -> HookGuard {
+    let previous = LOCAL.with(|l| l.borrow_mut().replace(hooks));
+    HookGuard { previous }
+}
+
+/// The hooks for a capture starting now: the thread-local ones if installed, else those of
+/// the environment variables.
+#[must_use]
+pub fn current() -> CaptureHooks {
+    LOCAL
+        .with(|l| l.borrow().clone())
+        .unwrap_or_else(|| FROM_ENV.get_or_init(from_env).clone())
+}
+
+fn from_env() -> CaptureHooks {
+    let cancel_after_files = std::env::var(ENV_CANCEL_AFTER)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok());
+    let swap = std::env::var(ENV_SWAP).ok().and_then(|v| parse_swap(&v));
+    CaptureHooks {
+        cancel_after_files,
+        swap,
+    }
+}
+
+/// Parses `<kind>:<path>` of [`ENV_SWAP`].
+#[must_use]
+pub fn parse_swap(v: &str) -> Option<Swap> {
+    let (kind, path) = v.split_once(':')?;
+    let kind = match kind {
+        "fifo" => SwapKind::Fifo,
+        "socket" => SwapKind::Socket,
+        "symlink" => SwapKind::Symlink(ENV_SYMLINK_TARGET.to_owned()),
+        _ => return None,
+    };
+    if path.is_empty() {
+        return None;
+    }
+    Some(Swap {
+        path: path.to_owned(),
+        kind,
+    })
+}
+
+impl CaptureHooks {
+    /// Called by the capture right after the `files_read`-th file was read, before the
+    /// checkpoint: cancels `cancel` once the configured count is reached.
+    pub(crate) fn after_file_read(&self, files_read: usize, cancel: &Cancel) {
+        if let Some(n) = self.cancel_after_files {
+            if files_read >= n.max(1) {
+                cancel.cancel();
+            }
+        }
+    }
+
+    /// Called by the capture after the `lstat` of the regular file `name` (bundle-relative
+    /// `path`) in `dir` and before its open: performs the configured swap. Failures of the
+    /// swap itself are ignored (the capture then reads the original entry).
+    pub(crate) fn after_lstat(&self, dir: &Dir, name: &str, path: &str) {
+        let Some(swap) = &self.swap else { return };
+        if swap.path != path {
+            return;
+        }
+        if dir.remove_file(name).is_err() {
+            return;
+        }
+        let mode = rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR;
+        let _ = match &swap.kind {
+            SwapKind::Fifo => rustix::fs::mknodat(dir, name, rustix::fs::FileType::Fifo, mode, 0)
+                .map_err(std::io::Error::from),
+            SwapKind::Socket => {
+                rustix::fs::mknodat(dir, name, rustix::fs::FileType::Socket, mode, 0)
+                    .map_err(std::io::Error::from)
+            }
+            SwapKind::Symlink(target) => dir.symlink_contents(target, name),
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swap_values_parse() {
+        assert_eq!(
+            parse_swap("fifo:a/b.md"),
+            Some(Swap {
+                path: "a/b.md".into(),
+                kind: SwapKind::Fifo
+            })
+        );
+        assert_eq!(
+            parse_swap("symlink:x.md").map(|s| s.kind),
+            Some(SwapKind::Symlink(ENV_SYMLINK_TARGET.into()))
+        );
+        assert_eq!(parse_swap("pipe:x.md"), None);
+        assert_eq!(parse_swap("fifo:"), None);
+        assert_eq!(parse_swap("fifo"), None);
+    }
+
+    #[test]
+    fn thread_local_hooks_are_scoped_to_the_guard() {
+        let before = current();
+        {
+            let _g = install(CaptureHooks {
+                cancel_after_files: Some(3),
+                swap: None,
+            });
+            assert_eq!(current().cancel_after_files, Some(3));
+        }
+        assert_eq!(current(), before);
+    }
+
+    #[test]
+    fn cancel_fires_at_the_configured_count_only() {
+        let h = CaptureHooks {
+            cancel_after_files: Some(2),
+            swap: None,
+        };
+        let c = Cancel::new();
+        h.after_file_read(1, &c);
+        assert!(!c.is_cancelled());
+        h.after_file_read(2, &c);
+        assert!(c.is_cancelled());
+    }
+}
