@@ -16,12 +16,12 @@ pub mod durable;
 pub mod error;
 pub mod fault;
 pub mod handle;
+#[cfg(feature = "fault-injection")]
+pub mod hooks;
 pub mod journal;
 pub mod lock;
 pub mod outcome;
 pub mod publish;
 pub mod receipt;
 pub mod recovery;
-#[cfg(feature = "fault-injection")]
-pub mod hooks;
 pub mod root;

@@ -5,6 +5,7 @@
 //! the same digest and commits through the store; branch B (the bundle moved) can only succeed
 //! through an exact replay answered from a stored receipt.
 
+use crate::okf::bundle::parse_bundle;
 use crate::plan::digest;
 use crate::plan::patch::identity::ChangeSet;
 use crate::plan::patch::ops::{parse_patch_request, plan_mismatch};
@@ -14,6 +15,7 @@ use crate::store::commit::{self, manifest, CommitRequest, Mode};
 use crate::store::error::{Flavor, StoreError};
 use crate::store::outcome::{self, Expected};
 use crate::store::root;
+use crate::tools::common::bundle_fault;
 use crate::wire::dispatch::Ctx;
 use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::wire::registry::Success;
@@ -46,6 +48,8 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     ctx.cancel.check()?;
     let root = root::open(&req.bundle_path)?;
     let capture = capture::capture(&root, &ctx.cancel)?;
+    // YAML limits and graph faults fail the capture of every tool (spec/store.md §3.4).
+    parse_bundle(&capture).map_err(|f| bundle_fault(&f))?;
 
     let mut request = CommitRequest {
         change_set_id: change_set.id.clone(),

@@ -73,6 +73,14 @@ pub fn valid_args(spec: &ToolSpec, bundle: &str) -> Value {
         let v = match key.as_str() {
             "bundle_path" => json!(bundle),
             "concept_id" => json!(CONCEPT_ID),
+            "expected_revision" | "expected_plan_digest" => {
+                json!(format!("sha256:{}", "0".repeat(64)))
+            }
+            "actor" => json!("tester"),
+            "frontmatter" => json!("type: Test\n"),
+            "body" => json!("body\n"),
+            "operations" => json!([{"kind": "set_lifecycle", "concept_id": CONCEPT_ID,
+                "lifecycle": {"status": "draft", "stale_after": null}}]),
             _ => example(&schema["properties"][&key], &schema),
         };
         m.insert(key, v);
@@ -276,8 +284,14 @@ fn pth_01_02_03_04_every_rule_for_every_tool_without_echoing_the_path() {
             checked += 1;
         }
         // The well-formed root of the same tree is accepted by the walk (a baseline: the
-        // failures above are the path's, not the arguments').
-        let ok = dispatch(spec.name, &valid_args(spec, &format!("{host}/bundle")));
+        // failures above are the path's, not the arguments'). Mutating tools run on a copy.
+        let (_copy, copy) = copy_bundle(&base.join("bundle"));
+        let ok_root = if spec.read_only {
+            format!("{host}/bundle")
+        } else {
+            copy.to_string_lossy().into_owned()
+        };
+        let ok = dispatch(spec.name, &valid_args(spec, &ok_root));
         assert!(
             !ok.message().starts_with("bundle_path"),
             "{}: {}",
