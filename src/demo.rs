@@ -1,6 +1,7 @@
 //! `okf-mcp demo`: the main job on an embedded bundle. Copies `fixtures/bundles/demo` into a
 //! temporary directory and runs the tools end to end through the shared dispatcher, printing
-//! each step.
+//! each step: list → preview → apply → exact replay → read → write_concept (+ replay) →
+//! validate.
 
 use crate::wire::dispatch::{self, Ctx};
 use serde_json::{json, Value};
@@ -66,6 +67,65 @@ pub fn run() -> i32 {
         "1. list the concepts",
         "list_concepts",
         json!({"bundle_path": bundle}),
+    );
+    let operations = json!([
+        {"kind": "ensure_verification", "concept_id": "tables/orders",
+         "verification": {"by": "human:demo-reviewer", "at": "2026-11-30T12:00:00Z"}},
+        {"kind": "set_lifecycle", "concept_id": "tables/orders",
+         "lifecycle": {"status": "stable", "stale_after": "2027-06-30"}},
+        {"kind": "put_source", "concept_id": "tables/orders",
+         "source": {"id": "warehouse", "resource": "https://example.test/warehouse/orders", "title": "Warehouse docs"}}
+    ]);
+    let preview = step(
+        "2. preview a patch (writes nothing)",
+        "preview_concept_patch",
+        json!({"bundle_path": bundle, "actor": "okf-mcp-demo", "operations": operations}),
+    );
+    if let Some(diff) = preview["diff"].as_str() {
+        println!("--- the diff of the preview ---\n{diff}");
+    }
+    let apply_args = json!({
+        "bundle_path": bundle, "actor": "okf-mcp-demo", "operations": operations,
+        "expected_revision": preview["base_revision"],
+        "expected_plan_digest": preview["plan_digest"],
+    });
+    step(
+        "3. apply it with the preview's revision and digest",
+        "apply_concept_patch",
+        apply_args.clone(),
+    );
+    step(
+        "4. replay the exact same apply (as after a timeout): answered from the receipt",
+        "apply_concept_patch",
+        apply_args,
+    );
+    let read = step(
+        "5. read the changed concept",
+        "read_concept",
+        json!({"bundle_path": bundle, "concept_id": "tables/orders"}),
+    );
+    if let Some(fm) = read["frontmatter_yaml"].as_str() {
+        println!("--- frontmatter after the patch ---\n{fm}");
+    }
+    let write_args = json!({
+        "bundle_path": bundle, "concept_id": "metrics/order_count",
+        "frontmatter": "type: Metric\ntitle: Order count\ndescription: Number of orders per day.\n",
+        "body": "# Definition\n\nCount of rows in [orders](/tables/orders.md) per order date.\n",
+    });
+    step(
+        "6. write a new concept with write_concept",
+        "write_concept",
+        write_args.clone(),
+    );
+    step(
+        "7. repeat the identical write: the stored result, nothing written",
+        "write_concept",
+        write_args,
+    );
+    step(
+        "8. validate the bundle",
+        "validate_bundle",
+        json!({"bundle_path": bundle, "check_links": true}),
     );
     if ok {
         println!("\nokf-mcp demo: done");

@@ -10,6 +10,7 @@ mod capture;
 mod cli;
 mod contract_doc;
 mod corpus;
+mod demo;
 mod framing;
 mod mcp;
 #[cfg(feature = "fault-injection")]

@@ -1,0 +1,30 @@
+//! `okf-mcp demo` runs the main job end to end on its own temp copy.
+
+use crate::util::*;
+
+#[test]
+fn demo_runs_every_step_and_exits_0() {
+    let out = run_cli(&["demo"], None);
+    assert_eq!(
+        out.code, 0,
+        "stdout: {}\nstderr: {}",
+        out.stdout, out.stderr
+    );
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+    for needle in [
+        "== 2. preview a patch",
+        "\"status\": \"applicable\"",
+        "\"status\": \"applied\"",
+        "\"code\": \"receipt_replayed\"",
+        "receipt_replayed: answered from the stored receipt",
+        "\"conformant\": true",
+        "okf-mcp demo: done",
+    ] {
+        assert!(
+            out.stdout.contains(needle),
+            "missing {needle:?} in:\n{}",
+            out.stdout
+        );
+    }
+    assert!(!out.stdout.contains("isError: true"), "{}", out.stdout);
+}
