@@ -406,7 +406,7 @@ mod tests {
     }
 
     #[test]
-    fn long_messages_are_cut_at_char_boundary() {
+    fn sec_03_long_messages_are_cut_and_absolute_files_blanked() {
         let m = "é".repeat(400);
         let c = cap_message(&m);
         assert!(c.len() <= MESSAGE_CAP);

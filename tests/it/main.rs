@@ -12,6 +12,7 @@ mod contract_doc;
 mod corpus;
 mod demo;
 mod framing;
+mod hygiene;
 mod mcp;
 #[cfg(feature = "fault-injection")]
 mod paths;

@@ -136,13 +136,20 @@ pub fn run_cli(args: &[&str], stdin: Option<&[u8]>) -> CliOut {
     let out = child.wait_with_output().expect("wait");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let code = out.status.code().unwrap_or(-1);
+    // SEC-04 / SEC-05 for every CLI call of the suite: no host temp path in any output, and
+    // nothing on stderr unless the run was a usage error (2) or an internal fault (3).
+    assert_no_host_path(&stdout);
+    if code == 0 || code == 1 {
+        assert!(stderr.is_empty(), "stderr of a normal run: {stderr}");
+    }
     let result = if stdout.lines().count() == 1 {
         serde_json::from_str(stdout.trim_end()).ok()
     } else {
         None
     };
     CliOut {
-        code: out.status.code().unwrap_or(-1),
+        code,
         stdout,
         stderr,
         result,
@@ -210,6 +217,7 @@ impl Mcp {
         let mut line = String::new();
         let n = self.stdout.read_line(&mut line).expect("read");
         assert!(n > 0, "server closed stdout");
+        assert_no_host_path(&line);
         serde_json::from_str(&line).expect("stdout carries only JSON-RPC")
     }
 
@@ -252,4 +260,16 @@ impl Mcp {
 /// The three compared members of a CallToolResult (spec/surface.md §1.2 "Identity").
 pub fn identity(r: &Value) -> Value {
     json!({"content": r["content"], "structuredContent": r["structuredContent"], "isError": r["isError"]})
+}
+
+/// SEC-04: no tool output may contain an absolute host path. Every fixture copy lives under
+/// the system temp dir, so any occurrence of that prefix in an output is a leak.
+pub fn assert_no_host_path(output: &str) {
+    let tmp = std::env::temp_dir();
+    let tmp = tmp.to_string_lossy();
+    let tmp = tmp.trim_end_matches('/');
+    assert!(
+        tmp.len() <= 1 || !output.contains(&format!("{tmp}/")),
+        "an output leaks an absolute host path: {output}"
+    );
 }
