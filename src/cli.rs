@@ -72,7 +72,10 @@ pub fn main() -> i32 {
         }
     };
     match cli.command {
-        None | Some(Command::Serve) => crate::server::mcp::serve_stdio(),
+        None | Some(Command::Serve) => {
+            init_logging();
+            crate::server::mcp::serve_stdio()
+        }
         Some(Command::Demo) => crate::demo::run(),
         Some(Command::Call {
             tool,
@@ -156,4 +159,21 @@ fn install_signal_cancel(cancel: &Cancel) {
             cancel.cancel();
         });
     });
+}
+
+/// Debug logging of the server, to stderr only and only when `RUST_LOG` is set (e.g.
+/// `RUST_LOG=okf_mcp=debug`). Normal operation logs nothing (spec/surface.md §1, §16); log
+/// events name the tool, the outcome code and the duration, never arguments or documents.
+fn init_logging() {
+    let Ok(filter) = std::env::var("RUST_LOG") else {
+        return;
+    };
+    if filter.trim().is_empty() {
+        return;
+    }
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
 }

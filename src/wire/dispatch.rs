@@ -63,10 +63,24 @@ impl ToolResult {
 #[must_use]
 pub fn call(tool: &str, raw_args: Option<&[u8]>, ctx: &Ctx) -> Option<ToolResult> {
     let spec = registry::find(tool)?;
-    Some(match run(spec, raw_args.unwrap_or(b"{}"), ctx) {
+    let started = std::time::Instant::now();
+    let result = match run(spec, raw_args.unwrap_or(b"{}"), ctx) {
         Ok(success) => enforce_success(spec, success),
         Err(e) => enforce_error(spec, &e),
-    })
+    };
+    // Names and codes only: never arguments, paths or document text (spec/surface.md §16).
+    tracing::debug!(
+        tool = spec.name,
+        is_error = result.is_error,
+        code = result
+            .structured
+            .get("code")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or(""),
+        elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        "tool call"
+    );
+    Some(result)
 }
 
 fn run(spec: &ToolSpec, raw_args: &[u8], ctx: &Ctx) -> Result<Success, ToolError> {
