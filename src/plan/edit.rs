@@ -115,6 +115,21 @@ impl NewValue {
         NewValue::Scalar(Scalar::Plain(s.to_owned()))
     }
 
+    /// The same value with every block collection turned into its flow form, for items
+    /// written inside a flow collection (spec/concept-patch.md §4.4 rule 2).
+    #[must_use]
+    pub fn to_flow(&self) -> NewValue {
+        match self {
+            NewValue::Scalar(s) => NewValue::Scalar(s.clone()),
+            NewValue::FlowMap(e) | NewValue::BlockMap(e) => {
+                NewValue::FlowMap(e.iter().map(|(k, v)| (k.clone(), v.to_flow())).collect())
+            }
+            NewValue::FlowSeq(i) | NewValue::BlockSeq(i) => {
+                NewValue::FlowSeq(i.iter().map(NewValue::to_flow).collect())
+            }
+        }
+    }
+
     /// The value this renders to, for the post-check's value model.
     #[must_use]
     pub fn to_value(&self) -> Value {
@@ -806,7 +821,8 @@ pub fn plan_append_item(
             .iter()
             .map(|n| text[n.span.clone()].to_owned())
             .collect();
-        parts.push(render_inline(value, true)?);
+        // Inside a flow sequence a new item is written in flow style (§4.4 rule 2).
+        parts.push(render_inline(&value.to_flow(), true)?);
         return Ok(vec![Edit {
             range: seq.span.clone(),
             replacement: flow_seq_text(&parts),
@@ -1093,6 +1109,20 @@ mod tests {
 
     fn s(v: &str) -> NewValue {
         NewValue::str(v)
+    }
+
+    #[test]
+    fn appending_a_block_item_to_a_flow_sequence_writes_it_in_flow_style() {
+        let mut f = fm("sources: [{id: s1, resource: \"https://e.test/1\"}]\n");
+        let item = NewValue::BlockMap(vec![
+            ("id".to_owned(), s("s3")),
+            ("resource".to_owned(), s("https://e.test/3")),
+        ]);
+        f.append_item(&[Seg::Key("sources")], &item).unwrap();
+        assert_eq!(
+            f.text(),
+            "sources: [{id: s1, resource: \"https://e.test/1\"}, { id: s3, resource: https://e.test/3 }]\n"
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::store::fault::Point;
 use crate::store::handle::{point, Handle};
 use crate::store::journal::{Journal, WriteEntry};
 use crate::store::receipt::{self, ReceiptFile};
-use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
+use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, OpenOptions, PermissionsExt};
 use std::io::Read;
 
@@ -62,7 +62,7 @@ pub fn target_state(root: &Dir, path: &str) -> std::io::Result<TargetState> {
         return Ok(TargetState::Foreign);
     }
     let mut o = OpenOptions::new();
-    o.read(true).follow(FollowSymlinks::No);
+    o.read(true).follow(FollowSymlinks::No).nonblock(true);
     let mut f = dir.open_with(last, &o)?;
     let m2 = f.metadata()?;
     if !m2.is_file() {
@@ -265,7 +265,7 @@ fn read_file(dir: &Dir, name: &str) -> std::io::Result<Option<Vec<u8>>> {
         Err(e) => return Err(e),
     }
     let mut o = OpenOptions::new();
-    o.read(true).follow(FollowSymlinks::No);
+    o.read(true).follow(FollowSymlinks::No).nonblock(true);
     let mut f = dir.open_with(name, &o)?;
     let mut b = Vec::new();
     f.read_to_end(&mut b)?;

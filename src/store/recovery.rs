@@ -9,7 +9,7 @@ use crate::store::error::{Corrupt, StoreError};
 use crate::store::handle::Handle;
 use crate::store::journal::Journal;
 use crate::store::publish::{self, Class};
-use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
+use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, OpenOptions};
 use std::io::Read;
 
@@ -31,7 +31,7 @@ fn read_regular(dir: &Dir, name: &str) -> std::io::Result<Option<Vec<u8>>> {
         return Ok(None);
     }
     let mut o = OpenOptions::new();
-    o.read(true).follow(FollowSymlinks::No);
+    o.read(true).follow(FollowSymlinks::No).nonblock(true);
     let mut f = dir.open_with(name, &o)?;
     let mut b = Vec::new();
     f.read_to_end(&mut b)?;

@@ -56,12 +56,22 @@ pub fn open(bundle_path: &str) -> Result<Root, ToolError> {
     walk(&path)
 }
 
-/// Rules 1–4 of spec/surface.md §7: pure checks, no filesystem access.
+/// Maximum bytes of `bundle_path` (spec/surface.md §11).
+pub const MAX_BUNDLE_PATH_BYTES: usize = 4096;
+
+/// The 4096-byte cap and rules 1–4 of spec/surface.md §7: pure checks, no filesystem access.
 ///
 /// # Errors
-/// `invalid_request` with [`MSG_REQUIRED`], [`MSG_WHITESPACE`], [`MSG_ABSOLUTE`] or
-/// [`MSG_CLEAN`].
+/// `resource_limit` over 4096 bytes; `invalid_request` with [`MSG_REQUIRED`],
+/// [`MSG_WHITESPACE`], [`MSG_ABSOLUTE`] or [`MSG_CLEAN`].
 pub fn check_syntax(bundle_path: &str) -> Result<(), ToolError> {
+    // The 4096-byte cap (spec/surface.md §11, README R26) is a size limit, checked before any
+    // filesystem access; the schema's `maxLength` counts characters, not bytes.
+    if bundle_path.len() > MAX_BUNDLE_PATH_BYTES {
+        return Err(ToolError::resource_limit(
+            "bundle_path exceeds the 4096-byte limit",
+        ));
+    }
     if bundle_path.is_empty() {
         return Err(ToolError::invalid_request(MSG_REQUIRED));
     }
@@ -235,5 +245,18 @@ mod tests {
         std::fs::write(tmp.path().join("marker"), b"m").expect("write");
         let root = open(tmp.path().to_str().expect("utf-8")).expect("open");
         assert!(root.dir.symlink_metadata("marker").is_ok());
+    }
+}
+
+#[cfg(test)]
+mod byte_cap_tests {
+    #[test]
+    fn bundle_path_over_4096_bytes_is_a_resource_limit_before_io() {
+        let long = format!("/{}", "東".repeat(1500));
+        assert!(long.chars().count() <= 4096 && long.len() > 4096);
+        let e = super::open(&long).expect_err("over the byte cap");
+        assert_eq!(e.code, "resource_limit");
+        let ok = format!("/{}", "a".repeat(4095));
+        assert_eq!(super::check_syntax(&ok), Ok(()));
     }
 }

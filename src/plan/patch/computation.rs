@@ -470,6 +470,11 @@ pub fn body_edit(
                     }
                 }
                 Section::Direct { fence: f, .. } => {
+                    // Desired state: a fence whose content and info already equal the
+                    // request stays as it is, whatever newline style it was rendered with.
+                    if post_check(body, None, desired).is_ok() {
+                        return Ok(None);
+                    }
                     let mut replacement = fence;
                     if !f.closing_terminated {
                         replacement.truncate(replacement.len() - nl.len());

@@ -479,3 +479,31 @@ fn plan_digest_is_deterministic_and_bound_to_content() {
     assert_ne!(p1.plan_digest, p3.plan_digest);
     assert_eq!(p1.changed_refs, ["m/c"]);
 }
+
+#[test]
+fn inline_computation_with_crlf_content_is_idempotent_in_an_lf_document() {
+    let c = bundle("---\ntype: X\n---\nBody\n");
+    apply_and_rerun(
+        &c,
+        json!([{"kind": "put_attested_computation", "concept_id": "m/c", "attested_computation": {
+            "mode": "inline", "runtime": "bq", "parameters": [],
+            "executor": {"resource": "https://e.test/x", "receipt": ["r"]},
+            "attester": {"resource": "https://e.test/a"},
+            "inline_computation": "SELECT 1\r\nFROM t"}}]),
+    );
+}
+
+#[test]
+fn appending_to_flow_sequences_keeps_them_flow() {
+    let c = bundle("---\ntype: X\nverified: [{by: \"human:a\", at: 2026-01-01T00:00:00Z}]\nsources: [{id: s1, resource: \"https://e.test/1\"}]\n---\n");
+    let a = apply_and_rerun(
+        &c,
+        json!([
+            {"kind": "put_source", "concept_id": "m/c", "source": {"id": "s3", "resource": "https://e.test/3"}},
+            {"kind": "ensure_verification", "concept_id": "m/c", "verification": {"by": "human:b", "at": "2026-02-01T00:00:00Z"}}
+        ]),
+    );
+    let t = text(&a, "m/c.md");
+    assert!(t.contains("sources: [{id: s1, resource: \"https://e.test/1\"}, { id: s3, resource: https://e.test/3 }]"), "{t}");
+    assert!(t.contains("verified: [{by: \"human:a\", at: 2026-01-01T00:00:00Z}, { by: human:b, at: 2026-02-01T00:00:00Z }]"), "{t}");
+}
