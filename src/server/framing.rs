@@ -347,6 +347,11 @@ fn cancelled_key(line: &[u8]) -> Option<String> {
 }
 
 fn frame_call(sc: &Scan, line: &[u8], registered: &dyn Fn(&str) -> bool) -> Framed {
+    // A duplicate `id`, `method`, `params` or `params.name` leaves the id or the tool name
+    // unrecoverable: the line is ignored, never handed to rmcp (§1.1 step 6).
+    if sc.duplicate_core {
+        return Framed::default();
+    }
     let modified: Vec<u8> = match &sc.arguments {
         Some(r) => {
             let mut m = Vec::with_capacity(line.len() - r.len() + 2);
@@ -683,6 +688,18 @@ mod tests {
         let f = frame(l);
         let (_, e) = f.entry.expect("entry");
         assert_eq!(e, RawEntry::Bytes(br#"{"a":"\ud800"}"#.to_vec()));
+    }
+
+    #[test]
+    fn duplicate_name_or_id_in_a_well_formed_call_is_ignored() {
+        let reg = |n: &str| n == "list_concepts" || n == "read_concept";
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"list_concepts","name":"read_concept","arguments":{}}}"#[..],
+            &br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"list_concepts","arguments":{}},"id":10}"#[..],
+        ] {
+            let f = frame_line(line, false, &reg);
+            assert!(f.forward.is_none() && f.entry.is_none(), "{}", String::from_utf8_lossy(line));
+        }
     }
 
     #[test]
