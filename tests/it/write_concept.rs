@@ -3,6 +3,8 @@
 //! STO-06, STO-14, ALI-02 and RAW-09. Every test drives the real binary (`okf-mcp call`, and
 //! `okf-mcp serve` where named) on a temp copy of a fixture bundle.
 
+#![allow(clippy::disallowed_methods)] // tests build and mutate their own temp trees
+
 use crate::util::{call, copy_bundle, fixture, identity, run_cli, snapshot, CliOut, Mcp};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -770,4 +772,77 @@ fn raw_09_sixteen_mib_body_over_mcp_gets_its_resource_limit() {
     after.remove("sales/");
     let before: BTreeMap<_, _> = snap.into_iter().collect();
     assert_eq!(after, before);
+}
+
+#[test]
+#[cfg(feature = "fault-injection")]
+fn wrt_cancel_before_the_boundary_is_retryable_and_the_exact_repeat_writes() {
+    let (_t, b) = copy_bundle(&fixture("write-basic"));
+    let before = visible(&b);
+    let a = args(&b, "sales/new", "type: table\n", "x\n");
+    let out = write_env(&a, &[("OKF_MCP_FAULT", "after_lock:cancel")]);
+    let e = error(&out, "operation_cancelled");
+    assert_eq!(e["retryable"], true);
+    let d = e["diagnostics"].as_array().expect("diagnostics");
+    assert_eq!(d.len(), 1, "{e}");
+    assert_eq!(d[0]["code"], "recovery_step");
+    assert_eq!(d[0]["field"], "");
+    assert_eq!(visible(&b), before, "tree unchanged");
+    assert_eq!(receipts(&b), 0);
+    let s = success(&write(&a), "sales/new.md");
+    assert!(!s["diagnostics"].to_string().contains("receipt_replayed"));
+    assert_eq!(read(&b, "sales/new.md"), b"---\ntype: table\n---\nx\n");
+    assert_eq!(receipts(&b), 1);
+}
+
+#[test]
+#[cfg(feature = "fault-injection")]
+fn wrt_crash_after_the_commit_point_then_exact_repeat_returns_the_stored_payload() {
+    // Reference: the same write on an identical copy without faults.
+    let (_r, reference) = copy_bundle(&fixture("write-basic"));
+    let fm = "type: table\ntitle: New\n";
+    let expected = success(
+        &write(&args(&reference, "tables/orders", fm, "# New\n")),
+        "tables/orders.md",
+    );
+    let (_t, b) = copy_bundle(&fixture("write-basic"));
+    let a = args(&b, "tables/orders", fm, "# New\n");
+    let out = write_env(&a, &[("OKF_MCP_FAULT", "after_journal_rename:crash")]);
+    assert_eq!(out.code, 86, "a real crash: {}", out.stdout);
+    assert!(out.result.is_none());
+    assert_eq!(read(&b, "tables/orders.md"), ORDERS, "not yet published");
+    // The exact repeat: recovery completes the publication; the receipt is the answer.
+    let s = success(&write(&a), "tables/orders.md");
+    assert_eq!(s, with_replay_info(&expected));
+    assert_eq!(visible(&b), visible(&reference));
+    assert_eq!(receipts(&b), 1);
+}
+
+#[test]
+fn wrt_tampered_receipt_is_operation_rejected_never_absent() {
+    let (_t, b) = copy_bundle(&fixture("write-basic"));
+    let a = args(&b, "sales/new", "type: table\n", "x\n");
+    success(&write(&a), "sales/new.md");
+    let rd: Vec<_> = std::fs::read_dir(b.join(".okf/receipts"))
+        .expect("receipts")
+        .filter_map(Result::ok)
+        .collect();
+    assert_eq!(rd.len(), 1);
+    let p = rd[0].path();
+    let mut bytes = std::fs::read(&p).expect("receipt");
+    bytes.push(b' ');
+    std::fs::write(&p, &bytes).expect("tamper");
+    let snap = snapshot(&b);
+    let out = write(&a);
+    let e = error(&out, "operation_rejected");
+    assert_eq!(e["message"], "receipt failed integrity validation");
+    assert!(
+        e["diagnostics"]
+            .as_array()
+            .expect("d")
+            .iter()
+            .any(|d| d["code"] == "recovery_step"),
+        "{e}"
+    );
+    assert_eq!(snapshot(&b), snap, "nothing written");
 }
