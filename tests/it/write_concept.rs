@@ -846,3 +846,66 @@ fn wrt_tampered_receipt_is_operation_rejected_never_absent() {
     );
     assert_eq!(snapshot(&b), snap, "nothing written");
 }
+
+/// Spawns `okf-mcp call write_concept` without waiting.
+fn spawn_write(a: &Value) -> std::process::Child {
+    let mut child = Command::new(crate::util::bin())
+        .args(["call", "write_concept", "--args-file", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn okf-mcp");
+    let mut si = child.stdin.take().expect("stdin");
+    si.write_all(a.to_string().as_bytes()).expect("write stdin");
+    drop(si);
+    child
+}
+
+#[test]
+fn wrt_02_two_identical_writes_racing_on_the_lock_write_once_and_replay_once() {
+    let (_t, b) = copy_bundle(&fixture("write-basic"));
+    for d in ["transactions", "staging", "receipts", "capabilities"] {
+        std::fs::create_dir_all(b.join(".okf").join(d)).expect("okf");
+    }
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(b.join(".okf/lock"))
+        .expect("lock file");
+    lock.lock().expect("lock");
+    let a = args(&b, "sales/new", "type: table\n", "x\n");
+    let children = [spawn_write(&a), spawn_write(&a)];
+    // Give both a chance to capture the base and queue on the lock (the outcome does not
+    // depend on whether they got there).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    lock.unlock().expect("unlock");
+    drop(lock);
+    let mut payloads = Vec::new();
+    for c in children {
+        let out = c.wait_with_output().expect("wait");
+        assert_eq!(out.status.code(), Some(0));
+        let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(r["isError"], false, "{r}");
+        payloads.push(r["structuredContent"].clone());
+    }
+    let replayed: Vec<bool> = payloads
+        .iter()
+        .map(|p| p["diagnostics"].to_string().contains(REPLAYED))
+        .collect();
+    assert_eq!(
+        replayed.iter().filter(|r| **r).count(),
+        1,
+        "exactly one replay: {payloads:?}"
+    );
+    let (fresh, replay) = if replayed[0] {
+        (&payloads[1], &payloads[0])
+    } else {
+        (&payloads[0], &payloads[1])
+    };
+    assert_eq!(replay, &with_replay_info(fresh));
+    assert_eq!(read(&b, "sales/new.md"), b"---\ntype: table\n---\nx\n");
+    assert_eq!(receipts(&b), 1);
+}
