@@ -374,9 +374,16 @@ fn wrt_07_oversized_frontmatter_and_body_are_resource_limits_before_io() {
     assert!(big_fm.len() > 1024 * 1024);
     let exact_fm = "a".repeat(1024 * 1024 + 1);
     let big_body = "b".repeat(16 * 1024 * 1024 + 1);
+    // Under the schema's character cap but over 1 MiB of UTF-8 bytes: the handler's check.
+    let wide_fm = format!("a: {}", "\u{e9}".repeat(600_000));
+    assert!(wide_fm.chars().count() < 1024 * 1024 && wide_fm.len() > 1024 * 1024);
+    // A YAML resource limit (nesting depth > 64).
+    let deep_fm = format!("a: {}{}", "[".repeat(70), "]".repeat(70));
     for (fm, body) in [
         (exact_fm.as_str(), "x"),
         (big_fm.as_str(), "x"),
+        (wide_fm.as_str(), "x"),
+        (deep_fm.as_str(), "x"),
         ("type: t\n", big_body.as_str()),
     ] {
         for bundle in [&gone, &b] {
