@@ -44,6 +44,10 @@ fn write_env(a: &Value, env: &[(&str, &str)]) -> CliOut {
     }
     let out = child.wait_with_output().expect("wait");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    // SEC-04: no output names the absolute bundle path.
+    if let Some(p) = a["bundle_path"].as_str() {
+        assert!(!stdout.contains(p), "absolute path leaked: {stdout}");
+    }
     let result = if stdout.lines().count() == 1 {
         serde_json::from_str(stdout.trim_end()).ok()
     } else {
