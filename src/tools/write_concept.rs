@@ -163,11 +163,17 @@ enum Attempt {
 
 fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolError> {
     let capture = capture::capture(root, &ctx.cancel)?;
+    // Step 5.1: an existing target that is a directory (also an empty one, which the
+    // capture does not list) → `invalid_request`.
     let dir_prefix = format!("{}/", input.path);
     if capture
         .files
         .iter()
         .any(|f| f.path.starts_with(&dir_prefix))
+        || root
+            .dir
+            .symlink_metadata(&input.path)
+            .is_ok_and(|m| m.is_dir())
     {
         return Err(ToolError::invalid_request(
             "the concept path is a directory in the bundle",

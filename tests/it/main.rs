@@ -23,3 +23,4 @@ mod schema;
 mod server;
 mod store;
 mod validate;
+mod write_concept;
