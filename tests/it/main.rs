@@ -14,13 +14,13 @@ mod demo;
 mod framing;
 mod hygiene;
 mod mcp;
-#[cfg(feature = "fault-injection")]
 mod paths;
 mod python_client;
 mod raw;
 mod read_tools;
 mod schema;
 mod server;
+#[cfg(feature = "fault-injection")]
 mod store;
 mod validate;
 mod write_concept;
