@@ -458,15 +458,35 @@ pub fn footnote_references(body: &str) -> Vec<String> {
     out
 }
 
-/// Targets of inline links `[text](target)` on interpretable lines whose path part ends with
-/// `.md` and that are relative or `/`-rooted (no URL scheme), in document order. The target is
-/// returned without `#fragment` / `?query` and without angle brackets or a link title.
+/// Targets of inline links `[text](target)` and of link reference definitions
+/// (`[label]: target`, CommonMark §4.7; footnote definitions `[^x]:` excluded) on
+/// interpretable lines whose path part ends with `.md` and that are relative or `/`-rooted
+/// (no URL scheme), in document order. The target is returned without `#fragment` /
+/// `?query` and without angle brackets or a link title.
 #[must_use]
 pub fn md_links(body: &str) -> Vec<String> {
     let mut out = Vec::new();
+    let mut push = |raw: &str| {
+        let raw = raw.trim();
+        let target = match raw.strip_prefix('<') {
+            Some(inner) => inner.split('>').next().unwrap_or_default(),
+            None => raw.split([' ', '\t']).next().unwrap_or_default(),
+        };
+        let path = target.split(['#', '?']).next().unwrap_or_default();
+        let has_scheme = path.split_once(':').is_some_and(|(s, _)| !s.contains('/'));
+        if path.ends_with(".md") && !has_scheme && !path.starts_with("//") {
+            out.push(path.to_owned());
+        }
+    };
     for line in scan(body) {
         if !matches!(line.kind, LineKind::Text | LineKind::Heading(_)) {
             continue;
+        }
+        if line.kind == LineKind::Text {
+            if let Some(target) = reference_definition(line.text) {
+                push(target);
+                continue;
+            }
         }
         let t = without_code_spans(line.text);
         let mut rest = t.as_str();
@@ -475,21 +495,31 @@ pub fn md_links(body: &str) -> Vec<String> {
             let Some(end) = after.find(')') else {
                 break;
             };
-            let mut target = after[..end].trim();
-            if let Some(inner) = target.strip_prefix('<') {
-                target = inner.split('>').next().unwrap_or_default();
-            } else {
-                target = target.split([' ', '\t']).next().unwrap_or_default();
-            }
-            let path = target.split(['#', '?']).next().unwrap_or_default();
-            let has_scheme = path.split_once(':').is_some_and(|(s, _)| !s.contains('/'));
-            if path.ends_with(".md") && !has_scheme && !path.starts_with("//") {
-                out.push(path.to_owned());
-            }
+            push(&after[..end]);
             rest = &after[end..];
         }
     }
     out
+}
+
+/// The destination of a link reference definition line `[label]: destination` (up to three
+/// spaces of indentation; not a footnote definition).
+fn reference_definition(line: &str) -> Option<&str> {
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    if indent > 3 {
+        return None;
+    }
+    let rest = line[indent..].strip_prefix('[')?;
+    if rest.starts_with('^') {
+        return None;
+    }
+    let close = rest.find("]:")?;
+    let label = &rest[..close];
+    if label.trim().is_empty() || label.contains('[') || label.contains(']') {
+        return None;
+    }
+    let dest = rest[close + 2..].trim();
+    (!dest.is_empty()).then_some(dest)
 }
 
 /// A `# Citations` section (spec/migration.md §6.2).
@@ -593,6 +623,16 @@ pub fn level2_headings(body: &str) -> Vec<&str> {
         .filter(|l| l.kind == LineKind::Heading(2))
         .filter_map(|l| atx_heading(l.text).map(|(_, c)| c))
         .collect()
+}
+
+#[cfg(test)]
+mod reference_link_tests {
+    #[test]
+    fn reference_definitions_are_links_and_footnotes_are_not() {
+        let body =
+            "See [d][r] and [gone][g].\n\n[r]: d.md\n  [g]: <gone.md> \"t\"\n[^f]: note.md\n";
+        assert_eq!(super::md_links(body), ["d.md", "gone.md"]);
+    }
 }
 
 #[cfg(test)]
