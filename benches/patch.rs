@@ -15,6 +15,7 @@
 
 use okf_mcp::cancel::Cancel;
 use okf_mcp::okf::bundle::parse_bundle;
+use okf_mcp::okf::temporal::Profile;
 use okf_mcp::okf::validate::{self, Options};
 use okf_mcp::okf::version::Target;
 use okf_mcp::plan::digest;
@@ -43,7 +44,7 @@ fn main() -> Res<()> {
         return child(&args[1..]);
     }
     let mut report = String::new();
-    for &(n, reps) in &[(1_000usize, 9usize), (9_000, 5)] {
+    for &(n, reps) in &[(1_000usize, 15usize), (9_000, 9)] {
         report.push_str(&run_size(n, reps)?);
     }
     println!("\n{report}");
@@ -108,6 +109,7 @@ fn frontmatter(i: usize) -> String {
 }
 
 /// Writes a bundle of `n` concepts plus a root `index.md`; returns its total byte size.
+#[allow(clippy::disallowed_methods)] // the bench builds its own temp bundle, not a user's
 fn generate(dir: &Path, n: usize) -> Res<u64> {
     let mut total = 0u64;
     let index = "---\nokf_version: \"0.2\"\n---\n# Bench bundle\n\nGenerated concepts.\n";
@@ -285,6 +287,10 @@ fn run_size(n: usize, reps: usize) -> Res<String> {
     let baseline = child_peak(&exe, &["idle", &dir.to_string_lossy()])?;
     let peak_floor = child_peak(&exe, &["floor", &dir.to_string_lossy()])?;
     let peak_preview = child_peak(&exe, &["preview", &dir.to_string_lossy(), &pid])?;
+    let mut parts = Vec::new();
+    for part in ["capture", "capture+parse", "capture+validate"] {
+        parts.push((part, child_peak(&exe, &[part, &dir.to_string_lossy()])?));
+    }
     let mid = concept_id(n / 2 + 200);
     let (rev, plan) = preview(&dir, &mid)?;
     let peak_apply = child_peak(&exe, &["apply", &dir.to_string_lossy(), &mid, &rev, &plan])?;
@@ -314,6 +320,15 @@ fn run_size(n: usize, reps: usize) -> Res<String> {
             "| {name} | {:.1} ms | {:.2}× | {:.1} MiB | {:+.1} MiB |\n",
             ms(d),
             d.as_secs_f64() / f,
+            mib(peak),
+            over(peak)
+        ));
+    }
+    out.push_str("\nPeak RSS of parts (one child each, no timing):\n\n");
+    out.push_str("| Part | Peak RSS | Peak RSS − bundle size |\n|---|---:|---:|\n");
+    for (part, peak) in parts {
+        out.push_str(&format!(
+            "| {part} | {:.1} MiB | {:+.1} MiB |\n",
             mib(peak),
             over(peak)
         ));
@@ -453,6 +468,23 @@ fn child_peak(exe: &PathBuf, args: &[&str]) -> Res<u64> {
     Ok(String::from_utf8(out.stdout)?.trim().parse()?)
 }
 
+fn capture_only(dir: &Path) -> Res<capture::Capture> {
+    let rt = root::open(&dir.to_string_lossy()).map_err(|e| e.message)?;
+    Ok(capture::capture(&rt, &Cancel::default()).map_err(|e| e.message)?)
+}
+
+/// The validator options `plan_patch` uses (date profile).
+fn strict_v02() -> Options {
+    Options {
+        strict: true,
+        check_links: false,
+        check_orphans: false,
+        spec_version: Some(Target::V02),
+        temporal_profile: Profile::Date,
+        as_of: None,
+    }
+}
+
 fn child(args: &[String]) -> Res<()> {
     let arg = |i: usize| args.get(i).map(String::as_str).ok_or("missing argument");
     let dir = Path::new(arg(1)?);
@@ -465,6 +497,17 @@ fn child(args: &[String]) -> Res<()> {
             black_box(preview(dir, arg(2)?)?);
         }
         "apply" => apply(dir, arg(2)?, arg(3)?, arg(4)?)?,
+        "capture" => {
+            black_box(capture_only(dir)?);
+        }
+        "capture+parse" => {
+            let cap = capture_only(dir)?;
+            black_box(parse_bundle(&cap).map_err(|_| "bundle fault")?);
+        }
+        "capture+validate" => {
+            let cap = capture_only(dir)?;
+            black_box(validate::validate(&cap, &strict_v02()).map_err(|_| "bundle fault")?);
+        }
         other => return Err(format!("unknown scenario {other}").into()),
     }
     println!("{}", vm_hwm_kb()?);
