@@ -1,0 +1,515 @@
+//! Benchmark of `preview_concept_patch` and `apply_concept_patch` against the floor
+//! (walk + read + SHA-256 of every visible file once), on generated bundles of 1,000 and
+//! 9,000 concepts. Results and their reading: `docs/bench.md`.
+//!
+//! Run: `cargo bench --bench patch` (release profile). `harness = false`: this file owns its
+//! timing loop (warm-up run, then `REPS` repetitions, median reported).
+//!
+//! Modes of the binary:
+//! - no arguments (or cargo's `--bench`): generate the bundles, time every scenario, time the
+//!   phases of one apply, and measure peak memory of each scenario in a child process;
+//! - `--child <scenario> <bundle> [<expected_revision> <plan_digest> <concept_id>]`: run one
+//!   scenario once and print `VmHWM` (kB) from `/proc/self/status`, so peaks never mix.
+//!
+//! Every scenario works on a bundle in a temp dir; nothing under the repository is touched.
+
+use okf_mcp::cancel::Cancel;
+use okf_mcp::okf::bundle::parse_bundle;
+use okf_mcp::okf::temporal::Profile;
+use okf_mcp::okf::validate::{self, Options};
+use okf_mcp::okf::version::Target;
+use okf_mcp::plan::digest;
+use okf_mcp::plan::patch::identity::ChangeSet;
+use okf_mcp::plan::patch::ops::parse_patch_request;
+use okf_mcp::plan::patch::planner::{overlay_capture, plan_patch};
+use okf_mcp::store::capture;
+use okf_mcp::store::commit::{self, manifest, CommitRequest, Mode};
+use okf_mcp::store::root;
+use okf_mcp::wire::dispatch::{call, Ctx};
+use serde_json::{json, Value};
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// Concepts per leaf folder; folders nest as `d<k>/a<j>/`.
+const PER_FOLDER: usize = 50;
+const ACTOR: &str = "bench-agent";
+
+fn main() -> Res<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--child") {
+        return child(&args[1..]);
+    }
+    let mut report = String::new();
+    for &(n, reps) in &[(1_000usize, 15usize), (9_000, 9)] {
+        report.push_str(&run_size(n, reps)?);
+    }
+    println!("\n{report}");
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bundle generation
+
+fn concept_path(i: usize) -> String {
+    let folder = i / PER_FOLDER;
+    format!("d{:02}/a{:03}/c{:05}.md", folder / 20, folder, i)
+}
+
+fn concept_id(i: usize) -> String {
+    concept_path(i).trim_end_matches(".md").to_owned()
+}
+
+/// A few KB of deterministic prose: headings, a list, links to neighbours, one citation.
+fn body(i: usize, n: usize) -> String {
+    let mut s = String::new();
+    s.push_str(&format!("# Concept {i}\n\n"));
+    let paras = 3 + i % 5; // 3..7 paragraphs of ~420 bytes: ~1.5–3.5 KB bodies
+    for p in 0..paras {
+        s.push_str(&format!(
+            "Paragraph {p} of concept {i}. The quarterly figures are derived from the ledger \
+             after reconciliation; late adjustments are booked to the period in which they are \
+             approved, not the one in which they occurred. Owners review the definition every \
+             quarter and record changes in the change log. Downstream dashboards read the \
+             published view only, never the staging tables, so a change here reaches them \
+             after the nightly refresh. See [related](/{}) for the upstream source.\n\n",
+            concept_path((i + p * 7 + 1) % n)
+        ));
+    }
+    s.push_str("## Columns\n\n");
+    for c in 0..6 {
+        s.push_str(&format!(
+            "- `col_{c}`: value {c} of the record, nullable when not reported.\n"
+        ));
+    }
+    s.push_str("\nDefined in the schema.[^schema]\n\n[^schema]: Schema of the source table\n");
+    s
+}
+
+fn frontmatter(i: usize) -> String {
+    format!(
+        "type: BigQuery Table\n\
+         title: Table {i}\n\
+         description: One row per record of source {i}, reconciled nightly.\n\
+         tags: [bench, domain-{}, area-{}]\n\
+         status: stable\n\
+         # who wrote this card\n\
+         generated: {{ by: reference_agent/bench, at: 2026-06-20T22:53:05Z }}\n\
+         x-opaque: keep me {i}\n\
+         sources:\n  \
+           - id: schema\n    \
+             resource: https://example.test/schema/t{i}\n    \
+             title: Schema of the source table\n",
+        i % 7,
+        i % 13
+    )
+}
+
+/// Writes a bundle of `n` concepts plus a root `index.md`; returns its total byte size.
+#[allow(clippy::disallowed_methods)] // the bench builds its own temp bundle, not a user's
+fn generate(dir: &Path, n: usize) -> Res<u64> {
+    let mut total = 0u64;
+    let index = "---\nokf_version: \"0.2\"\n---\n# Bench bundle\n\nGenerated concepts.\n";
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("index.md"), index)?;
+    total += index.len() as u64;
+    for i in 0..n {
+        let rel = concept_path(i);
+        let path = dir.join(&rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let text = format!("---\n{}---\n\n{}", frontmatter(i), body(i, n));
+        total += text.len() as u64;
+        std::fs::write(path, text)?;
+    }
+    Ok(total)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios
+
+/// The floor: walk (sorted, root `.okf` skipped), read and SHA-256 every file once.
+fn floor(dir: &Path) -> Res<(usize, [u8; 32])> {
+    fn walk(dir: &Path, top: bool, acc: &mut (usize, [u8; 32])) -> Res<()> {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for e in entries {
+            if top && e.file_name() == ".okf" {
+                continue;
+            }
+            let ft = e.file_type()?;
+            if ft.is_dir() {
+                walk(&e.path(), false, acc)?;
+            } else {
+                let bytes = std::fs::read(e.path())?;
+                let d = digest::sha256(&bytes);
+                acc.0 += 1;
+                for (a, b) in acc.1.iter_mut().zip(d) {
+                    *a ^= b;
+                }
+            }
+        }
+        Ok(())
+    }
+    let mut acc = (0usize, [0u8; 32]);
+    walk(dir, true, &mut acc)?;
+    Ok(acc)
+}
+
+fn patch_ops(id: &str) -> Value {
+    json!([{"kind": "set_lifecycle", "concept_id": id,
+            "lifecycle": {"status": "draft", "stale_after": null}}])
+}
+
+fn preview_args(dir: &Path, id: &str) -> Value {
+    json!({"bundle_path": dir.to_string_lossy(), "actor": ACTOR, "operations": patch_ops(id)})
+}
+
+fn apply_args(dir: &Path, id: &str, rev: &str, plan: &str) -> Value {
+    json!({"bundle_path": dir.to_string_lossy(), "actor": ACTOR, "operations": patch_ops(id),
+           "expected_revision": rev, "expected_plan_digest": plan})
+}
+
+fn dispatch(tool: &str, args: &Value) -> Res<Value> {
+    let bytes = serde_json::to_vec(args)?;
+    let r = call(tool, Some(&bytes), &Ctx::default()).ok_or("tool not registered")?;
+    if r.is_error {
+        return Err(format!("{tool} failed: {}", r.text).into());
+    }
+    Ok(r.structured)
+}
+
+/// Preview through the dispatcher; returns `(base_revision, plan_digest)`, checking the plan
+/// is applicable (a rejected or no-op plan would measure the wrong thing).
+fn preview(dir: &Path, id: &str) -> Res<(String, String)> {
+    let s = dispatch("preview_concept_patch", &preview_args(dir, id))?;
+    if s["status"] != "applicable" {
+        return Err(format!(
+            "preview status {} for {id}: {}",
+            s["status"], s["diagnostics"]
+        )
+        .into());
+    }
+    let rev = s["base_revision"].as_str().ok_or("no base_revision")?;
+    let plan = s["plan_digest"].as_str().ok_or("no plan_digest")?;
+    Ok((rev.to_owned(), plan.to_owned()))
+}
+
+fn apply(dir: &Path, id: &str, rev: &str, plan: &str) -> Res<()> {
+    let s = dispatch("apply_concept_patch", &apply_args(dir, id, rev, plan))?;
+    if s["status"] != "applied" {
+        return Err(format!("apply status {}", s["status"]).into());
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timing
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn run_size(n: usize, reps: usize) -> Res<String> {
+    let tmp = tempfile::tempdir()?;
+    let dir = tmp.path().join("bundle");
+    let t = Instant::now();
+    let total = generate(&dir, n)?;
+    eprintln!(
+        "[{n}] generated {} files, {:.1} MiB in {:.1}s",
+        n + 1,
+        total as f64 / 1048576.0,
+        t.elapsed().as_secs_f64()
+    );
+    // Sanity: the generated bundle is conformant, so plans carry no preexisting noise.
+    let v = dispatch(
+        "validate_bundle",
+        &json!({"bundle_path": dir.to_string_lossy()}),
+    )?;
+    eprintln!(
+        "[{n}] validate_bundle conformant = {}, diagnostics = {}",
+        v["conformance"]["conformant"],
+        v["diagnostics"].as_array().map_or(0, Vec::len)
+    );
+
+    // (a) floor
+    black_box(floor(&dir)?);
+    let mut fl = Vec::new();
+    for _ in 0..reps {
+        let t = Instant::now();
+        black_box(floor(&dir)?);
+        fl.push(t.elapsed());
+    }
+    let floor_med = median(fl);
+    eprintln!("[{n}] floor   median {:.1} ms", ms(floor_med));
+
+    // (b) preview of a one-concept patch (the bundle never changes).
+    let pid = concept_id(n / 2);
+    black_box(preview(&dir, &pid)?);
+    let mut pv = Vec::new();
+    for _ in 0..reps {
+        let t = Instant::now();
+        black_box(preview(&dir, &pid)?);
+        pv.push(t.elapsed());
+    }
+    let preview_med = median(pv);
+    eprintln!("[{n}] preview median {:.1} ms", ms(preview_med));
+
+    // (c) apply of a fresh one-concept patch: each repetition previews (untimed) a patch of
+    // another concept, then times the apply.
+    let mut ap = Vec::new();
+    for r in 0..=reps {
+        let id = concept_id((r * 37 + 3) % n);
+        let (rev, plan) = preview(&dir, &id)?;
+        let t = Instant::now();
+        apply(&dir, &id, &rev, &plan)?;
+        if r > 0 {
+            ap.push(t.elapsed()); // repetition 0 is the warm-up (creates `.okf/`)
+        }
+    }
+    let apply_med = median(ap);
+    eprintln!("[{n}] apply   median {:.1} ms", ms(apply_med));
+
+    // Phases of one apply, replicating apply_concept_patch's steps with the library parts.
+    let phases = phases(&dir, n / 2 + 100, reps)?;
+
+    // Peak memory, one child process per scenario.
+    let exe = std::env::current_exe()?;
+    let baseline = child_peak(&exe, &["idle", &dir.to_string_lossy()])?;
+    let peak_floor = child_peak(&exe, &["floor", &dir.to_string_lossy()])?;
+    let peak_preview = child_peak(&exe, &["preview", &dir.to_string_lossy(), &pid])?;
+    let mut parts = Vec::new();
+    for part in ["capture", "capture+parse", "capture+validate"] {
+        parts.push((part, child_peak(&exe, &[part, &dir.to_string_lossy()])?));
+    }
+    let mid = concept_id(n / 2 + 200);
+    let (rev, plan) = preview(&dir, &mid)?;
+    let peak_apply = child_peak(&exe, &["apply", &dir.to_string_lossy(), &mid, &rev, &plan])?;
+
+    let kib = total as f64 / 1024.0;
+    let mib = |k: u64| k as f64 / 1024.0;
+    let over = |k: u64| (k as f64 - kib) / 1024.0;
+    let mut out = String::new();
+    out.push_str(&format!(
+        "## {n} concepts ({} files, {:.1} MiB, {reps} repetitions, median)\n\n",
+        n + 1,
+        total as f64 / 1048576.0
+    ));
+    out.push_str("| Scenario | Median | Ratio to floor | Peak RSS | Peak RSS − bundle size |\n");
+    out.push_str("|---|---:|---:|---:|---:|\n");
+    out.push_str(&format!(
+        "| idle child (baseline) | – | – | {:.1} MiB | – |\n",
+        mib(baseline)
+    ));
+    let f = floor_med.as_secs_f64();
+    for (name, d, peak) in [
+        ("floor: walk + read + SHA-256", floor_med, peak_floor),
+        ("preview_concept_patch", preview_med, peak_preview),
+        ("apply_concept_patch", apply_med, peak_apply),
+    ] {
+        out.push_str(&format!(
+            "| {name} | {:.1} ms | {:.2}× | {:.1} MiB | {:+.1} MiB |\n",
+            ms(d),
+            d.as_secs_f64() / f,
+            mib(peak),
+            over(peak)
+        ));
+    }
+    out.push_str("\nPeak RSS of parts (one child each, no timing):\n\n");
+    out.push_str("| Part | Peak RSS | Peak RSS − bundle size |\n|---|---:|---:|\n");
+    for (part, peak) in parts {
+        out.push_str(&format!(
+            "| {part} | {:.1} MiB | {:+.1} MiB |\n",
+            mib(peak),
+            over(peak)
+        ));
+    }
+    out.push_str("\nPhases of one apply (median of the same repetitions):\n\n");
+    out.push_str("| Phase | Median | Ratio to floor |\n|---|---:|---:|\n");
+    for (name, d) in phases {
+        out.push_str(&format!(
+            "| {name} | {:.1} ms | {:.2}× |\n",
+            ms(d),
+            d.as_secs_f64() / f
+        ));
+    }
+    out.push('\n');
+    Ok(out)
+}
+
+/// Times the steps of `apply_concept_patch` one by one (spec/store.md §3, §10): capture,
+/// parse of the base, plan (with its own parts: base validation, overlay + re-hash, staged
+/// validation, timed separately on the same capture), commit (with its locked re-capture).
+fn phases(dir: &Path, first: usize, reps: usize) -> Res<Vec<(&'static str, Duration)>> {
+    let names = [
+        "capture (walk + read + SHA-256 + revision)",
+        "parse_bundle of the base",
+        "plan_patch (total)",
+        "  of which: validate base",
+        "  of which: overlay_capture (copy + re-hash)",
+        "  of which: validate staged",
+        "commit (lock, re-capture, stage, fsync, publish, receipt)",
+        "  of which: re-capture under the lock",
+    ];
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
+    let cancel = Cancel::default();
+    let bundle = dir.to_string_lossy().into_owned();
+    for r in 0..=reps {
+        let id = concept_id(first + r);
+        let (rev, plan_digest) = preview(dir, &id)?;
+        let args = apply_args(dir, &id, &rev, &plan_digest);
+        let req = parse_patch_request(&args, true).map_err(|e| e.message)?;
+        let mut s = Vec::with_capacity(names.len());
+
+        let t = Instant::now();
+        let rt = root::open(&bundle).map_err(|e| e.message)?;
+        let cap = capture::capture(&rt, &cancel).map_err(|e| e.message)?;
+        s.push(t.elapsed());
+
+        let t = Instant::now();
+        black_box(parse_bundle(&cap).map_err(|_| "bundle fault")?);
+        s.push(t.elapsed());
+
+        let t = Instant::now();
+        let plan = plan_patch(&cap, &req, &rev, &cancel).map_err(|e| e.message)?;
+        s.push(t.elapsed());
+        if plan.plan_digest != plan_digest {
+            return Err("plan digest differs from the preview".into());
+        }
+
+        let opts = Options {
+            strict: true,
+            check_links: false,
+            check_orphans: false,
+            spec_version: Some(Target::V02),
+            temporal_profile: req.profile,
+            as_of: None,
+        };
+        let t = Instant::now();
+        black_box(validate::validate(&cap, &opts).map_err(|_| "bundle fault")?);
+        s.push(t.elapsed());
+        let t = Instant::now();
+        let staged = overlay_capture(&cap, &plan.writes);
+        s.push(t.elapsed());
+        let t = Instant::now();
+        black_box(validate::validate(&staged, &opts).map_err(|_| "bundle fault")?);
+        s.push(t.elapsed());
+        drop(staged);
+
+        let change_set = ChangeSet::concept_patch(&req.actor, &rev, &req.operations);
+        let key =
+            digest::idempotency_key(okf_mcp::tools::apply_concept_patch::NAMESPACE, &plan_digest)
+                .map_err(|()| "idempotency key")?;
+        let request = CommitRequest {
+            change_set_id: change_set.id.clone(),
+            idempotency_key: key,
+            request_digest: change_set.request_digest(),
+            base_revision: rev.clone(),
+            result_revision: plan.result_revision.clone().unwrap_or_default(),
+            base: manifest(&cap),
+            writes: plan.writes,
+            changed_refs: plan.changed_refs,
+            replay: None,
+        };
+        let t = Instant::now();
+        black_box(capture::capture(&rt, &cancel).map_err(|e| e.message)?);
+        let recapture = t.elapsed();
+        let t = Instant::now();
+        let _committed =
+            commit::commit(&rt, &request, Mode::Fresh, &cancel).map_err(|e| format!("{e:?}"))?;
+        s.push(t.elapsed());
+        s.push(recapture);
+
+        if r > 0 {
+            for (acc, d) in samples.iter_mut().zip(s) {
+                acc.push(d);
+            }
+        }
+    }
+    Ok(names
+        .into_iter()
+        .zip(samples)
+        .map(|(n, v)| (n, median(v)))
+        .collect())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Peak memory (child processes)
+
+/// `VmHWM` of this process in kB (Linux `/proc/self/status`).
+fn vm_hwm_kb() -> Res<u64> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .ok_or("no VmHWM")?;
+    let kb = line.split_whitespace().nth(1).ok_or("bad VmHWM")?.parse()?;
+    Ok(kb)
+}
+
+fn child_peak(exe: &PathBuf, args: &[&str]) -> Res<u64> {
+    let out = Command::new(exe).arg("--child").args(args).output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "child {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .into());
+    }
+    Ok(String::from_utf8(out.stdout)?.trim().parse()?)
+}
+
+fn capture_only(dir: &Path) -> Res<capture::Capture> {
+    let rt = root::open(&dir.to_string_lossy()).map_err(|e| e.message)?;
+    Ok(capture::capture(&rt, &Cancel::default()).map_err(|e| e.message)?)
+}
+
+/// The validator options `plan_patch` uses (date profile).
+fn strict_v02() -> Options {
+    Options {
+        strict: true,
+        check_links: false,
+        check_orphans: false,
+        spec_version: Some(Target::V02),
+        temporal_profile: Profile::Date,
+        as_of: None,
+    }
+}
+
+fn child(args: &[String]) -> Res<()> {
+    let arg = |i: usize| args.get(i).map(String::as_str).ok_or("missing argument");
+    let dir = Path::new(arg(1)?);
+    match arg(0)? {
+        "idle" => {}
+        "floor" => {
+            black_box(floor(dir)?);
+        }
+        "preview" => {
+            black_box(preview(dir, arg(2)?)?);
+        }
+        "apply" => apply(dir, arg(2)?, arg(3)?, arg(4)?)?,
+        "capture" => {
+            black_box(capture_only(dir)?);
+        }
+        "capture+parse" => {
+            let cap = capture_only(dir)?;
+            black_box(parse_bundle(&cap).map_err(|_| "bundle fault")?);
+        }
+        "capture+validate" => {
+            let cap = capture_only(dir)?;
+            black_box(validate::validate(&cap, &strict_v02()).map_err(|_| "bundle fault")?);
+        }
+        other => return Err(format!("unknown scenario {other}").into()),
+    }
+    println!("{}", vm_hwm_kb()?);
+    Ok(())
+}
