@@ -73,7 +73,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn valid_ids() {
+    fn cid_01_valid_ids() {
         for id in [
             "東京/данные/100%+ready=да",
             "a b/c",
@@ -85,7 +85,7 @@ mod tests {
     }
 
     #[test]
-    fn invalid_ids() {
+    fn cid_02_invalid_ids_are_rejected() {
         for id in [
             "", "/a", "a/", "a//b", "a\\b", "a:b", "file:x", ".hidden", "a/../b", "a/./b", "a.md",
             " a", "a ", "a\tb",

@@ -27,7 +27,7 @@ fn call_in(cwd: &std::path::Path, tmpdir: &std::path::Path, tool: &str, args: &V
 }
 
 #[test]
-fn sec_05_a_whole_session_writes_nothing_outside_the_bundle_and_nothing_on_stderr() {
+fn sec_04_05_a_whole_session_writes_nothing_outside_the_bundle_and_nothing_on_stderr() {
     let (_t, b) = copy_bundle(&fixture("demo"));
     let cwd = tempfile::tempdir().expect("cwd");
     let tmpdir = tempfile::tempdir().expect("tmpdir");

@@ -10,6 +10,7 @@ mod capture;
 mod cli;
 mod contract_doc;
 mod corpus;
+mod coverage_doc;
 mod demo;
 mod framing;
 mod hygiene;
