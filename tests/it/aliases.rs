@@ -1,6 +1,6 @@
 //! ALI-01…06: the curated alias table (spec/surface.md §9.4) and unknown keys (§9.3).
 //!
-//! Tools not registered yet (Phase 1b/2/3) are exercised at library level through the same
+//! Tools not registered yet (Phase 2/3) are exercised at library level through the same
 //! steps the dispatcher runs (`alias::check`, then `schema::validate_input`), which are pure;
 //! registered tools also through `okf-mcp call` with a bundle path that does not exist.
 

@@ -106,9 +106,8 @@ fn raw_09_non_object_arguments_are_a_tool_error_never_32600() {
 
 #[test]
 fn raw_09_frame_over_rmcps_16_mib_line_cap_gets_its_tool_result() {
-    // Pending: the `write_concept` 16 MiB body case needs `write_concept`, which is not
-    // registered yet. The same framing path is proven with a registered tool and an
-    // over-limit argument of 17 MiB (rmcp alone would drop this line without a reply).
+    // A 17 MiB argument line (rmcp alone would drop it without a reply). The `write_concept`
+    // 16 MiB body case is `write_concept.rs::raw_09_sixteen_mib_body_over_mcp_gets_its_resource_limit`.
     let big = "a".repeat(17 * 1024 * 1024);
     let raw = json!({"bundle_path": big}).to_string();
     let mut mcp = Session::start();
