@@ -10,8 +10,12 @@ mod capture;
 mod cli;
 mod contract_doc;
 mod corpus;
+#[cfg(feature = "fault-injection")]
+mod durability;
 mod framing;
 mod mcp;
+mod patch;
+mod patch_corpus;
 #[cfg(feature = "fault-injection")]
 mod paths;
 mod python_client;
