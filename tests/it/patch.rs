@@ -163,6 +163,17 @@ pub(crate) fn no_receipt_keys(v: &Value) {
     }
 }
 
+/// Writes a test file (the store is the only writer in `src/`; clippy bans `fs::write`).
+pub(crate) fn put(p: impl AsRef<Path>, bytes: impl AsRef<[u8]>) -> std::io::Result<()> {
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(p)?
+        .write_all(bytes.as_ref())
+}
+
 pub(crate) fn has_okf(b: &Path) -> bool {
     b.join(".okf").symlink_metadata().is_ok()
 }
@@ -277,7 +288,7 @@ fn pat_04_external_writer_wins_with_a_retryable_conflict() {
     let args = patch_args(&b, &json!([gen_op("metrics/revenue", "agent/2")]));
     let p = preview(&args);
     let external = b"---\ntype: Metric\ntitle: External\n---\n\nRewritten by someone else.\n";
-    std::fs::write(b.join("metrics/revenue.md"), external).expect("write");
+    put(b.join("metrics/revenue.md"), external).expect("write");
     let before = snapshot(&b);
     let e = tool_err("apply_concept_patch", &apply_args(&args, &p));
     assert_eq!(e["code"], "revision_conflict");
@@ -365,7 +376,7 @@ fn pat_09_reverted_bundle_answers_from_the_receipt_without_rewriting() {
     let args = patch_args(&b, &json!([gen_op("metrics/revenue", "agent/2")]));
     let p = preview(&args);
     let first = apply(&apply_args(&args, &p));
-    std::fs::write(b.join("metrics/revenue.md"), &original).expect("revert");
+    put(b.join("metrics/revenue.md"), &original).expect("revert");
     let before = snapshot(&b);
     let again = apply(&apply_args(&args, &p));
     assert_eq!(again["status"], "applied");
@@ -434,10 +445,8 @@ fn lifecycle_args(b: &Path, profile: &str, v: &str) -> Value {
 fn pat_11_temporal_grammar_per_profile_at_the_tool() {
     let (_t, b) = ext();
     let before = snapshot(&b);
-    for v in ["2026-12-31"] {
-        preview(&lifecycle_args(&b, "date-3fcbb9f", v));
-        preview(&lifecycle_args(&b, "", v));
-    }
+    preview(&lifecycle_args(&b, "date-3fcbb9f", "2026-12-31"));
+    preview(&lifecycle_args(&b, "", "2026-12-31"));
     for v in ["2026-12-31T00:00:00Z", "2026-02-30", "2026-1-01"] {
         let e = tool_err(
             "preview_concept_patch",
@@ -1035,7 +1044,7 @@ fn sec_01_payloads_are_inert_and_preserved_byte_for_byte() {
     let body = format!("\nSee {url} and {shell} and {tick}.\n");
     let mut doc = std::fs::read_to_string(b.join("tables/orders.md")).expect("r");
     doc.push_str(&body);
-    std::fs::write(b.join("tables/orders.md"), &doc).expect("w");
+    put(b.join("tables/orders.md"), &doc).expect("w");
     let inline = format!("SELECT '{shell}', '{tick}' -- {url}\n");
     let args = patch_args(
         &b,
@@ -1103,4 +1112,128 @@ fn out_02_no_receipt_or_proof_key_over_mcp_either() {
     assert!(!r.to_string().contains("\"receipt\""));
     let (code, stderr) = mcp.finish();
     assert_eq!((code, stderr.as_str()), (0, ""));
+}
+
+fn rev(c: char) -> Value {
+    json!(format!("sha256:{}", c.to_string().repeat(64)))
+}
+
+fn wire_diag(code: &str, severity: &str) -> Value {
+    json!({"code": code, "severity": severity, "file": "", "field": "", "message": "m",
+           "spec_ref": "", "policy_failure": false})
+}
+
+/// `validate_output`'s code for `value` as a success of `tool` (`"ok"` when it passes).
+/// Runs the schema check and then the tool's own cross-field state check (the two together
+/// are what the tool enforces on its output).
+fn output_verdict(tool_name: &str, value: &Value) -> String {
+    let state = if tool_name == "preview_concept_patch" {
+        okf_mcp::tools::preview_concept_patch::check_state(value)
+    } else {
+        okf_mcp::tools::apply_concept_patch::check_state(value)
+    };
+    okf_mcp::wire::schema::validate_output(tool_name, value, false)
+        .and(state)
+        .map_or_else(|e| e.code, |()| "ok".to_owned())
+}
+
+#[test]
+fn out_03_output_state_matrix_single_mutations_fail_schema_validation() {
+    let applicable = json!({"status": "applicable", "base_revision": rev('a'), "result_revision": rev('b'),
+        "plan_digest": rev('c'), "diff": "--- a/x.md\n", "diff_truncated": false,
+        "affected_paths": ["a.md", "b.md"], "diagnostics": [wire_diag("status_invalid", "WARN")],
+        "unknown_preserved": true});
+    let noop = json!({"status": "noop", "base_revision": rev('a'), "result_revision": rev('a'),
+        "plan_digest": rev('c'), "diff": "", "diff_truncated": false, "affected_paths": [],
+        "diagnostics": [], "unknown_preserved": true});
+    let rejected = json!({"status": "rejected", "base_revision": rev('a'), "result_revision": null,
+        "plan_digest": rev('c'), "diff": "", "diff_truncated": false, "affected_paths": [],
+        "diagnostics": [wire_diag("missing_concept", "ERROR")], "unknown_preserved": false});
+    let applied = json!({"status": "applied", "base_revision": rev('a'), "result_revision": rev('b'),
+        "plan_digest": rev('c'), "changed_paths": ["a.md"], "diagnostics": []});
+    let apply_rejected = json!({"status": "rejected", "base_revision": rev('a'), "result_revision": rev('a'),
+        "plan_digest": rev('c'), "changed_paths": [], "diagnostics": [wire_diag("missing_concept", "ERROR")]});
+    let p = "preview_concept_patch";
+    let a = "apply_concept_patch";
+    for (t, v) in [
+        (p, &applicable),
+        (p, &noop),
+        (p, &rejected),
+        (a, &applied),
+        (a, &apply_rejected),
+    ] {
+        assert_eq!(output_verdict(t, v), "ok", "{v}");
+    }
+    let mutate = |base: &Value, key: &str, val: Value| {
+        let mut m = base.clone();
+        m[key] = val;
+        m
+    };
+    let bad = [
+        (p, mutate(&applicable, "result_revision", rev('a'))),
+        (p, mutate(&noop, "affected_paths", json!(["a.md"]))),
+        (
+            p,
+            mutate(&applicable, "affected_paths", json!(["b.md", "a.md"])),
+        ),
+        (
+            p,
+            mutate(&applicable, "affected_paths", json!(["a.md", "a.md"])),
+        ),
+        (a, mutate(&apply_rejected, "result_revision", Value::Null)),
+        (
+            a,
+            mutate(&applied, "diagnostics", json!([wire_diag("x", "WARN")])),
+        ),
+        (
+            a,
+            mutate(&applied, "changed_paths", json!(["b.md", "a.md"])),
+        ),
+        (
+            a,
+            mutate(&applied, "diagnostics", json!([wire_diag("", "INFO")])),
+        ),
+    ];
+    for (t, v) in &bad {
+        assert_eq!(output_verdict(t, v), "schema_validation", "{v}");
+    }
+}
+
+#[test]
+fn out_04_pat_19_path_and_diagnostic_caps_are_resource_limits_never_truncation() {
+    let paths =
+        |n: usize| -> Value { json!((0..n).map(|i| format!("p/{i:06}.md")).collect::<Vec<_>>()) };
+    let applicable = |n: usize| {
+        json!({"status": "applicable", "base_revision": rev('a'), "result_revision": rev('b'),
+            "plan_digest": rev('c'), "diff": "x", "diff_truncated": false,
+            "affected_paths": paths(n), "diagnostics": [], "unknown_preserved": true})
+    };
+    assert_eq!(
+        output_verdict("preview_concept_patch", &applicable(10_000)),
+        "ok"
+    );
+    assert_eq!(
+        output_verdict("preview_concept_patch", &applicable(10_001)),
+        "resource_limit"
+    );
+    let applied = |n: usize, d: usize| {
+        json!({"status": "applied", "base_revision": rev('a'), "result_revision": rev('b'),
+            "plan_digest": rev('c'), "changed_paths": paths(n),
+            "diagnostics": (0..d).map(|_| wire_diag("receipt_replayed", "INFO")).collect::<Vec<_>>()})
+    };
+    assert_eq!(
+        output_verdict("apply_concept_patch", &applied(10_000, 0)),
+        "ok"
+    );
+    assert_eq!(
+        output_verdict("apply_concept_patch", &applied(10_001, 0)),
+        "resource_limit"
+    );
+    let mut big = applicable(1);
+    big["diff"] = json!("x".repeat(1_048_577));
+    assert_eq!(
+        output_verdict("preview_concept_patch", &big),
+        "resource_limit"
+    );
+    assert_eq!(okf_mcp::plan::patch::planner::MAX_AFFECTED_PATHS, 10_000);
 }
