@@ -862,6 +862,14 @@ fn ops_14_15_16_hostile_presentations_reject_preview_and_apply() {
             "invalid_presentation",
         ),
         (
+            put("m/flowcomment", json!({"id": "s", "resource": "r2"})),
+            "invalid_presentation",
+        ),
+        (
+            put("m/anoncomment", json!({"resource": "r"})),
+            "ambiguous_presentation",
+        ),
+        (
             put("m/tag", json!({"resource": "r"})),
             "ambiguous_presentation",
         ),
