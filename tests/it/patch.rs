@@ -32,6 +32,10 @@ pub(crate) fn tool(name: &str, args: &Value) -> (bool, Value) {
         call(name, args)
     };
     assert!(out.stderr.is_empty(), "stderr: {}", out.stderr);
+    if let Some(bp) = args["bundle_path"].as_str() {
+        // SEC-04: no output carries the absolute bundle path.
+        assert!(!out.stdout.contains(bp), "output leaks the bundle path");
+    }
     let r = out.result.as_ref().expect("one CallToolResult line");
     let err = r["isError"] == json!(true);
     assert_eq!(out.code, i32::from(err), "exit code matches isError");
@@ -1244,4 +1248,54 @@ fn out_04_pat_19_path_and_diagnostic_caps_are_resource_limits_never_truncation()
         "resource_limit"
     );
     assert_eq!(okf_mcp::plan::patch::planner::MAX_AFFECTED_PATHS, 10_000);
+}
+
+#[test]
+fn ops_18_dif_01_crlf_lines_and_missing_final_newline_end_to_end() {
+    let (_t, b) = copy_bundle(&fixture("patch-durable"));
+    let crlf = "---\r\ntype: Metric\r\ntitle: C\r\nx-lf: kept\n---\r\n\r\nBody C.\r\n";
+    put(b.join("metrics/c.md"), crlf).expect("write");
+    put(b.join("metrics/d.md"), "---\ntype: Metric\n---\nBody D").expect("write");
+    let args = patch_args(
+        &b,
+        &json!([
+            gen_op("metrics/c", "agent/2"),
+            gen_op("metrics/d", "agent/2")
+        ]),
+    );
+    let p = preview(&args);
+    let d = p["diff"].as_str().expect("diff");
+    assert!(
+        d.ends_with("+generated:\n+  by: agent/2\n ---\n Body D\n\\ No newline at end of file\n"),
+        "{d}"
+    );
+    assert!(d.contains("+generated:\r\n+  by: agent/2\r\n"), "{d}");
+    apply(&apply_args(&args, &p));
+    let c = read(&b, "metrics/c.md");
+    assert!(
+        c.starts_with("---\r\ntype: Metric\r\ntitle: C\r\nx-lf: kept\n"),
+        "{c:?}"
+    );
+    assert!(c.contains("generated:\r\n  by: agent/2\r\n"), "{c:?}");
+    assert!(c.ends_with("---\r\n\r\nBody C.\r\n"), "{c:?}");
+    assert!(read(&b, "metrics/d.md").ends_with("---\nBody D"));
+}
+
+#[test]
+fn ops_17_flow_generated_is_re_rendered_on_one_line() {
+    let (_t, b) = copy_bundle(&fixture("demo"));
+    let before = read(&b, "tables/orders.md");
+    let args = patch_args(&b, &json!([gen_op("tables/orders", "agent/9")]));
+    let p = preview(&args);
+    apply(&apply_args(&args, &p));
+    let after = read(&b, "tables/orders.md");
+    assert!(after.contains("\ngenerated: { by: agent/9 }\n"), "{after}");
+    assert_eq!(
+        before.replace(
+            "generated: { by: reference_agent/gemini-2.5-pro, at: 2026-06-20T22:53:05Z }",
+            "generated: { by: agent/9 }"
+        ),
+        after,
+        "only the flow mapping changed"
+    );
 }
