@@ -371,3 +371,55 @@ fn sto_13_two_processes_apply_different_patches_on_one_revision() {
         assert_eq!(receipts(&b), 1);
     }
 }
+
+#[test]
+fn sto_13_identical_applies_waiting_on_a_held_lock_replay_plainly() {
+    let c = case(&three_file_ops());
+    for d in ["transactions", "staging", "receipts", "capabilities"] {
+        std::fs::create_dir_all(c.b.join(".okf").join(d)).expect("okf");
+    }
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(c.b.join(".okf/lock"))
+        .expect("lock file");
+    lock.lock().expect("lock");
+    let a = apply_args(&c.args, &c.preview).to_string();
+    let spawn = || {
+        Command::new(bin())
+            .args(["call", "apply_concept_patch", "--args", &a])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn")
+    };
+    let (p1, p2) = (spawn(), spawn());
+    // Give both processes time to capture the base and queue on the lock (if one is late it
+    // replays from the moved bundle, which must answer the same way).
+    std::thread::sleep(Duration::from_millis(500));
+    drop(lock);
+    let out = |p: Child| -> Value {
+        let o = p.wait_with_output().expect("wait");
+        assert!(o.stderr.is_empty());
+        let v: Value = serde_json::from_slice(&o.stdout).expect("json");
+        assert_eq!(v["isError"], false, "{v}");
+        v["structuredContent"].clone()
+    };
+    let mut outs = [out(p1), out(p2)];
+    outs.sort_by_key(|s| s["diagnostics"].as_array().map_or(0, Vec::len));
+    for s in &outs {
+        check_apply(s);
+        assert_first_answer(&c, s);
+    }
+    assert_eq!(outs[0]["diagnostics"], json!([]), "one fresh commit");
+    let d = outs[1]["diagnostics"].as_array().expect("d");
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0]["code"], "receipt_replayed");
+    let m = d[0]["message"].as_str().expect("m");
+    assert!(m.contains("its stored result is returned"), "{m}");
+    assert!(!m.contains("undone"), "{m}");
+    assert_all(&c.b, &c.post, "one publish");
+    assert_eq!(receipts(&c.b), 1);
+}
