@@ -16,7 +16,8 @@ use crate::store::error::{Flavor, StoreError};
 use crate::store::outcome::{self, Expected};
 use crate::store::root;
 use crate::tools::common::bundle_fault;
-use crate::wire::dispatch::Ctx;
+use crate::tools::preview_concept_patch::{has_severity, state_violation, strictly_ascending};
+use crate::wire::dispatch::{Ctx, MAY_HAVE_COMMITTED};
 use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::wire::registry::Success;
 use serde_json::{json, Value};
@@ -66,14 +67,14 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         // Branch A.
         let plan = plan_patch(&capture, &req, &exp.revision, &ctx.cancel)?;
         if plan.status == Status::Rejected {
-            return Ok(Success::json(json!({
+            return answer(json!({
                 "status": "rejected",
                 "base_revision": capture.revision,
                 "result_revision": capture.revision,
                 "plan_digest": exp.plan_digest,
                 "changed_paths": [],
                 "diagnostics": plan.diagnostics.iter().map(Diagnostic::to_wire).collect::<Vec<_>>(),
-            })));
+            }));
         }
         if plan.plan_digest != exp.plan_digest {
             return Err(ToolError::new(
@@ -86,14 +87,14 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
             )));
         }
         if plan.status == Status::Noop {
-            return Ok(Success::json(json!({
+            return answer(json!({
                 "status": "noop",
                 "base_revision": capture.revision,
                 "result_revision": capture.revision,
                 "plan_digest": exp.plan_digest,
                 "changed_paths": [],
                 "diagnostics": [],
-            })));
+            }));
         }
         request.result_revision = plan.result_revision.clone().unwrap_or_default();
         request.writes = plan.writes;
@@ -116,14 +117,54 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         .into_iter()
         .collect();
     let r = &ok.receipt.receipt;
-    let mut s = Success::json(json!({
+    let out = json!({
         "status": if ok.noop { "noop" } else { "applied" },
         "base_revision": r.base_revision,
         "result_revision": r.result_revision,
         "plan_digest": exp.plan_digest,
         "changed_paths": ok.changed_paths(),
         "diagnostics": diagnostics,
-    }));
+    });
+    if let Err(mut e) = check_state(&out) {
+        e.message = MAY_HAVE_COMMITTED.to_owned();
+        return Err(e);
+    }
+    let mut s = Success::json(out);
     s.committed = true;
     Ok(s)
+}
+
+/// A pre-commit answer, after its state check.
+fn answer(out: Value) -> Result<Success, ToolError> {
+    check_state(&out)?;
+    Ok(Success::json(out))
+}
+
+/// The cross-field state invariants of an apply result that the JSON Schema cannot express
+/// (spec/concept-patch.md §5.2): `applied` has result ≠ base, ≥ 1 changed path and `INFO`
+/// diagnostics only; `noop` has result = base, no paths, `INFO` only; `rejected` has
+/// result = base, no paths and ≥ 1 `ERROR`; paths strictly ascending; codes non-empty.
+///
+/// # Errors
+/// `schema_validation` (`tool output violates its advertised state invariants`).
+pub fn check_state(out: &Value) -> Result<(), ToolError> {
+    let base = &out["base_revision"];
+    let result = &out["result_revision"];
+    let paths_empty = out["changed_paths"].as_array().is_some_and(Vec::is_empty);
+    let info_only = !has_severity(out, "ERROR") && !has_severity(out, "WARN");
+    let empty_code = out["diagnostics"]
+        .as_array()
+        .is_some_and(|d| d.iter().any(|x| x["code"] == ""));
+    let revisions = base.is_string() && result.is_string();
+    let ok = match out["status"].as_str() {
+        Some("applied") => result != base && !paths_empty && info_only,
+        Some("noop") => result == base && paths_empty && info_only,
+        Some("rejected") => result == base && paths_empty && has_severity(out, "ERROR"),
+        _ => false,
+    };
+    if ok && revisions && !empty_code && strictly_ascending(&out["changed_paths"]) {
+        Ok(())
+    } else {
+        Err(state_violation())
+    }
 }

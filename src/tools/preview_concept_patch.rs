@@ -5,7 +5,7 @@ use crate::plan::patch::ops::parse_patch_request;
 use crate::plan::patch::planner::{plan_patch, Status};
 use crate::tools::common::capture_bundle;
 use crate::wire::dispatch::Ctx;
-use crate::wire::envelope::{Diagnostic, ToolError};
+use crate::wire::envelope::{codes, Diagnostic, ToolError};
 use crate::wire::registry::Success;
 use serde_json::{json, Value};
 
@@ -25,7 +25,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     } else {
         Vec::new()
     };
-    Ok(Success::json(json!({
+    let out = json!({
         "status": plan.status.as_str(),
         "base_revision": plan.base_revision,
         "result_revision": plan.result_revision,
@@ -35,5 +35,80 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         "affected_paths": affected,
         "diagnostics": plan.diagnostics.iter().map(Diagnostic::to_wire).collect::<Vec<_>>(),
         "unknown_preserved": plan.status != Status::Rejected,
-    })))
+    });
+    check_state(&out)?;
+    Ok(Success::json(out))
+}
+
+/// `schema_validation` (`tool output violates its advertised state invariants`).
+pub(crate) fn state_violation() -> ToolError {
+    ToolError::new(
+        codes::SCHEMA_VALIDATION,
+        "tool output violates its advertised state invariants",
+    )
+}
+
+/// Whether `paths` (a JSON array of strings) is strictly ascending (sorted and unique).
+pub(crate) fn strictly_ascending(paths: &Value) -> bool {
+    paths.as_array().is_some_and(|a| {
+        a.iter().all(Value::is_string)
+            && a.windows(2)
+                .all(|w| w[0].as_str().unwrap_or("") < w[1].as_str().unwrap_or(""))
+    })
+}
+
+/// Whether any diagnostic of `out` has `severity` equal to `sev`.
+pub(crate) fn has_severity(out: &Value, sev: &str) -> bool {
+    out["diagnostics"]
+        .as_array()
+        .is_some_and(|d| d.iter().any(|x| x["severity"] == sev))
+}
+
+/// The cross-field state invariants of a preview result that the JSON Schema cannot express
+/// (spec/concept-patch.md §5.1): `result_revision` vs `base_revision` per status, the diff,
+/// the paths (strictly ascending, empty unless `applicable`), `ERROR` presence and
+/// `unknown_preserved`; every diagnostic `code` non-empty.
+///
+/// # Errors
+/// `schema_validation` (`tool output violates its advertised state invariants`).
+pub fn check_state(out: &Value) -> Result<(), ToolError> {
+    let base = &out["base_revision"];
+    let result = &out["result_revision"];
+    let paths_empty = out["affected_paths"].as_array().is_some_and(Vec::is_empty);
+    let error = has_severity(out, "ERROR");
+    let empty_code = out["diagnostics"]
+        .as_array()
+        .is_some_and(|d| d.iter().any(|x| x["code"] == ""));
+    let ok = match out["status"].as_str() {
+        Some("applicable") => {
+            result.is_string()
+                && result != base
+                && (out["diff"] != "" || out["diff_truncated"] == true)
+                && !paths_empty
+                && !error
+                && out["unknown_preserved"] == true
+        }
+        Some("noop") => {
+            result == base
+                && out["diff"] == ""
+                && out["diff_truncated"] == false
+                && paths_empty
+                && !error
+                && out["unknown_preserved"] == true
+        }
+        Some("rejected") => {
+            result.is_null()
+                && out["diff"] == ""
+                && out["diff_truncated"] == false
+                && paths_empty
+                && error
+                && out["unknown_preserved"] == false
+        }
+        _ => false,
+    };
+    if ok && !empty_code && strictly_ascending(&out["affected_paths"]) {
+        Ok(())
+    } else {
+        Err(state_violation())
+    }
 }

@@ -12,9 +12,13 @@ mod contract_doc;
 mod corpus;
 mod coverage_doc;
 mod demo;
+#[cfg(feature = "fault-injection")]
+mod durability;
 mod framing;
 mod hygiene;
 mod mcp;
+mod patch;
+mod patch_corpus;
 mod paths;
 mod python_client;
 mod raw;

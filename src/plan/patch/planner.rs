@@ -656,6 +656,21 @@ fn apply_operation(
         other => {
             let concept_id = other.concept_id().unwrap_or_default();
             let mut doc = open_concept(capture, overlay, concept_id)?;
+            // §4.4 rules 2–3: changing an item of a flow sequence re-renders the whole
+            // sequence, which is allowed only for a one-line sequence without opaque content.
+            let owned = match other {
+                Operation::PutSource { .. }
+                | Operation::RemoveSource { .. }
+                | Operation::SetUsageWindow {
+                    selector: Some(_), ..
+                } => Some("sources"),
+                Operation::EnsureVerification { .. } | Operation::RemoveVerification { .. } => {
+                    Some("verified")
+                }
+                _ => None,
+            };
+            let opaque = owned.filter(|k| opaque_flow_seq(&doc, k));
+            let before = doc.text();
             match other {
                 Operation::SetGenerated { generated, .. } => {
                     set_generated(&mut doc, &generated.by, generated.at.as_deref())?;
@@ -674,10 +689,36 @@ fn apply_operation(
                 Operation::SetLifecycle { lifecycle, .. } => set_lifecycle(&mut doc, lifecycle)?,
                 Operation::SetBundleVersion { .. } | Operation::PutAttestedComputation { .. } => {}
             }
+            if let Some(key) = opaque {
+                if doc.text() != before {
+                    return Err(Reject::new(
+                        "invalid_presentation",
+                        &doc.path,
+                        format!("partial edit of a flow collection with opaque content ({key})"),
+                    ));
+                }
+            }
             save(overlay, &doc);
             Ok(())
         }
     }
+}
+
+/// Whether the root `key` holds a flow sequence that §4.4 rule 3 forbids re-rendering: it
+/// spans more than one line, or holds a comment, anchor, alias or tag.
+fn opaque_flow_seq(doc: &DocEdit, key: &str) -> bool {
+    let Some(node) = root_get(doc, key) else {
+        return false;
+    };
+    if !matches!(node.kind, NodeKind::Sequence { flow: true, .. }) {
+        return false;
+    }
+    let multi_line = doc
+        .fm
+        .text()
+        .get(node.span.clone())
+        .is_none_or(|t| t.contains(['\n', '\r']));
+    multi_line || doc.fm.yaml().has_comment_in(&node.span) || node.has_props_inside()
 }
 
 /// §3.1.
@@ -1112,7 +1153,13 @@ fn anonymous_matches(
 
 fn check_candidate(doc: &DocEdit, item: &Node) -> OpResult<()> {
     check_touched(item, &doc.path)?;
-    if has_extension_keys(item) || doc.fm.yaml().has_comment_in(&item.span) {
+    // The item's lines: a trailing comment on its last line belongs to it (§4.2 rule 3).
+    let text = doc.fm.text();
+    let end = text
+        .get(item.span.end..)
+        .and_then(|rest| rest.find(['\n', '\r']))
+        .map_or(text.len(), |n| item.span.end + n);
+    if has_extension_keys(item) || doc.fm.yaml().has_comment_in(&(item.span.start..end)) {
         return Err(Reject::new(
             "ambiguous_presentation",
             &doc.path,

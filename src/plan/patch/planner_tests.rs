@@ -507,3 +507,46 @@ fn appending_to_flow_sequences_keeps_them_flow() {
     assert!(t.contains("sources: [{id: s1, resource: \"https://e.test/1\"}, { id: s3, resource: https://e.test/3 }]"), "{t}");
     assert!(t.contains("verified: [{by: \"human:a\", at: 2026-01-01T00:00:00Z}, { by: human:b, at: 2026-02-01T00:00:00Z }]"), "{t}");
 }
+
+#[test]
+fn ops_14_item_edit_inside_an_opaque_flow_sequence_is_invalid_presentation() {
+    let put = |r: &str| json!([{"kind": "put_source", "concept_id": "m/c", "source": {"id": "s", "resource": r}}]);
+    let opaque = bundle("---\ntype: T\nsources: [{ id: s, resource: r } # c\n  ]\n---\n");
+    let p = plan_ops(&opaque, put("r2"));
+    assert_eq!(p.status, Status::Rejected);
+    assert_eq!(codes(&p), ["invalid_presentation"]);
+    // Nothing to change: no re-rendering, so no rejection.
+    assert_eq!(plan_ops(&opaque, put("r")).status, Status::Noop);
+    let clean =
+        bundle("---\ntype: T\nsources: [{ id: s, resource: r }, { id: t, resource: u }]\n---\n");
+    let a = apply_and_rerun(&clean, put("r2"));
+    assert!(
+        text(&a, c_path()).contains("sources: [{ id: s, resource: r2 }, { id: t, resource: u }]\n"),
+        "{}",
+        text(&a, c_path())
+    );
+    let verified = bundle(
+        "---\ntype: T\nverified: [{ by: human:a, at: 2026-01-01T00:00:00Z }, # c\n  { by: human:b, at: 2026-01-01T00:00:00Z }]\n---\n",
+    );
+    let p = plan_ops(
+        &verified,
+        json!([{"kind": "remove_verification", "concept_id": "m/c", "verification": {"by": "human:a", "at": "2026-01-01T00:00:00Z"}}]),
+    );
+    assert_eq!(p.status, Status::Rejected);
+    assert_eq!(codes(&p), ["invalid_presentation"]);
+}
+
+#[test]
+fn ops_15_trailing_comment_on_an_anonymous_candidate_is_ambiguous() {
+    let c = bundle("---\ntype: T\nsources:\n  - resource: r # c\n  - resource: q\n---\n");
+    let p = plan_ops(
+        &c,
+        json!([{"kind": "put_source", "concept_id": "m/c", "source": {"resource": "r"}}]),
+    );
+    assert_eq!(codes(&p), ["ambiguous_presentation"]);
+    let p = plan_ops(
+        &c,
+        json!([{"kind": "put_source", "concept_id": "m/c", "source": {"resource": "q"}}]),
+    );
+    assert_eq!(p.status, Status::Noop, "{:?}", p.diagnostics);
+}
