@@ -139,7 +139,7 @@ pub fn run_cli(args: &[&str], stdin: Option<&[u8]>) -> CliOut {
     let code = out.status.code().unwrap_or(-1);
     // SEC-04 / SEC-05 for every CLI call of the suite: no host temp path in any output, and
     // nothing on stderr unless the run was a usage error (2) or an internal fault (3).
-    assert_no_host_path(&stdout);
+    assert_no_host_path_in_result(&stdout);
     if code == 0 || code == 1 {
         assert!(stderr.is_empty(), "stderr of a normal run: {stderr}");
     }
@@ -217,7 +217,7 @@ impl Mcp {
         let mut line = String::new();
         let n = self.stdout.read_line(&mut line).expect("read");
         assert!(n > 0, "server closed stdout");
-        assert_no_host_path(&line);
+        assert_no_host_path_in_result(&line);
         serde_json::from_str(&line).expect("stdout carries only JSON-RPC")
     }
 
@@ -272,4 +272,44 @@ pub fn assert_no_host_path(output: &str) {
         tmp.len() <= 1 || !output.contains(&format!("{tmp}/")),
         "an output leaks an absolute host path: {output}"
     );
+}
+
+/// [`assert_no_host_path`] on a CallToolResult or JSON-RPC line, leaving out the members that
+/// are designed to carry document text (spec/surface.md §10: `read_concept` bytes and
+/// projection, diffs, card strings copied from frontmatter) and the text content that mirrors
+/// or carries them. Everything the server itself authors (messages, paths, codes) is checked.
+pub fn assert_no_host_path_in_result(output: &str) {
+    let Ok(mut v) = serde_json::from_str::<Value>(output.trim()) else {
+        assert_no_host_path(output);
+        return;
+    };
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                for k in [
+                    "diff",
+                    "frontmatter_yaml",
+                    "body",
+                    "content",
+                    "projection",
+                    "title",
+                    "description",
+                    "resource",
+                    "runtime",
+                    "executor",
+                    "attester",
+                    "tags",
+                ] {
+                    m.remove(k);
+                }
+                for x in m.values_mut() {
+                    strip(x);
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut v);
+    assert_no_host_path(&v.to_string());
 }
