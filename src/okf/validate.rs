@@ -193,13 +193,12 @@ pub fn validate_staged(
 ) -> Result<Report, BundleFault> {
     let base = base_bundle.capture;
     // Last write per path wins, in path-byte order (as in a BTreeMap overlay).
-    let mut latest: Vec<(&str, &[u8])> = Vec::with_capacity(writes.len());
-    for (p, b) in writes.iter().rev() {
-        if !latest.iter().any(|(q, _)| *q == p.as_str()) {
-            latest.push((p.as_str(), b.as_slice()));
-        }
-    }
-    latest.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    let latest: Vec<(&str, &[u8])> = writes
+        .iter()
+        .map(|(p, b)| (p.as_str(), b.as_slice()))
+        .collect::<std::collections::BTreeMap<&str, &[u8]>>()
+        .into_iter()
+        .collect();
     if opts.check_links || opts.check_orphans {
         return validate(&overlay(base, &latest), opts);
     }
