@@ -637,6 +637,21 @@ pub fn level2_headings(body: &str) -> Vec<&str> {
 }
 
 #[cfg(test)]
+mod fast_path_tests {
+    use super::*;
+
+    #[test]
+    fn skipping_lines_without_a_marker_keeps_the_answers() {
+        let body = "plain\na `[^x]` b [^y]\n`[`^z]\n[^d]: def\n\n# Citations\n\n- c\n";
+        assert_eq!(footnote_references(body), vec!["y"]);
+        assert!(footnote_references("no refs [^ here\n").is_empty());
+        assert_eq!(citations_sections(body).len(), 1);
+        assert_eq!(citations_sections(body)[0].entries, 1);
+        assert!(citations_sections("# Notes\n- a\n").is_empty());
+    }
+}
+
+#[cfg(test)]
 mod reference_link_tests {
     #[test]
     fn reference_definitions_are_links_and_footnotes_are_not() {
