@@ -159,7 +159,118 @@ pub fn validate_bundle(bundle: &Bundle<'_>, opts: &Options) -> Report {
         .iter()
         .filter(|f| f.path.ends_with(".md"))
         .count();
-    let mut findings: Vec<Finding> = cx.out.into_iter().collect();
+    Report {
+        declaration,
+        version,
+        scanned_files,
+        findings: sorted(cx.out),
+    }
+}
+
+/// Validates the staged bundle `base + writes` incrementally (spec/surface.md §13.2,
+/// spec/concept-patch.md §3 rule 3).
+///
+/// `base_report` MUST be `validate_bundle(base_bundle, opts)` with the same `opts`. `writes`
+/// are `(bundle-relative path, new bytes)`; a path may repeat (the last write wins), a path
+/// absent from the base is a new file. The result is exactly the report
+/// `validate(&overlay, opts)` returns for the overlay capture (every base file with the
+/// writes applied): same declaration, version, `scanned_files`, findings and order, and the
+/// same [`BundleFault`] (the first written document in path order with a YAML limit or graph
+/// fault; untouched documents parsed in the base and cannot fault).
+///
+/// Only the written documents are parsed; the base's findings of every other file are reused.
+/// Falls back to a full validation of the overlay when a cross-document or bundle-wide
+/// finding can change: `check_links` / `check_orphans` on, or the written root `index.md`
+/// changes the effective version (which decides the 0.2-only rows of every document).
+///
+/// # Errors
+/// [`BundleFault`] as above.
+pub fn validate_staged(
+    base_bundle: &Bundle<'_>,
+    base_report: &Report,
+    writes: &[(String, Vec<u8>)],
+    opts: &Options,
+) -> Result<Report, BundleFault> {
+    let base = base_bundle.capture;
+    // Last write per path wins, in path-byte order (as in a BTreeMap overlay).
+    let latest: Vec<(&str, &[u8])> = writes
+        .iter()
+        .map(|(p, b)| (p.as_str(), b.as_slice()))
+        .collect::<std::collections::BTreeMap<&str, &[u8]>>()
+        .into_iter()
+        .collect();
+    if opts.check_links || opts.check_orphans {
+        return validate(&overlay(base, &latest), opts);
+    }
+    let written = Capture::from_files(latest.iter().map(|(p, b)| ((*p).to_owned(), b.to_vec())));
+    let parsed = parse_bundle(&written)?;
+    let root_written = written.get("index.md").is_some();
+    let declaration = if root_written {
+        version::declaration(&parsed)
+    } else {
+        base_report.declaration.clone()
+    };
+    let version = version::resolve(&declaration, opts.spec_version);
+    let v02 = version.effective != Some("0.1");
+    if v02 != (base_report.version.effective != Some("0.1")) {
+        return validate(&overlay(base, &latest), opts);
+    }
+    let mut cx = Ctx {
+        opts,
+        v02,
+        out: base_report
+            .findings
+            .iter()
+            .filter(|f| written.get(&f.file).is_none())
+            .cloned()
+            .collect(),
+    };
+    if root_written {
+        check_version(&mut cx, &declaration);
+    }
+    for file in &written.files {
+        if crate::okf::grammar::classify(&file.path) == DocClass::NoncanonicalMarkdown {
+            cx.push(
+                &file.path,
+                "noncanonical_concept_path",
+                Severity::Warn,
+                "a Markdown file whose path is not a canonical concept id is not a concept",
+            );
+        }
+    }
+    for doc in &parsed.docs {
+        check_doc(&mut cx, doc);
+    }
+    let new_md = written
+        .files
+        .iter()
+        .filter(|f| f.path.ends_with(".md") && base.get(&f.path).is_none())
+        .count();
+    Ok(Report {
+        declaration,
+        version,
+        scanned_files: base_report.scanned_files + new_md,
+        findings: sorted(cx.out),
+    })
+}
+
+/// The overlay capture `base + writes` (writes unique per path); the fallback of
+/// [`validate_staged`].
+fn overlay(base: &Capture, writes: &[(&str, &[u8])]) -> Capture {
+    let mut files: std::collections::BTreeMap<String, Vec<u8>> = base
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.bytes.clone()))
+        .collect();
+    for (p, b) in writes {
+        files.insert((*p).to_owned(), b.to_vec());
+    }
+    Capture::from_files(files)
+}
+
+/// Findings in report order: by (file bytes, code, message).
+fn sorted(out: BTreeSet<Finding>) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = out.into_iter().collect();
     findings.sort_by(|a, b| {
         a.file
             .as_bytes()
@@ -167,12 +278,7 @@ pub fn validate_bundle(bundle: &Bundle<'_>, opts: &Options) -> Report {
             .then(a.code.cmp(b.code))
             .then(a.message.cmp(b.message))
     });
-    Report {
-        declaration,
-        version,
-        scanned_files,
-        findings,
-    }
+    findings
 }
 
 fn check_version(cx: &mut Ctx<'_>, decl: &Declaration) {
@@ -970,6 +1076,151 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Paths of generated bundles: root and nested reserved documents, concepts, a
+    /// noncanonical Markdown path, a non-Markdown file.
+    const PATHS: &[&str] = &[
+        "index.md",
+        "a.md",
+        "b/c.md",
+        "b/index.md",
+        "b/log.md",
+        "log.md",
+        "notes/x:y.md",
+        "d.txt",
+        "e.md",
+    ];
+
+    /// Document texts; the last two fault the bundle (YAML graph, YAML limit).
+    fn contents() -> Vec<Vec<u8>> {
+        let mut v: Vec<Vec<u8>> = [
+            "---\ntype: T\n---\nbody [a](/a.md) [c](b/c.md)\n",
+            "---\ntype: T\nstatus: stable\nsources:\n  - {id: s1, resource: r}\n---\nx[^s1]\n",
+            "---\ntitle: no type\n---\n[gone](missing.md)\n",
+            "no frontmatter [e](/e.md)\n",
+            "---\ntype: T\ntimestamp: '2026-01-02T00:00:00Z'\n---\n# Citations\n\n[1] x\n",
+            "---\ntype: T\nstatus: archived\ngenerated: {by: nobody}\nstale_after: 2026-01-02\n---\n",
+            "---\ntype: T\n",
+            "---\na: 1\na: 2\n---\n",
+            "---\nokf_version: \"0.2\"\n---\n* [A](a.md)\n",
+            "---\nokf_version: \"0.1\"\n---\n",
+            "---\nokf_version: \"0.3\"\ntitle: x\n---\n",
+            "---\nokf_version: [1]\n---\n",
+            "# Log\n\n## 2026-05-22\n## May 2026\n",
+            "",
+        ]
+        .iter()
+        .map(|t| t.as_bytes().to_vec())
+        .collect();
+        v.push(b"---\ntype: T\n\xff\n---\n".to_vec());
+        v.push(b"---\na: *nope\n---\n".to_vec());
+        v.push(format!("---\na: {}{}\n---\n", "[".repeat(70), "]".repeat(70)).into_bytes());
+        v
+    }
+
+    /// Contents a base may hold (no bundle faults).
+    const BASE_CONTENTS: usize = 15;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+        #[test]
+        fn validate_staged_equals_full_validation_of_the_overlay(
+            base in proptest::collection::btree_map(0..PATHS.len(), 0..BASE_CONTENTS, 0..=PATHS.len()),
+            writes in proptest::collection::vec((0..PATHS.len(), 0..17usize), 0..4),
+            strict in proptest::bool::ANY,
+            links in proptest::bool::weighted(0.2),
+            orphans in proptest::bool::weighted(0.2),
+            version in 0..3u8,
+            as_of in proptest::bool::ANY,
+            instant in proptest::bool::ANY,
+        ) {
+            let texts = contents();
+            let base = Capture::from_files(
+                base.iter().map(|(p, c)| (PATHS[*p].to_owned(), texts[*c].clone())),
+            );
+            let writes: Vec<(String, Vec<u8>)> = writes
+                .iter()
+                .map(|(p, c)| (PATHS[*p].to_owned(), texts[*c].clone()))
+                .collect();
+            let opts = Options {
+                strict,
+                check_links: links,
+                check_orphans: orphans,
+                spec_version: [None, Some(Target::V01), Some(Target::V02)][usize::from(version)],
+                temporal_profile: if instant { Profile::Instant } else { Profile::Date },
+                as_of: as_of.then(|| "2026-01-03".to_owned()),
+            };
+            let mut overlay: std::collections::BTreeMap<String, Vec<u8>> = base
+                .files
+                .iter()
+                .map(|f| (f.path.clone(), f.bytes.clone()))
+                .collect();
+            for (p, b) in &writes {
+                overlay.insert(p.clone(), b.clone());
+            }
+            let overlay = Capture::from_files(overlay);
+            let bundle = parse_bundle(&base).unwrap();
+            let base_report = validate_bundle(&bundle, &opts);
+            let full = validate(&overlay, &opts);
+            let fast = validate_staged(&bundle, &base_report, &writes, &opts);
+            proptest::prop_assert_eq!(fast, full);
+            let digests = base.files.iter().map(|f| (f.path.as_str(), &f.digest));
+            proptest::prop_assert_eq!(
+                crate::plan::digest::revision_with(digests, &writes),
+                overlay.revision
+            );
+        }
+    }
+
+    #[test]
+    fn validate_staged_reports_new_documents_and_root_changes() {
+        let base = Capture::from_files([
+            (
+                "index.md".to_owned(),
+                b"---\nokf_version: \"0.2\"\n---\n".to_vec(),
+            ),
+            ("a.md".to_owned(), b"---\ntitle: x\n---\n".to_vec()),
+        ]);
+        let opts = Options {
+            strict: true,
+            spec_version: Some(Target::V02),
+            ..Options::default()
+        };
+        let bundle = parse_bundle(&base).unwrap();
+        let base_report = validate_bundle(&bundle, &opts);
+        let writes = vec![
+            (
+                "b.md".to_owned(),
+                b"---\ntype: T\nstatus: x\n---\n".to_vec(),
+            ),
+            (
+                "index.md".to_owned(),
+                b"---\nokf_version: \"0.1\"\n---\n".to_vec(),
+            ),
+        ];
+        let r = validate_staged(&bundle, &base_report, &writes, &opts).unwrap();
+        assert_eq!(r.scanned_files, 3);
+        assert_eq!(r.declaration, Declaration::Valid("0.1".into()));
+        assert_eq!(
+            codes(&r),
+            vec![
+                ("a.md".into(), "missing_type", Severity::Error),
+                ("b.md".into(), "status_invalid", Severity::Warn),
+                (
+                    "index.md".into(),
+                    "version_assertion_failed",
+                    Severity::Error
+                ),
+            ]
+        );
+        let fault = vec![("c.md".to_owned(), b"---\na: *nope\n---\n".to_vec())];
+        assert_eq!(
+            validate_staged(&bundle, &base_report, &fault, &opts),
+            Err(BundleFault::Graph {
+                path: "c.md".into()
+            })
+        );
     }
 
     #[test]

@@ -99,6 +99,27 @@ pub fn revision<'a>(entries: impl IntoIterator<Item = (&'a str, &'a [u8; 32])>) 
     e.digest()
 }
 
+/// The revision of `base` with `writes` applied (spec/store.md §3.6), without copying the
+/// tree: `base` yields `(path, H(bytes))` of the current visible files (any order, unique
+/// paths); `writes` are `(path, new bytes)` replacing or adding files (a repeated path: the
+/// last write wins). Equal to the revision of `Capture::from_files` over the overlay; only
+/// the written bytes are hashed.
+#[must_use]
+pub fn revision_with<'a>(
+    base: impl IntoIterator<Item = (&'a str, &'a [u8; 32])>,
+    writes: &'a [(String, Vec<u8>)],
+) -> String {
+    let mut written: std::collections::BTreeMap<&str, [u8; 32]> = std::collections::BTreeMap::new();
+    for (p, b) in writes {
+        written.insert(p.as_str(), sha256(b));
+    }
+    let kept: Vec<(&str, &[u8; 32])> = base
+        .into_iter()
+        .filter(|(p, _)| !written.contains_key(p))
+        .collect();
+    revision(kept.into_iter().chain(written.iter().map(|(p, d)| (*p, d))))
+}
+
 /// Maximum length in bytes of an idempotency key (spec/store.md §6.1).
 pub const MAX_KEY_BYTES: usize = 256;
 
@@ -236,6 +257,36 @@ pub fn unhex32(s: &str) -> Option<[u8; 32]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn revision_with_equals_the_revision_of_the_overlay_capture() {
+        use crate::store::capture::Capture;
+        let base = Capture::from_files([
+            ("b.md".to_owned(), b"b".to_vec()),
+            ("a/x.md".to_owned(), b"x".to_vec()),
+            ("index.md".to_owned(), b"i".to_vec()),
+        ]);
+        let writes = vec![
+            ("b.md".to_owned(), b"B1".to_vec()),
+            ("a/new.md".to_owned(), b"n".to_vec()),
+            ("b.md".to_owned(), b"B2".to_vec()),
+            ("z".to_owned(), Vec::new()),
+        ];
+        let overlay = Capture::from_files([
+            ("b.md".to_owned(), b"B2".to_vec()),
+            ("a/x.md".to_owned(), b"x".to_vec()),
+            ("index.md".to_owned(), b"i".to_vec()),
+            ("a/new.md".to_owned(), b"n".to_vec()),
+            ("z".to_owned(), Vec::new()),
+        ]);
+        let digests = || base.files.iter().map(|f| (f.path.as_str(), &f.digest));
+        assert_eq!(revision_with(digests(), &writes), overlay.revision);
+        assert_ne!(overlay.revision, base.revision);
+        // No writes: the base revision; a write of identical bytes: also the base revision.
+        assert_eq!(revision_with(digests(), &[]), base.revision);
+        let same = vec![("b.md".to_owned(), b"b".to_vec())];
+        assert_eq!(revision_with(digests(), &same), base.revision);
+    }
 
     #[test]
     fn revision_is_order_independent_and_content_sensitive() {

@@ -295,7 +295,9 @@ fn read_file(
         return Err(changed());
     }
     let per_file_budget = MAX_FILE_BYTES.min(MAX_TOTAL_BYTES - w.total);
-    let mut bytes = Vec::new();
+    // Sized from the lstat length (at most 16 MiB, checked above) so a file that did not
+    // grow since its lstat is read without reallocating; growth is still bounded by `take`.
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     file.take(per_file_budget + 1)
         .read_to_end(&mut bytes)
         .map_err(|_| unreadable())?;
