@@ -9,7 +9,7 @@ use crate::okf::bundle::parse_bundle;
 use crate::plan::digest;
 use crate::plan::patch::identity::ChangeSet;
 use crate::plan::patch::ops::{parse_patch_request, plan_mismatch};
-use crate::plan::patch::planner::{plan_patch, Status};
+use crate::plan::patch::planner::{plan_patch_parsed, Status};
 use crate::store::capture;
 use crate::store::commit::{self, manifest, CommitRequest, Mode};
 use crate::store::error::{Flavor, StoreError};
@@ -50,7 +50,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let root = root::open(&req.bundle_path)?;
     let capture = capture::capture(&root, &ctx.cancel)?;
     // YAML limits and graph faults fail the capture of every tool (spec/store.md §3.4).
-    parse_bundle(&capture).map_err(|f| bundle_fault(&f))?;
+    let bundle = parse_bundle(&capture).map_err(|f| bundle_fault(&f))?;
 
     let mut request = CommitRequest {
         change_set_id: change_set.id.clone(),
@@ -65,7 +65,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     };
     let mode = if capture.revision == exp.revision {
         // Branch A.
-        let plan = plan_patch(&capture, &req, &exp.revision, &ctx.cancel)?;
+        let plan = plan_patch_parsed(&bundle, &req, &exp.revision, &ctx.cancel)?;
         if plan.status == Status::Rejected {
             return answer(json!({
                 "status": "rejected",

@@ -7,6 +7,7 @@
 //! rules of §3 rule 3 ("do no harm") decide between `applicable`, `noop` and `rejected`.
 
 use crate::cancel::Cancel;
+use crate::okf::bundle::{parse_bundle, Bundle};
 use crate::okf::document;
 use crate::okf::grammar::{classify, DocClass};
 use crate::okf::temporal::parse_offset_datetime;
@@ -111,6 +112,22 @@ pub fn plan_patch(
     cancel: &Cancel,
 ) -> Result<Plan, ToolError> {
     cancel.check()?;
+    let bundle = parse_bundle(capture).map_err(|f| bundle_fault(&f))?;
+    plan_patch_parsed(&bundle, req, change_set_base, cancel)
+}
+
+/// [`plan_patch`] on an already parsed capture, so one request parses every document once.
+///
+/// # Errors
+/// As [`plan_patch`].
+pub fn plan_patch_parsed(
+    bundle: &Bundle<'_>,
+    req: &PatchRequest,
+    change_set_base: &str,
+    cancel: &Cancel,
+) -> Result<Plan, ToolError> {
+    cancel.check()?;
+    let capture = bundle.capture;
     let change_set = ChangeSet::concept_patch(&req.actor, change_set_base, &req.operations);
     let request_digest = change_set.request_digest();
     let opts = Options {
@@ -121,7 +138,7 @@ pub fn plan_patch(
         temporal_profile: req.profile,
         as_of: None,
     };
-    let base_report = validate::validate(capture, &opts).map_err(|f| bundle_fault(&f))?;
+    let base_report = validate::validate_bundle(bundle, &opts);
 
     let mut overlay: BTreeMap<String, String> = BTreeMap::new();
     let mut rejection: Option<Reject> = None;
@@ -165,8 +182,10 @@ pub fn plan_patch(
         return Err(ToolError::resource_limit("patch affects too many paths"));
     }
     cancel.check()?;
-    let staged = overlay_capture(capture, &writes);
-    let staged_report = validate::validate(&staged, &opts).map_err(|f| bundle_fault(&f))?;
+    // Incremental: only the written documents are parsed again (proptest-equivalent to a full
+    // validation of the overlay, `validate::validate_staged`).
+    let staged_report = validate::validate_staged(bundle, &base_report, &writes, &opts)
+        .map_err(|f| bundle_fault(&f))?;
 
     // set_bundle_version "0.2" while v0.1 constructs remain (§3.8, README R41).
     let declares_02 = req.operations.iter().any(|o| {
@@ -213,7 +232,10 @@ pub fn plan_patch(
         ));
     }
 
-    let result_revision = staged.revision.clone();
+    let result_revision = crate::plan::digest::revision_with(
+        capture.files.iter().map(|f| (f.path.as_str(), &f.digest)),
+        &writes,
+    );
     let changed_refs: Vec<String> = writes
         .iter()
         .filter_map(|(p, _)| match classify(p) {
