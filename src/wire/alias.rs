@@ -10,7 +10,7 @@
 //! Phase 2/3 tools through [`PLANNED_TOP_LEVEL`]).
 
 use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
-use crate::wire::schema;
+use crate::wire::schema::{self, resolve};
 use serde_json::Value;
 
 /// Envelope message of every alias hit.
@@ -229,24 +229,6 @@ fn camel_hit(key: &str, dotted_snake: String) -> (String, String) {
         dotted_snake,
         format!("{key} is not accepted: use {snake} (snake_case). Nothing was executed."),
     )
-}
-
-fn resolve<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
-    let mut n = node;
-    for _ in 0..16 {
-        match n
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|s| s.strip_prefix("#/$defs/"))
-        {
-            Some(name) => match root.get("$defs").and_then(|d| d.get(name)) {
-                Some(t) => n = t,
-                None => break,
-            },
-            None => break,
-        }
-    }
-    n
 }
 
 /// The property schemas a node (and its `allOf`/`if`/`then`/`else`/`anyOf`/`oneOf` branches)

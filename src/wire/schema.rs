@@ -160,7 +160,10 @@ pub fn has_validators(tool: &str) -> bool {
 // Schema facts
 // ---------------------------------------------------------------------------------------------
 
-fn resolve<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
+/// Follows local `#/$defs/<name>` references from `node` inside the schema `root` (at most 16
+/// hops); returns the first node that is not a reference (or a dangling one).
+#[must_use]
+pub fn resolve<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
     let mut n = node;
     for _ in 0..16 {
         match n

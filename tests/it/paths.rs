@@ -17,7 +17,6 @@ use okf_mcp::wire::dispatch::{self, Ctx};
 use okf_mcp::wire::registry::{self, ToolSpec};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// A concept of `fixtures/bundles/demo` (and of the fixtures derived from it).
@@ -135,38 +134,10 @@ pub fn live_tools() -> Vec<&'static ToolSpec> {
     live
 }
 
-/// Like `util::snapshot`, but safe on trees holding FIFOs, sockets and devices: those are
-/// recorded by type and never opened (opening a FIFO would block the test).
+/// `util::snapshot`, which is safe on trees holding FIFOs, sockets and devices (recorded by
+/// type, never opened).
 pub fn snap(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in rd {
-            let e = e.expect("entry");
-            let p = e.path();
-            let rel = p
-                .strip_prefix(root)
-                .expect("prefix")
-                .to_string_lossy()
-                .into_owned();
-            let ft = e.file_type().expect("file type");
-            if ft.is_dir() {
-                out.insert(format!("{rel}/"), Vec::new());
-                walk(root, &p, out);
-            } else if ft.is_symlink() {
-                let target = std::fs::read_link(&p).expect("readlink");
-                out.insert(format!("{rel}@"), target.as_os_str().as_bytes().to_vec());
-            } else if ft.is_file() {
-                out.insert(rel, std::fs::read(&p).expect("read"));
-            } else {
-                out.insert(format!("{rel}!"), format!("{ft:?}").into_bytes());
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(root, root, &mut out);
-    out
+    snapshot(root)
 }
 
 /// Whether `spec` advertises a top-level input property `name`.

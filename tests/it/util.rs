@@ -55,7 +55,7 @@ pub fn copy_dir(src: &Path, dst: &Path) {
 }
 
 /// Every file under `root` (including `.okf/`), as relative path → bytes; directories as
-/// `path/` → empty.
+/// `path/` → empty; symlinks as `path@` → target; special files as `path!` → their type.
 pub fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
         let Ok(rd) = std::fs::read_dir(dir) else {
@@ -82,8 +82,11 @@ pub fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
                         .into_owned()
                         .into_bytes(),
                 );
-            } else {
+            } else if ft.is_file() {
                 out.insert(rel, std::fs::read(&p).expect("read"));
+            } else {
+                // FIFOs, sockets, devices: recorded by type, never opened (a FIFO would block).
+                out.insert(format!("{rel}!"), format!("{ft:?}").into_bytes());
             }
         }
     }
