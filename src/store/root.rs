@@ -56,6 +56,23 @@ pub fn open(bundle_path: &str) -> Result<Root, ToolError> {
     walk(&path)
 }
 
+/// Whether the root has a `.okf` entry of any type (spec/concept-patch.md §6.2 step 7,
+/// spec/store.md §13 rows 3 and 8): `Ok(false)` only when the entry does not exist.
+///
+/// # Errors
+/// `operation_rejected` when the entry cannot be examined (e.g. permission denied), so an
+/// unreadable `.okf` is never mistaken for an absent one.
+pub fn has_private_state(root: &Root) -> Result<bool, ToolError> {
+    match root.dir.symlink_metadata(".okf") {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(_) => Err(ToolError::new(
+            crate::wire::envelope::codes::OPERATION_REJECTED,
+            "private state could not be examined",
+        )),
+    }
+}
+
 /// Maximum bytes of `bundle_path` (spec/surface.md §11).
 pub const MAX_BUNDLE_PATH_BYTES: usize = 4096;
 

@@ -30,6 +30,18 @@ pub const NAMESPACE: &str = "mcp:concept-patch";
 /// # Errors
 /// The envelope errors of spec/concept-patch.md §8. Rejections are successes.
 pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
+    // A cancellation after the input checks carries the recovery step of spec/surface.md §6.2
+    // (only a request cancelled at dispatch has no diagnostics).
+    run_checked(args, ctx).map_err(|e| {
+        if e.code == codes::OPERATION_CANCELLED {
+            StoreError::Cancelled.to_tool_error(Flavor::ConceptPatch)
+        } else {
+            e
+        }
+    })
+}
+
+fn run_checked(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let req = parse_patch_request(&args, true)?;
     let Some(exp) = req.expected.clone() else {
         return Err(plan_mismatch("expected_plan_digest is not canonical"));
@@ -77,14 +89,9 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
             }));
         }
         if plan.plan_digest != exp.plan_digest {
-            return Err(ToolError::new(
-                codes::PLAN_MISMATCH,
+            return Err(plan_mismatch(
                 "the rebuilt plan differs from expected_plan_digest",
-            )
-            .with_diagnostic(Diagnostic::recovery(
-                "expected_plan_digest",
-                "Run the matching preview again with the same arguments and use its digest unchanged.",
-            )));
+            ));
         }
         if plan.status == Status::Noop {
             return answer(json!({
@@ -102,7 +109,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         Mode::Fresh
     } else {
         // Branch B: no rebuild, no digest comparison.
-        if root.dir.symlink_metadata(".okf").is_err() {
+        if !root::has_private_state(&root)? {
             return Err(
                 StoreError::Conflict { retryable: true }.to_tool_error(Flavor::ConceptPatch)
             );

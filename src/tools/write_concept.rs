@@ -16,7 +16,7 @@ use crate::store::outcome::{self, Expected};
 use crate::store::root::{self, Root};
 use crate::tools::common::{bundle_fault, concept_id_arg, str_arg};
 use crate::wire::dispatch::Ctx;
-use crate::wire::envelope::{codes, Diagnostic, ToolError};
+use crate::wire::envelope::{codes, Diagnostic, ToolError, ERROR_RESULT_CAP};
 use crate::wire::registry::Success;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
@@ -145,10 +145,21 @@ fn replayed_info() -> Value {
 /// with the legacy JSON text of §10.2.
 pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let input = parse(&args)?;
+    // A cancellation after the input checks carries the recovery step of spec/surface.md §6.2.
+    run_checked(&input, ctx).map_err(|e| {
+        if e.code == codes::OPERATION_CANCELLED {
+            StoreError::Cancelled.to_tool_error(Flavor::WriteConcept)
+        } else {
+            e
+        }
+    })
+}
+
+fn run_checked(input: &Input, ctx: &Ctx) -> Result<Success, ToolError> {
     ctx.cancel.check()?;
     let root = root::open(&input.bundle_path)?;
     for _ in 0..ATTEMPTS {
-        match attempt_once(&root, &input, ctx)? {
+        match attempt_once(&root, input, ctx)? {
             Attempt::Done(s) => return Ok(s),
             Attempt::Conflict => {}
         }
@@ -205,7 +216,7 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
         ..Expected::default()
     };
     // Step 5.3: receipt lookup only when `.okf/` exists.
-    if root.dir.symlink_metadata(".okf").is_ok() {
+    if root::has_private_state(root)? {
         let hit = commit::lookup(root, &change_id, &request_digest, &ctx.cancel);
         match hit {
             Ok(None) => {}
@@ -243,7 +254,21 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
     if !verdict.blocking.is_empty() {
         let mut all = verdict.projected.clone();
         all.extend(verdict.blocking);
-        let all = finish_diagnostics(all);
+        let mut all = finish_diagnostics(all);
+        // The legacy text and the envelope carry the same findings, and the whole error
+        // result stays within 64 KiB (spec/surface.md §4): keep diagnostics from the front
+        // while both renderings fit.
+        let mut budget = ERROR_RESULT_CAP - 1024;
+        let mut kept = 0;
+        for d in &all {
+            let cost = d.to_wire().to_string().len() + loose(d).to_string().len() + 2;
+            if cost > budget {
+                break;
+            }
+            budget -= cost;
+            kept += 1;
+        }
+        all.truncate(kept);
         let text = json!({
             "status": "rejected",
             "path": input.path,

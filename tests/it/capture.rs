@@ -722,6 +722,31 @@ mod cancel_walk {
             assert_eq!(out.structured["retryable"], true);
             let keys: Vec<&String> = out.structured.as_object().expect("obj").keys().collect();
             assert_eq!(keys, ["code", "message", "retryable", "diagnostics"]);
+            // spec/surface.md §6.2: apply tools and write_concept cancelled after their input
+            // checks carry one recovery_step ("repeat the same arguments"); read tools none.
+            let diags = out.structured["diagnostics"]
+                .as_array()
+                .expect("diagnostics");
+            let steps: Vec<&Value> = diags
+                .iter()
+                .filter(|d| d["code"] == "recovery_step")
+                .collect();
+            match spec.name {
+                "apply_concept_patch" | "write_concept" => {
+                    assert_eq!(steps.len(), 1, "{}: {}", spec.name, out.full);
+                    let field = if spec.name == "write_concept" {
+                        ""
+                    } else {
+                        "expected_revision"
+                    };
+                    assert_eq!(steps[0]["field"], field);
+                    assert!(steps[0]["message"]
+                        .as_str()
+                        .expect("message")
+                        .contains("repeat the same arguments"));
+                }
+                _ => assert!(steps.is_empty(), "{}: {}", spec.name, out.full),
+            }
             assert!(
                 !out.full.contains("Revenue"),
                 "no partial result: {}",

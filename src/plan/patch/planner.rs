@@ -270,7 +270,7 @@ pub fn plan_patch_parsed(
             })
             .collect(),
     })
-    .map_err(|_| ToolError::new("plan_mismatch", "cannot compute the plan digest"))?;
+    .map_err(|_| ToolError::invalid_request("cannot compute the plan digest"))?;
     let diff = {
         let changes: Vec<FileChange<'_>> = writes
             .iter()
@@ -874,10 +874,13 @@ fn convert_bare_verified(doc: &mut DocEdit, v: &Verification) -> OpResult<()> {
     } else {
         // Block mapping lines: indent each by two, insert a dash line before them.
         let start = line_start(&text, value.span.start);
-        let end = line_end_incl(
-            &text,
-            value.span.end.saturating_sub(1).max(value.span.start),
-        );
+        // The line of the mapping's last character (a char boundary, never inside a
+        // multi-byte character).
+        let last = text[..value.span.end]
+            .char_indices()
+            .next_back()
+            .map_or(value.span.start, |(i, _)| i.max(value.span.start));
+        let end = line_end_incl(&text, last);
         let region = &text[start..end];
         let item_ind = " ".repeat(column(&text, value.span.start));
         let mut out = format!("{item_ind}-{nl}");

@@ -550,3 +550,18 @@ fn ops_15_trailing_comment_on_an_anonymous_candidate_is_ambiguous() {
     );
     assert_eq!(p.status, Status::Noop, "{:?}", p.diagnostics);
 }
+
+#[test]
+fn bare_verified_ending_in_a_multibyte_character_converts_without_panic() {
+    let c =
+        bundle("---\ntype: X\nverified:\n  at: '2026-01-01T00:00:00Z'\n  by: human:josé\n---\n");
+    let a = apply_and_rerun(
+        &c,
+        json!([{"kind": "ensure_verification", "concept_id": "m/c", "verification": {"by": "human:bob", "at": "2026-02-02T00:00:00Z"}}]),
+    );
+    let t = text(&a, c_path());
+    assert!(
+        t.contains("verified:\n  -\n    at: '2026-01-01T00:00:00Z'\n    by: human:josé\n  -\n    by: human:bob\n    at: 2026-02-02T00:00:00Z\n"),
+        "{t}"
+    );
+}
