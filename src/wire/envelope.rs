@@ -9,17 +9,29 @@ use serde_json::{json, Map, Value};
 
 /// Stable wire error codes (spec/surface.md §5). Lower snake case, never renamed.
 pub mod codes {
+    /// Input fails the advertised schema (no size keyword), or output violates its schema/invariants.
     pub const SCHEMA_VALIDATION: &str = "schema_validation";
+    /// A key of the curated alias table (§9.4); names the canonical parameter.
     pub const UNKNOWN_PARAMETER: &str = "unknown_parameter";
+    /// Raw-argument, `bundle_path`, runtime grammar and domain faults; refused bundle entries.
     pub const INVALID_REQUEST: &str = "invalid_request";
+    /// Any size or count cap (§11).
     pub const RESOURCE_LIMIT: &str = "resource_limit";
+    /// A non-canonical revision reaching an apply handler (defensive).
     pub const INVALID_REVISION: &str = "invalid_revision";
+    /// Wrong or non-canonical plan digest; rebuilt plan or receipt does not match.
     pub const PLAN_MISMATCH: &str = "plan_mismatch";
+    /// The bundle changed since the preview and no matching receipt exists (retryable).
     pub const REVISION_CONFLICT: &str = "revision_conflict";
+    /// The derived key names a receipt of a different request.
     pub const IDEMPOTENCY_CONFLICT: &str = "idempotency_conflict";
+    /// Cancelled before the durability boundary, or lock wait timeout (retryable).
     pub const OPERATION_CANCELLED: &str = "operation_cancelled";
+    /// Generic failure, corrupt private state, blocked publication, parse failures of read tools.
     pub const OPERATION_REJECTED: &str = "operation_rejected";
+    /// A broken YAML graph (duplicate anchor, undefined alias, bad merge key).
     pub const INVALID_YAML_GRAPH: &str = "invalid_yaml_graph";
+    /// No concept with the requested id.
     pub const CONCEPT_NOT_FOUND: &str = "concept_not_found";
     /// Diagnostic code of the one recovery hint a recoverable error carries (§6.2).
     pub const RECOVERY_STEP: &str = "recovery_step";
@@ -135,9 +147,13 @@ impl Diagnostic {
 /// A tool error: becomes `isError: true` with the envelope of spec/surface.md §4.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolError {
+    /// A code of [`codes`]; sanitised to `^[a-z0-9_]+$` on the wire.
     pub code: String,
+    /// One concrete sentence; redacted and capped at 512 bytes on the wire (§4, §10).
     pub message: String,
+    /// As the catalogue of spec/surface.md §5 says for `code`.
     pub retryable: bool,
+    /// At most 10,000, trimmed so the whole error result fits 64 KiB.
     pub diagnostics: Vec<Diagnostic>,
     /// Text content replacing the envelope message, where spec/surface.md §3 says so
     /// (read-tool parse failures, `write_concept` rejections).

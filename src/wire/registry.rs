@@ -11,7 +11,9 @@ use serde_json::Value;
 /// compact JSON of the structured object (spec/surface.md §3), that text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Success {
+    /// `structuredContent`: the tool's success object.
     pub structured: Value,
+    /// The text content when it is not the compact JSON of `structured`.
     pub text: Option<String>,
     /// Whether a store `Commit` (spec/store.md §10) ran for this call: output-enforcement
     /// failures then say the change may have been committed (spec/surface.md §3).
@@ -45,14 +47,17 @@ pub type Handler = fn(Value, &Ctx) -> Result<Success, ToolError>;
 
 /// One registered tool.
 pub struct ToolSpec {
+    /// The MCP tool name (spec/surface.md §2).
     pub name: &'static str,
     /// `readOnlyHint`; the other three hints follow from it (spec/surface.md §2).
     pub read_only: bool,
+    /// The tool description of spec/surface.md §17.5.
     pub description: &'static str,
     /// The checked-in `schemas/<name>.input.schema.json` text.
     pub input_schema: &'static str,
     /// The checked-in `schemas/<name>.output.schema.json` text.
     pub output_schema: &'static str,
+    /// The handler: pure checks, then `bundle_path`, then I/O (spec/surface.md §9.1 steps 5–7).
     pub run: Handler,
 }
 

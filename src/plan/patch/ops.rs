@@ -155,35 +155,47 @@ impl Operation {
 /// `generated` payload: `by` (document actor), optional offset-datetime `at`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Generated {
+    /// Document actor (spec/surface.md §13.3).
     pub by: String,
+    /// Offset datetime (spec/temporal.md §2.1); `None` removes an existing `at`.
     pub at: Option<String>,
 }
 
 /// `verification` payload: document actor `by` and offset-datetime `at`, both required.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verification {
+    /// Document actor (spec/surface.md §13.3).
     pub by: String,
+    /// Offset datetime, compared as an instant (README R20).
     pub at: String,
 }
 
 /// A usage window `{from, to}`; values per profile, `from <= to` (§2.4 rule 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Window {
+    /// Start, per the temporal profile; `from <= to`.
     pub from: String,
+    /// End, per the temporal profile.
     pub to: String,
 }
 
 /// `source` payload (spec/concept-patch.md §2.3). Temporal values are kept verbatim.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Source {
+    /// Stable key of the source (footnote label); `None` for an anonymous source.
     pub id: Option<String>,
+    /// The artifact or scope descriptor (passive data, never fetched).
     pub resource: String,
+    /// Human-readable label.
     pub title: Option<String>,
+    /// Who produced the source (actor convention).
     pub author: Option<String>,
     /// The canonical decimal text of a u64 (`^(0|[1-9][0-9]*)$`, ≤ 20 characters); see
     /// [`Source::usage_count_value`].
     pub usage_count: Option<String>,
+    /// When the source last changed, per the temporal profile.
     pub last_modified: Option<String>,
+    /// The source's own usage window.
     pub usage_window: Option<Window>,
 }
 
@@ -227,22 +239,29 @@ impl Status {
 /// `lifecycle` payload: both keys present on the wire, each may be `null` (= remove).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lifecycle {
+    /// `None` removes `status`.
     pub status: Option<Status>,
+    /// Per the temporal profile, written verbatim; `None` removes `stale_after`.
     pub stale_after: Option<String>,
 }
 
 /// One computation parameter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Parameter {
+    /// Unique within the computation.
     pub name: String,
+    /// The parameter type, as the runtime reads it (wire `type`).
     pub type_: String,
+    /// Whether the parameter must be supplied.
     pub required: bool,
 }
 
 /// `executor` payload: `resource` and a non-empty list of unique receipt entries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Executor {
+    /// Run instructions or code (passive data, never executed).
     pub resource: String,
+    /// Fields a run must return: 1..256, unique.
     pub receipt: Vec<String>,
 }
 
@@ -261,11 +280,16 @@ pub enum ComputationBody {
 /// `attested_computation` payload (spec/concept-patch.md §2.3, §3.7).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttestedComputation {
+    /// How the computation is run (OKF v0.2 §10.2).
     pub runtime: String,
+    /// Desired parameters, in order.
     pub parameters: Vec<Parameter>,
+    /// The executor contract.
     pub executor: Executor,
     /// `attester.resource`.
+    /// `attester.resource`.
     pub attester_resource: String,
+    /// Inline fence or computation file path.
     pub body: ComputationBody,
 }
 

@@ -35,8 +35,11 @@ pub const MAX_PREEXISTING: usize = 100;
 /// The outcome status of a plan (spec/concept-patch.md §5.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
+    /// At least one file changes; the plan digest may be applied.
     Applicable,
+    /// Zero writes: result revision = base revision.
     Noop,
+    /// An operation or the staged validation refused the patch; no committable result.
     Rejected,
 }
 
@@ -55,6 +58,7 @@ impl Status {
 /// A built plan.
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// The outcome (§5.1).
     pub status: Status,
     /// The captured revision.
     pub base_revision: String,
@@ -70,6 +74,7 @@ pub struct Plan {
     pub writes: Vec<(String, Vec<u8>)>,
     /// Concept ids of written concept files, sorted.
     pub changed_refs: Vec<String>,
+    /// The unified diff of the writes, cut by whole file sections past 1 MiB (§5.4).
     pub diff: Diff,
     /// Wire diagnostics, sorted (§5.3).
     pub diagnostics: Vec<Diagnostic>,
