@@ -581,6 +581,17 @@ fn check_touched(node: &Node, file: &str) -> OpResult<()> {
     Ok(())
 }
 
+/// [`check_touched`], then `invalid_presentation` (`what`) unless `node` is a mapping
+/// (spec/concept-patch.md §4.5: a collection of the wrong kind).
+fn require_mapping(node: &Node, file: &str, what: &'static str) -> OpResult<()> {
+    check_touched(node, file)?;
+    if matches!(node.kind, NodeKind::Mapping { .. }) {
+        Ok(())
+    } else {
+        Err(Reject::new("invalid_presentation", file, what))
+    }
+}
+
 fn has_merge_anywhere(node: &Node) -> bool {
     if node.has_merge_key() {
         return true;
@@ -759,14 +770,7 @@ fn set_generated(doc: &mut DocEdit, by: &str, at: Option<&str>) -> OpResult<()> 
             set_value(doc, &[], "generated", &NewValue::BlockMap(entries))
         }
         Some(node) => {
-            check_touched(node, &doc.path)?;
-            if !matches!(node.kind, NodeKind::Mapping { .. }) {
-                return Err(Reject::new(
-                    "invalid_presentation",
-                    &doc.path,
-                    "generated is not a mapping",
-                ));
-            }
+            require_mapping(node, &doc.path, "generated is not a mapping")?;
             let path = [Seg::Key("generated")];
             set_scalar(doc, &path, "by", Scalar::Str(by.to_owned()))?;
             match at {
@@ -1256,14 +1260,7 @@ fn set_item_window(doc: &mut DocEdit, path: &[Seg<'_>], w: Option<&Window>) -> O
         (None, _) => remove_key(doc, path, "usage_window"),
         (Some(w), None) => set_value(doc, path, "usage_window", &window_value(w)),
         (Some(w), Some(node)) => {
-            check_touched(node, &doc.path)?;
-            if !matches!(node.kind, NodeKind::Mapping { .. }) {
-                return Err(Reject::new(
-                    "invalid_presentation",
-                    &doc.path,
-                    "usage_window is not a mapping",
-                ));
-            }
+            require_mapping(node, &doc.path, "usage_window is not a mapping")?;
             let mut sub: Vec<Seg<'_>> = path.to_vec();
             sub.push(Seg::Key("usage_window"));
             set_scalar(doc, &sub, "from", Scalar::Plain(w.from.clone()))?;
@@ -1418,14 +1415,7 @@ fn put_attested_computation(doc: &mut DocEdit, c: &AttestedComputation) -> OpRes
         )?,
         Some(node) => {
             let node = node.clone();
-            check_touched(&node, &doc.path)?;
-            if !matches!(node.kind, NodeKind::Mapping { .. }) {
-                return Err(Reject::new(
-                    "invalid_presentation",
-                    &doc.path,
-                    "executor is not a mapping",
-                ));
-            }
+            require_mapping(&node, &doc.path, "executor is not a mapping")?;
             let path = [Seg::Key("executor")];
             set_scalar(
                 doc,
@@ -1459,14 +1449,7 @@ fn put_attested_computation(doc: &mut DocEdit, c: &AttestedComputation) -> OpRes
             )]),
         )?,
         Some(node) => {
-            check_touched(node, &doc.path)?;
-            if !matches!(node.kind, NodeKind::Mapping { .. }) {
-                return Err(Reject::new(
-                    "invalid_presentation",
-                    &doc.path,
-                    "attester is not a mapping",
-                ));
-            }
+            require_mapping(node, &doc.path, "attester is not a mapping")?;
             set_scalar(
                 doc,
                 &[Seg::Key("attester")],
