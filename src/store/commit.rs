@@ -157,7 +157,7 @@ pub fn lookup_with(
     let Some(h) = handle::open(root, opts, Some(cancel), Create::No, &tag)? else {
         return Ok(None);
     };
-    find(&h, key, request_digest)
+    find(&h, key, request_digest, None)
 }
 
 /// [`commit`] with explicit options (tests: seam, faults, timeouts).
@@ -181,7 +181,7 @@ pub fn commit_with(
         return Err(StoreError::Conflict { retryable: true });
     };
     // C4.
-    if let Some(hit) = find(&h, &req.idempotency_key, &req.request_digest)? {
+    if let Some(hit) = find(&h, &req.idempotency_key, &req.request_digest, Some(cancel))? {
         return Ok(hit);
     }
     if mode == Mode::ReplayOnly {
@@ -227,11 +227,14 @@ pub fn commit_with(
     finish(root, h, durable, opts, cancel)
 }
 
-/// C4 / §8.5 on an open handle.
+/// C4 / §8.5 on an open handle. `basis`: the request's cancellation flag when the caller needs
+/// the replay basis of §12 step 6 (patch, migration, temporal apply); `None` skips that read
+/// under the lock (`write_concept`, whose replay message does not depend on it).
 fn find(
     h: &Handle<'_>,
     key: &str,
     request_digest: &str,
+    basis: Option<&Cancel>,
 ) -> Result<Option<CommitOutcome>, StoreError> {
     let stem = digest::receipt_name(key);
     let corrupt = || StoreError::StorageCorrupt(Corrupt::Receipt { name: stem.clone() });
@@ -249,12 +252,15 @@ fn find(
     }
     let basis = if h.completed.iter().any(|k| k == key) {
         ReplayBasis::CompletedNow
-    } else {
-        // Read under the lock (R42); a failed read falls back to the plain message.
-        match capture::capture(h.root, &Cancel::new()) {
+    } else if let Some(cancel) = basis {
+        // Read under the lock (R42); a failed or cancelled read falls back to the plain
+        // message and the answer stays a success.
+        match capture::capture(h.root, cancel) {
             Ok(c) if c.revision == r.receipt.base_revision => ReplayBasis::Undone,
             _ => ReplayBasis::Plain,
         }
+    } else {
+        ReplayBasis::Plain
     };
     Ok(Some(CommitOutcome {
         receipt: r,
