@@ -18,7 +18,7 @@ use crate::okf::project::{
 use crate::okf::temporal::{parse_date, parse_offset_datetime, Profile};
 use crate::okf::version::{self, Declaration, Target, Version};
 use crate::okf::yaml::{Node, Resolved};
-use crate::store::capture::Capture;
+use crate::store::capture::{Capture, CapturedFile};
 use crate::wire::envelope::{Diagnostic, Severity};
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
@@ -103,6 +103,24 @@ struct Ctx<'o> {
     out: BTreeSet<Finding>,
 }
 
+/// The per-file rows: `noncanonical_concept_path` once per `.md` file that is neither
+/// reserved nor a concept (spec/surface.md §13.1 rule 5), then every document's own checks.
+fn check_files(cx: &mut Ctx<'_>, files: &[CapturedFile], docs: &[Doc<'_>]) {
+    for file in files {
+        if crate::okf::grammar::classify(&file.path) == DocClass::NoncanonicalMarkdown {
+            cx.push(
+                &file.path,
+                "noncanonical_concept_path",
+                Severity::Warn,
+                "a Markdown file whose path is not a canonical concept id is not a concept",
+            );
+        }
+    }
+    for doc in docs {
+        check_doc(cx, doc);
+    }
+}
+
 impl Ctx<'_> {
     fn push(&mut self, file: &str, code: &'static str, severity: Severity, message: &'static str) {
         self.out.insert(Finding {
@@ -137,19 +155,7 @@ pub fn validate_bundle(bundle: &Bundle<'_>, opts: &Options) -> Report {
         out: BTreeSet::new(),
     };
     check_version(&mut cx, &declaration);
-    for file in &bundle.capture.files {
-        if crate::okf::grammar::classify(&file.path) == DocClass::NoncanonicalMarkdown {
-            cx.push(
-                &file.path,
-                "noncanonical_concept_path",
-                Severity::Warn,
-                "a Markdown file whose path is not a canonical concept id is not a concept",
-            );
-        }
-    }
-    for doc in &bundle.docs {
-        check_doc(&mut cx, doc);
-    }
+    check_files(&mut cx, &bundle.capture.files, &bundle.docs);
     if opts.check_links || opts.check_orphans {
         check_links(&mut cx, bundle);
     }
@@ -228,19 +234,7 @@ pub fn validate_staged(
     if root_written {
         check_version(&mut cx, &declaration);
     }
-    for file in &written.files {
-        if crate::okf::grammar::classify(&file.path) == DocClass::NoncanonicalMarkdown {
-            cx.push(
-                &file.path,
-                "noncanonical_concept_path",
-                Severity::Warn,
-                "a Markdown file whose path is not a canonical concept id is not a concept",
-            );
-        }
-    }
-    for doc in &parsed.docs {
-        check_doc(&mut cx, doc);
-    }
+    check_files(&mut cx, &written.files, &parsed.docs);
     let new_md = written
         .files
         .iter()
