@@ -6,8 +6,10 @@
 
 use crate::okf::document::{self, Split};
 use crate::okf::grammar::{classify, DocClass};
+use crate::okf::memo;
 use crate::okf::yaml::{self, Node, Yaml, YamlError};
 use crate::store::capture::{Capture, CapturedFile};
+use std::sync::OnceLock;
 
 /// Why a concept or reserved document cannot be parsed (spec/surface.md §13.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,11 +57,64 @@ impl Parsed<'_> {
 }
 
 /// One visible `.md` document of interest.
+///
+/// Its parse is lazy: a document whose digest the memo knows to be free of YAML limit and
+/// graph faults (spec/store.md §3.4, [`crate::okf::memo`]) is parsed only when a tool looks
+/// at it through [`Doc::parsed`]; the result is kept for the rest of the request.
 #[derive(Debug, Clone)]
 pub struct Doc<'a> {
     pub file: &'a CapturedFile,
     pub class: DocClass,
-    pub parsed: Result<Parsed<'a>, ParseFault>,
+    parsed: OnceLock<Result<Parsed<'a>, ParseFault>>,
+}
+
+impl<'a> Doc<'a> {
+    /// A document whose parse is already known.
+    #[must_use]
+    pub fn new(
+        file: &'a CapturedFile,
+        class: DocClass,
+        parsed: Result<Parsed<'a>, ParseFault>,
+    ) -> Self {
+        Self {
+            file,
+            class,
+            parsed: OnceLock::from(parsed),
+        }
+    }
+
+    /// A document known to parse without a limit or graph fault, parsed on first use.
+    fn lazy(file: &'a CapturedFile, class: DocClass) -> Self {
+        Self {
+            file,
+            class,
+            parsed: OnceLock::new(),
+        }
+    }
+
+    /// The document's parse: split, frontmatter tree, or the ordinary parse fault
+    /// (spec/surface.md §13.1). Parses on first use and keeps the result.
+    pub fn parsed(&self) -> &Result<Parsed<'a>, ParseFault> {
+        self.parsed
+            .get_or_init(|| parse_known_clean(&self.file.bytes))
+    }
+
+    /// The parse if it is already at hand, else a fresh one that is not kept (callers that
+    /// visit every document once use this to bound memory).
+    #[must_use]
+    pub fn parsed_transient(&self) -> std::borrow::Cow<'_, Result<Parsed<'a>, ParseFault>> {
+        match self.parsed.get() {
+            Some(p) => std::borrow::Cow::Borrowed(p),
+            None => std::borrow::Cow::Owned(parse_known_clean(&self.file.bytes)),
+        }
+    }
+}
+
+/// Parses a document already proven free of limit and graph faults. Parsing is deterministic,
+/// so the fault branch cannot happen; it is still mapped (to `invalid_frontmatter`) rather than
+/// trusted, so that no input can make this panic.
+fn parse_known_clean(bytes: &[u8]) -> Result<Parsed<'_>, ParseFault> {
+    parse_document(bytes).unwrap_or(Err(ParseFault::InvalidFrontmatter))
 }
 
 /// A fault that fails every tool (spec/store.md §3.4).
@@ -112,37 +167,89 @@ pub fn parse_document(bytes: &[u8]) -> Result<Result<Parsed<'_>, ParseFault>, Ya
     }
 }
 
-/// Parses every concept and reserved document of `capture`.
+/// Parses every concept and reserved document of `capture` (spec/store.md §3.4).
+///
+/// A document whose digest [`crate::okf::memo`] knows to be fault-free is not parsed now
+/// (its [`Doc::parsed`] parses on first use). The others are parsed here, on up to two
+/// threads, and their digests are remembered as clean when no document of the bundle faults.
 ///
 /// # Errors
 /// [`BundleFault`] for the first (in path order) document with a YAML limit or graph fault.
 pub fn parse_bundle(capture: &Capture) -> Result<Bundle<'_>, BundleFault> {
-    let mut docs = Vec::new();
-    for file in &capture.files {
-        let class = classify(&file.path);
-        if !matches!(class, DocClass::Concept(_) | DocClass::Reserved) {
+    let docs_files: Vec<(&CapturedFile, DocClass)> = capture
+        .files
+        .iter()
+        .filter_map(|file| {
+            let class = classify(&file.path);
+            matches!(class, DocClass::Concept(_) | DocClass::Reserved).then_some((file, class))
+        })
+        .collect();
+    let digests: Vec<&[u8; 32]> = docs_files.iter().map(|(f, _)| &f.digest).collect();
+    let known = memo::clean_flags(&digests);
+    let todo: Vec<&CapturedFile> = docs_files
+        .iter()
+        .zip(&known)
+        .filter(|(_, k)| !**k)
+        .map(|((f, _), _)| *f)
+        .collect();
+    let mut fresh = parse_many(&todo).into_iter();
+    let mut docs = Vec::with_capacity(docs_files.len());
+    let mut clean = Vec::new();
+    for ((file, class), known) in docs_files.into_iter().zip(known) {
+        if known {
+            docs.push(Doc::lazy(file, class));
             continue;
         }
-        let parsed = match parse_document(&file.bytes) {
-            Ok(p) => p,
-            Err(YamlError::Limit(_)) => {
+        let parsed = match fresh.next() {
+            Some(Ok(p)) => p,
+            Some(Err(YamlError::Limit(_))) => {
                 return Err(BundleFault::Limit {
                     path: file.path.clone(),
                 })
             }
-            Err(_) => {
+            Some(Err(_)) => {
                 return Err(BundleFault::Graph {
                     path: file.path.clone(),
                 })
             }
+            None => parse_known_clean(&file.bytes),
         };
-        docs.push(Doc {
-            file,
-            class,
-            parsed,
-        });
+        clean.push(file.digest);
+        docs.push(Doc::new(file, class, parsed));
     }
+    memo::mark_clean(&clean);
     Ok(Bundle { capture, docs })
+}
+
+/// Below this many documents a parse stays on the calling thread.
+const PARALLEL_MIN_DOCS: usize = 64;
+
+type ParseResult<'a> = Result<Result<Parsed<'a>, ParseFault>, YamlError>;
+
+/// Parses `files` in order, on two threads when there are enough of them.
+fn parse_many<'a>(files: &[&'a CapturedFile]) -> Vec<ParseResult<'a>> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    if files.len() < PARALLEL_MIN_DOCS || threads < 2 {
+        return files.iter().map(|f| parse_document(&f.bytes)).collect();
+    }
+    let (first, second) = files.split_at(files.len() / 2);
+    std::thread::scope(|s| {
+        let other = s.spawn(|| {
+            second
+                .iter()
+                .map(|f| parse_document(&f.bytes))
+                .collect::<Vec<_>>()
+        });
+        let mut out: Vec<ParseResult<'a>> =
+            first.iter().map(|f| parse_document(&f.bytes)).collect();
+        match other.join() {
+            Ok(rest) => out.extend(rest),
+            // The worker cannot panic on any input (the parser is total); should it anyway,
+            // redo its half here rather than lose documents.
+            Err(_) => out.extend(second.iter().map(|f| parse_document(&f.bytes))),
+        }
+        out
+    })
 }
 
 impl<'a> Bundle<'a> {
@@ -157,6 +264,9 @@ impl<'a> Bundle<'a> {
     /// The document at `path`, if it is a concept or reserved document.
     #[must_use]
     pub fn doc(&self, path: &str) -> Option<&Doc<'a>> {
-        self.docs.iter().find(|d| d.file.path == path)
+        self.docs
+            .binary_search_by(|d| d.file.path.as_bytes().cmp(path.as_bytes()))
+            .ok()
+            .map(|i| &self.docs[i])
     }
 }

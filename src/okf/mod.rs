@@ -12,6 +12,7 @@ pub mod bundle;
 pub mod document;
 pub mod grammar;
 pub mod markdown;
+pub mod memo;
 pub mod project;
 pub mod temporal;
 pub mod validate;

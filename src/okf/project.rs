@@ -255,7 +255,7 @@ struct View<'d> {
 }
 
 fn view<'d>(doc: &'d Doc<'_>) -> Option<View<'d>> {
-    let p = doc.parsed.as_ref().ok()?;
+    let p = doc.parsed().as_ref().ok()?;
     Some(View {
         root: p.root(),
         body: p.split.body_text(),
@@ -324,7 +324,7 @@ pub fn card(id: &str, doc: &Doc<'_>, profile: Profile, as_of: Option<&str>) -> O
 #[must_use]
 pub fn list_entry(id: &str, doc: &Doc<'_>, profile: Profile, as_of: Option<&str>) -> Value {
     let Some(v) = view(doc) else {
-        let code = doc.parsed.as_ref().err().map(|f| f.code());
+        let code = doc.parsed().as_ref().err().map(|f| f.code());
         return json!({
             "id": id, "path": doc.file.path, "type": null, "title": null, "description": null,
             "tags": [], "status": null, "trust": "unverified", "stale": null, "stale_after": null,

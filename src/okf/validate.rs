@@ -9,9 +9,10 @@
 //! or argument values; the finding's `file` names the document.
 
 use crate::okf::actor::is_document_actor;
-use crate::okf::bundle::{parse_bundle, Bundle, BundleFault, Doc};
+use crate::okf::bundle::{parse_bundle, Bundle, BundleFault, Doc, ParseFault, Parsed};
 use crate::okf::grammar::DocClass;
 use crate::okf::markdown;
+use crate::okf::memo::{self, DocOptions};
 use crate::okf::project::{
     self, field, non_blank_str, non_empty_str, non_negative_int, ATTESTED_COMPUTATION, STATUSES,
 };
@@ -22,6 +23,7 @@ use crate::store::capture::{Capture, CapturedFile};
 use crate::wire::envelope::{Diagnostic, Severity};
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// Validator options (spec/surface.md §13.2).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -105,6 +107,10 @@ struct Ctx<'o> {
 
 /// The per-file rows: `noncanonical_concept_path` once per `.md` file that is neither
 /// reserved nor a concept (spec/surface.md §13.1 rule 5), then every document's own checks.
+///
+/// A document's own findings are a pure function of its path, bytes and [`DocOptions`]; they
+/// come from [`memo`] when known, else they are computed (on two threads when many documents
+/// are new, each parse dropped right after its checks) and remembered.
 fn check_files(cx: &mut Ctx<'_>, files: &[CapturedFile], docs: &[Doc<'_>]) {
     for file in files {
         if crate::okf::grammar::classify(&file.path) == DocClass::NoncanonicalMarkdown {
@@ -116,9 +122,59 @@ fn check_files(cx: &mut Ctx<'_>, files: &[CapturedFile], docs: &[Doc<'_>]) {
             );
         }
     }
+    let dopts = DocOptions {
+        strict: cx.opts.strict,
+        v02: cx.v02,
+        temporal_profile: cx.opts.temporal_profile,
+        as_of: cx.opts.as_of.clone(),
+    };
+    let mut misses: Vec<&Doc<'_>> = Vec::new();
     for doc in docs {
-        check_doc(cx, doc);
+        match memo::findings(&doc.file.path, &doc.file.digest, &dopts) {
+            Some(found) => cx.out.extend(found.iter().cloned()),
+            None => misses.push(doc),
+        }
     }
+    let computed = doc_findings_many(cx.opts, cx.v02, &misses);
+    for (doc, found) in misses.iter().zip(computed) {
+        cx.out.extend(found.iter().cloned());
+        memo::remember_findings(&doc.file.path, &doc.file.digest, &dopts, found);
+    }
+}
+
+/// Below this many documents the per-document checks stay on the calling thread.
+const PARALLEL_MIN_DOCS: usize = 64;
+
+/// The own findings of each document of `docs`, in order.
+fn doc_findings_many(opts: &Options, v02: bool, docs: &[&Doc<'_>]) -> Vec<Arc<[Finding]>> {
+    let one = |d: &&Doc<'_>| doc_findings(opts, v02, d);
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    if docs.len() < PARALLEL_MIN_DOCS || threads < 2 {
+        return docs.iter().map(one).collect();
+    }
+    let (first, second) = docs.split_at(docs.len() / 2);
+    std::thread::scope(|s| {
+        let other = s.spawn(|| second.iter().map(one).collect::<Vec<_>>());
+        let mut out: Vec<Arc<[Finding]>> = first.iter().map(one).collect();
+        match other.join() {
+            Ok(rest) => out.extend(rest),
+            // The checks are total on any input; should the worker fail anyway, redo its half.
+            Err(_) => out.extend(second.iter().map(one)),
+        }
+        out
+    })
+}
+
+/// The findings of one document's own rows (no bundle-level or cross-document rows).
+fn doc_findings(opts: &Options, v02: bool, doc: &Doc<'_>) -> Arc<[Finding]> {
+    let mut cx = Ctx {
+        opts,
+        v02,
+        out: BTreeSet::new(),
+    };
+    let parsed = doc.parsed_transient();
+    check_doc(&mut cx, &doc.file.path, &doc.class, &parsed);
+    cx.out.into_iter().collect::<Vec<_>>().into()
 }
 
 impl Ctx<'_> {
@@ -308,9 +364,13 @@ fn check_version(cx: &mut Ctx<'_>, decl: &Declaration) {
     }
 }
 
-fn check_doc(cx: &mut Ctx<'_>, doc: &Doc<'_>) {
-    let path = doc.file.path.as_str();
-    let parsed = match &doc.parsed {
+fn check_doc(
+    cx: &mut Ctx<'_>,
+    path: &str,
+    class: &DocClass,
+    parsed: &Result<Parsed<'_>, ParseFault>,
+) {
+    let parsed = match parsed {
         Ok(p) => p,
         Err(f) => {
             cx.push(path, f.code(), Severity::Error, parse_message(f.code()));
@@ -319,7 +379,7 @@ fn check_doc(cx: &mut Ctx<'_>, doc: &Doc<'_>) {
     };
     let body = parsed.split.body_text();
     let root = parsed.root();
-    match &doc.class {
+    match class {
         DocClass::Concept(_) => {
             if !parsed.has_frontmatter() {
                 cx.push(
@@ -727,7 +787,8 @@ fn percent_decode(s: &str) -> String {
 fn check_links(cx: &mut Ctx<'_>, bundle: &Bundle<'_>) {
     let mut linked: BTreeSet<String> = BTreeSet::new();
     for doc in &bundle.docs {
-        let Ok(p) = &doc.parsed else { continue };
+        let parsed = doc.parsed_transient();
+        let Ok(p) = &*parsed else { continue };
         let from = doc.file.path.as_str();
         let mut broken = false;
         for target in markdown::md_links(p.split.body_text()) {
@@ -766,6 +827,7 @@ fn check_links(cx: &mut Ctx<'_>, bundle: &Bundle<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::okf::yaml::Yaml;
 
     fn run(files: &[(&str, &str)], opts: &Options) -> Report {
         let c = Capture::from_files(
@@ -1067,6 +1129,48 @@ mod tests {
                         let _ = project::list_entry(id, d, profile, Some("2026-01-02"));
                         let _ = project::read_projection(d, profile);
                     }
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// The memo (crate::okf::memo) never changes an answer: a report served from
+        /// remembered parses and findings equals the report computed with the memo bypassed,
+        /// for the same bundle under changing options (the memo is warm on the second run).
+        #[test]
+        fn memo_served_reports_equal_uncached_reports(
+            base in proptest::collection::btree_map(0..PATHS.len(), 0..17usize, 0..=PATHS.len()),
+            strict in proptest::bool::ANY,
+            version in 0..3u8,
+            as_of in proptest::bool::ANY,
+            instant in proptest::bool::ANY,
+        ) {
+            let texts = contents();
+            let c = Capture::from_files(
+                base.iter().map(|(p, i)| (PATHS[*p].to_owned(), texts[*i].clone())),
+            );
+            let opts = Options {
+                strict,
+                spec_version: [None, Some(Target::V01), Some(Target::V02)][usize::from(version)],
+                temporal_profile: if instant { Profile::Instant } else { Profile::Date },
+                as_of: as_of.then(|| "2026-01-03".to_owned()),
+                ..Options::default()
+            };
+            let fresh = crate::okf::memo::bypassed(|| validate(&c, &opts));
+            let first = validate(&c, &opts);
+            let warm = validate(&c, &opts);
+            proptest::prop_assert_eq!(&first, &fresh);
+            proptest::prop_assert_eq!(&warm, &fresh);
+            if let Ok(b) = parse_bundle(&c) {
+                for d in &b.docs {
+                    let cold = crate::okf::memo::bypassed(|| {
+                        crate::okf::bundle::parse_document(&d.file.bytes)
+                            .map(|p| p.map(|p| p.yaml.map(|y| y.value())))
+                    });
+                    let lazy = d.parsed().as_ref().map(|p| p.yaml.as_ref().map(Yaml::value));
+                    proptest::prop_assert_eq!(cold, Ok(lazy.map_err(|f| *f)));
                 }
             }
         }

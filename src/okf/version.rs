@@ -99,7 +99,7 @@ pub fn declaration(bundle: &Bundle<'_>) -> Declaration {
     let Some(doc) = bundle.doc("index.md") else {
         return Declaration::Absent;
     };
-    let Ok(parsed) = &doc.parsed else {
+    let Ok(parsed) = doc.parsed() else {
         return Declaration::NonScalar;
     };
     let Some(root) = parsed.root() else {

@@ -123,7 +123,7 @@ pub fn bundle_parse_failure(bundle: &Bundle<'_>) -> Option<ToolError> {
         .docs
         .iter()
         .filter_map(|d| {
-            d.parsed
+            d.parsed()
                 .as_ref()
                 .err()
                 .map(|f| (d.file.path.as_str(), f.code()))

@@ -44,7 +44,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
                 )),
         );
     };
-    let parsed = match &doc.parsed {
+    let parsed = match doc.parsed() {
         Ok(p) => p,
         Err(f) => return Err(parse_failure(&[(path.as_str(), f.code())])),
     };

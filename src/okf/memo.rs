@@ -1,0 +1,206 @@
+//! A process-wide memo of pure per-document results, keyed by content.
+//!
+//! Splitting and parsing a document (spec/store.md §3.4) and the validator's per-document
+//! checks (spec/surface.md §13.2) are pure functions of the document's bytes, its path and the
+//! validator options. A long-running server sees the same unchanged documents on every request,
+//! so it remembers two facts between requests:
+//!
+//! 1. **clean digests**: SHA-256 digests of documents whose frontmatter parses without a YAML
+//!    resource-limit or graph fault (spec/store.md §3.4–§3.5). A document whose digest is
+//!    clean is not parsed again to re-prove that; [`crate::okf::bundle::parse_bundle`] parses
+//!    it lazily, only when a tool actually looks at it.
+//! 2. **per-document findings** for `(path, digest, DocOptions)`.
+//!
+//! What this does not change: every request still captures the tree (reads and hashes every
+//! visible file, spec/store.md §3.6–§3.7), and every answer is computed from that capture. A
+//! digest equal to a remembered one stands for the same bytes (the assumption the revision
+//! already relies on), so a remembered result equals the recomputed one.
+//!
+//! Bounded: at most [`MAX_ENTRIES`] clean digests and as many findings entries; a table that
+//! would grow past it is cleared first (a later request recomputes). Holds no document text:
+//! 32-byte digests, paths and the fixed finding sentences only.
+
+use crate::okf::temporal::Profile;
+use crate::okf::validate::Finding;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+
+/// Upper bound of remembered digests, and of remembered findings entries (each table is
+/// cleared when it would exceed it). Twice the visible-file limit of spec/store.md §3.3.
+pub const MAX_ENTRIES: usize = 20_000;
+
+/// The validator options a document's own findings depend on (spec/surface.md §13.2): the
+/// strict switch, whether the 0.2-only rows apply, the temporal profile and `as_of`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocOptions {
+    pub strict: bool,
+    pub v02: bool,
+    pub temporal_profile: Profile,
+    pub as_of: Option<String>,
+}
+
+struct FindingsEntry {
+    path: Box<str>,
+    opts: DocOptions,
+    findings: Arc<[Finding]>,
+}
+
+#[derive(Default)]
+struct Memo {
+    clean: HashSet<[u8; 32]>,
+    findings: HashMap<[u8; 32], Vec<FindingsEntry>>,
+    findings_len: usize,
+}
+
+static MEMO: LazyLock<Mutex<Memo>> = LazyLock::new(|| Mutex::new(Memo::default()));
+
+/// The memo, also after a panic elsewhere poisoned the mutex (its tables stay consistent:
+/// every update is a single insert or a clear).
+fn memo() -> MutexGuard<'static, Memo> {
+    MEMO.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: when set, the calling thread neither reads nor writes the memo.
+    static BYPASS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Tests: runs `f` on this thread with the memo bypassed (nothing read, nothing remembered).
+#[cfg(test)]
+pub(crate) fn bypassed<T>(f: impl FnOnce() -> T) -> T {
+    BYPASS.with(|b| b.set(true));
+    let out = f();
+    BYPASS.with(|b| b.set(false));
+    out
+}
+
+fn bypass() -> bool {
+    #[cfg(test)]
+    if BYPASS.with(std::cell::Cell::get) {
+        return true;
+    }
+    false
+}
+
+/// Whether `digest` is known to parse without a YAML limit or graph fault.
+#[must_use]
+pub fn is_clean(digest: &[u8; 32]) -> bool {
+    !bypass() && memo().clean.contains(digest)
+}
+
+/// For each digest, whether it is known clean (one lock for the whole slice).
+#[must_use]
+pub fn clean_flags(digests: &[&[u8; 32]]) -> Vec<bool> {
+    if bypass() {
+        return vec![false; digests.len()];
+    }
+    let m = memo();
+    digests.iter().map(|d| m.clean.contains(*d)).collect()
+}
+
+/// Remembers that the documents with these digests parse without a limit or graph fault.
+pub fn mark_clean(digests: &[[u8; 32]]) {
+    if digests.is_empty() || bypass() {
+        return;
+    }
+    let mut m = memo();
+    if m.clean.len() + digests.len() > MAX_ENTRIES {
+        m.clean.clear();
+    }
+    m.clean.extend(digests.iter().take(MAX_ENTRIES).copied());
+}
+
+/// The remembered findings of the document `(path, digest)` under `opts`, if any.
+#[must_use]
+pub fn findings(path: &str, digest: &[u8; 32], opts: &DocOptions) -> Option<Arc<[Finding]>> {
+    if bypass() {
+        return None;
+    }
+    memo()
+        .findings
+        .get(digest)?
+        .iter()
+        .find(|e| &*e.path == path && e.opts == *opts)
+        .map(|e| Arc::clone(&e.findings))
+}
+
+/// Remembers the findings of the document `(path, digest)` under `opts`.
+pub fn remember_findings(path: &str, digest: &[u8; 32], opts: &DocOptions, found: Arc<[Finding]>) {
+    if bypass() {
+        return;
+    }
+    let mut m = memo();
+    if m.findings_len >= MAX_ENTRIES {
+        m.findings.clear();
+        m.findings_len = 0;
+    }
+    let list = m.findings.entry(*digest).or_default();
+    if list.iter().any(|e| &*e.path == path && e.opts == *opts) {
+        return;
+    }
+    list.push(FindingsEntry {
+        path: path.into(),
+        opts: opts.clone(),
+        findings: found,
+    });
+    m.findings_len += 1;
+}
+
+/// Forgets everything (benchmarks measure a first request with it; tests compare).
+pub fn clear() {
+    let mut m = memo();
+    m.clean.clear();
+    m.findings.clear();
+    m.findings_len = 0;
+}
+
+/// Number of remembered (clean digests, findings entries).
+#[must_use]
+pub fn len() -> (usize, usize) {
+    let m = memo();
+    (m.clean.len(), m.findings_len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::envelope::Severity;
+
+    fn opts(v02: bool) -> DocOptions {
+        DocOptions {
+            strict: false,
+            v02,
+            temporal_profile: Profile::default(),
+            as_of: None,
+        }
+    }
+
+    #[test]
+    fn findings_are_keyed_by_path_digest_and_options() {
+        let d = [7u8; 32];
+        let f: Arc<[Finding]> = Arc::from(vec![Finding {
+            file: "memo-test/a.md".into(),
+            code: "missing_type",
+            message: "m",
+            severity: Severity::Error,
+        }]);
+        remember_findings("memo-test/a.md", &d, &opts(true), Arc::clone(&f));
+        assert_eq!(
+            findings("memo-test/a.md", &d, &opts(true)).as_deref(),
+            Some(&*f)
+        );
+        assert!(findings("memo-test/a.md", &d, &opts(false)).is_none());
+        assert!(findings("memo-test/b.md", &d, &opts(true)).is_none());
+        assert!(findings("memo-test/a.md", &[8u8; 32], &opts(true)).is_none());
+    }
+
+    #[test]
+    fn clean_digests_are_remembered() {
+        let d = [9u8; 32];
+        mark_clean(&[d]);
+        assert!(is_clean(&d));
+        assert_eq!(clean_flags(&[&d, &[10u8; 32]]), vec![true, false]);
+    }
+}
