@@ -171,11 +171,33 @@ pub fn parse_document(bytes: &[u8]) -> Result<Result<Parsed<'_>, ParseFault>, Ya
 ///
 /// A document whose digest [`crate::okf::memo`] knows to be fault-free is not parsed now
 /// (its [`Doc::parsed`] parses on first use). The others are parsed here, on up to two
-/// threads, and their digests are remembered as clean when no document of the bundle faults.
+/// threads, kept, and their digests remembered as clean when no document of the bundle faults.
 ///
 /// # Errors
 /// [`BundleFault`] for the first (in path order) document with a YAML limit or graph fault.
 pub fn parse_bundle(capture: &Capture) -> Result<Bundle<'_>, BundleFault> {
+    parse_bundle_visiting::<()>(capture, None).map(|(b, _)| b)
+}
+
+/// What happened to one document parsed during the capture.
+enum Cold<'a, T> {
+    Fault(YamlError),
+    Kept(Result<Parsed<'a>, ParseFault>),
+    Visited(T),
+}
+
+/// Like [`parse_bundle`], but with `visit`, each document parsed now is handed to `visit`
+/// while its parse is at hand and the parse is then dropped (the document stays lazy), so a
+/// caller that needs one pass over every document holds at most two parses at a time. Returns
+/// the bundle and `(index in bundle.docs, visit result)` for every visited document.
+///
+/// # Errors
+/// As [`parse_bundle`].
+#[allow(clippy::type_complexity)]
+pub fn parse_bundle_visiting<'a, T: Send>(
+    capture: &'a Capture,
+    visit: Option<&(dyn Fn(&Doc<'a>) -> T + Sync)>,
+) -> Result<(Bundle<'a>, Vec<(usize, T)>), BundleFault> {
     let docs_files: Vec<(&CapturedFile, DocClass)> = capture
         .files
         .iter()
@@ -186,70 +208,50 @@ pub fn parse_bundle(capture: &Capture) -> Result<Bundle<'_>, BundleFault> {
         .collect();
     let digests: Vec<&[u8; 32]> = docs_files.iter().map(|(f, _)| &f.digest).collect();
     let known = memo::clean_flags(&digests);
-    let todo: Vec<&CapturedFile> = docs_files
+    let todo: Vec<&(&CapturedFile, DocClass)> = docs_files
         .iter()
         .zip(&known)
         .filter(|(_, k)| !**k)
-        .map(|((f, _), _)| *f)
+        .map(|(d, _)| d)
         .collect();
-    let mut fresh = parse_many(&todo).into_iter();
+    let fresh = crate::okf::par::map(&todo, |(file, class)| match parse_document(&file.bytes) {
+        Err(e) => Cold::Fault(e),
+        Ok(p) => match visit {
+            None => Cold::Kept(p),
+            Some(v) => Cold::Visited(v(&Doc::new(file, class.clone(), p))),
+        },
+    });
+    let mut fresh = fresh.into_iter();
     let mut docs = Vec::with_capacity(docs_files.len());
+    let mut visited = Vec::new();
     let mut clean = Vec::new();
     for ((file, class), known) in docs_files.into_iter().zip(known) {
         if known {
             docs.push(Doc::lazy(file, class));
             continue;
         }
-        let parsed = match fresh.next() {
-            Some(Ok(p)) => p,
-            Some(Err(YamlError::Limit(_))) => {
+        match fresh.next() {
+            Some(Cold::Fault(YamlError::Limit(_))) => {
                 return Err(BundleFault::Limit {
                     path: file.path.clone(),
                 })
             }
-            Some(Err(_)) => {
+            Some(Cold::Fault(_)) => {
                 return Err(BundleFault::Graph {
                     path: file.path.clone(),
                 })
             }
-            None => parse_known_clean(&file.bytes),
-        };
+            Some(Cold::Kept(parsed)) => docs.push(Doc::new(file, class, parsed)),
+            Some(Cold::Visited(t)) => {
+                visited.push((docs.len(), t));
+                docs.push(Doc::lazy(file, class));
+            }
+            None => docs.push(Doc::lazy(file, class)),
+        }
         clean.push(file.digest);
-        docs.push(Doc::new(file, class, parsed));
     }
     memo::mark_clean(&clean);
-    Ok(Bundle { capture, docs })
-}
-
-/// Below this many documents a parse stays on the calling thread.
-const PARALLEL_MIN_DOCS: usize = 64;
-
-type ParseResult<'a> = Result<Result<Parsed<'a>, ParseFault>, YamlError>;
-
-/// Parses `files` in order, on two threads when there are enough of them.
-fn parse_many<'a>(files: &[&'a CapturedFile]) -> Vec<ParseResult<'a>> {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    if files.len() < PARALLEL_MIN_DOCS || threads < 2 {
-        return files.iter().map(|f| parse_document(&f.bytes)).collect();
-    }
-    let (first, second) = files.split_at(files.len() / 2);
-    std::thread::scope(|s| {
-        let other = s.spawn(|| {
-            second
-                .iter()
-                .map(|f| parse_document(&f.bytes))
-                .collect::<Vec<_>>()
-        });
-        let mut out: Vec<ParseResult<'a>> =
-            first.iter().map(|f| parse_document(&f.bytes)).collect();
-        match other.join() {
-            Ok(rest) => out.extend(rest),
-            // The worker cannot panic on any input (the parser is total); should it anyway,
-            // redo its half here rather than lose documents.
-            Err(_) => out.extend(second.iter().map(|f| parse_document(&f.bytes))),
-        }
-        out
-    })
+    Ok((Bundle { capture, docs }, visited))
 }
 
 impl<'a> Bundle<'a> {

@@ -13,6 +13,7 @@ pub mod document;
 pub mod grammar;
 pub mod markdown;
 pub mod memo;
+pub mod par;
 pub mod project;
 pub mod temporal;
 pub mod validate;

@@ -9,7 +9,10 @@
 //! or argument values; the finding's `file` names the document.
 
 use crate::okf::actor::is_document_actor;
-use crate::okf::bundle::{parse_bundle, Bundle, BundleFault, Doc, ParseFault, Parsed};
+use crate::okf::bundle::{
+    parse_bundle, parse_bundle_visiting, parse_document, Bundle, BundleFault, Doc, ParseFault,
+    Parsed,
+};
 use crate::okf::grammar::DocClass;
 use crate::okf::markdown;
 use crate::okf::memo::{self, DocOptions};
@@ -94,8 +97,50 @@ impl Report {
 /// [`BundleFault`] when a document exceeds the YAML limits or has a broken YAML graph
 /// (spec/store.md §3.4); those fail the calling tool.
 pub fn validate(capture: &Capture, opts: &Options) -> Result<Report, BundleFault> {
-    let bundle = parse_bundle(capture)?;
+    let bundle = parse_for_validation(capture, opts)?;
     Ok(validate_bundle(&bundle, opts))
+}
+
+/// Parses `capture` for a validation under `opts`: [`parse_bundle`], except that the own
+/// findings of every document parsed now are computed while its parse is at hand and
+/// remembered ([`memo`]), and the parse is then dropped. The [`validate_bundle`] that follows
+/// with the same `opts` takes them from the memo, so every document is parsed once and peak
+/// memory holds the capture plus a couple of parses, not a parse of every document.
+///
+/// # Errors
+/// As [`parse_bundle`].
+pub fn parse_for_validation<'c>(
+    capture: &'c Capture,
+    opts: &Options,
+) -> Result<Bundle<'c>, BundleFault> {
+    // The 0.2-only rows depend on the root declaration: read it first (a faulty root index
+    // is reported by the bundle parse below, in path order).
+    let v02 = match capture
+        .get("index.md")
+        .map(|f| (f, parse_document(&f.bytes)))
+    {
+        Some((f, Ok(p))) => {
+            let doc = Doc::new(f, DocClass::Reserved, p);
+            let decl = version::declaration_of(Some(&doc));
+            version::resolve(&decl, opts.spec_version).effective != Some("0.1")
+        }
+        Some((_, Err(_))) => true,
+        None => version::resolve(&Declaration::Absent, opts.spec_version).effective != Some("0.1"),
+    };
+    let dopts = DocOptions {
+        strict: opts.strict,
+        v02,
+        temporal_profile: opts.temporal_profile,
+        as_of: opts.as_of.clone(),
+    };
+    let visit = |d: &Doc<'_>| doc_findings(opts, v02, d);
+    let (bundle, found) = parse_bundle_visiting(capture, Some(&visit))?;
+    for (i, f) in found {
+        if let Some(d) = bundle.docs.get(i) {
+            memo::remember_findings(&d.file.path, &d.file.digest, &dopts, f);
+        }
+    }
+    Ok(bundle)
 }
 
 struct Ctx<'o> {
@@ -142,27 +187,9 @@ fn check_files(cx: &mut Ctx<'_>, files: &[CapturedFile], docs: &[Doc<'_>]) {
     }
 }
 
-/// Below this many documents the per-document checks stay on the calling thread.
-const PARALLEL_MIN_DOCS: usize = 64;
-
-/// The own findings of each document of `docs`, in order.
+/// The own findings of each document of `docs`, in order (two threads when many).
 fn doc_findings_many(opts: &Options, v02: bool, docs: &[&Doc<'_>]) -> Vec<Arc<[Finding]>> {
-    let one = |d: &&Doc<'_>| doc_findings(opts, v02, d);
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    if docs.len() < PARALLEL_MIN_DOCS || threads < 2 {
-        return docs.iter().map(one).collect();
-    }
-    let (first, second) = docs.split_at(docs.len() / 2);
-    std::thread::scope(|s| {
-        let other = s.spawn(|| second.iter().map(one).collect::<Vec<_>>());
-        let mut out: Vec<Arc<[Finding]>> = first.iter().map(one).collect();
-        match other.join() {
-            Ok(rest) => out.extend(rest),
-            // The checks are total on any input; should the worker fail anyway, redo its half.
-            Err(_) => out.extend(second.iter().map(one)),
-        }
-        out
-    })
+    crate::okf::par::map(docs, |d| doc_findings(opts, v02, d))
 }
 
 /// The findings of one document's own rows (no bundle-level or cross-document rows).

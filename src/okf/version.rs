@@ -4,7 +4,7 @@
 //! reads it from a parsed bundle and resolves the `version` and `version_declaration` objects
 //! of the read tools and the validator. Pure: no I/O.
 
-use crate::okf::bundle::Bundle;
+use crate::okf::bundle::{Bundle, Doc};
 use crate::okf::yaml::{NodeKind, Style};
 use serde_json::{json, Value};
 
@@ -96,7 +96,13 @@ fn version_pair(t: &str) -> Option<(u128, u128)> {
 /// Reads the root declaration of a parsed bundle (spec/surface.md §12.2).
 #[must_use]
 pub fn declaration(bundle: &Bundle<'_>) -> Declaration {
-    let Some(doc) = bundle.doc("index.md") else {
+    declaration_of(bundle.doc("index.md"))
+}
+
+/// The declaration held by the root `index.md` document `doc` (`None`: no root index).
+#[must_use]
+pub fn declaration_of(doc: Option<&Doc<'_>>) -> Declaration {
+    let Some(doc) = doc else {
         return Declaration::Absent;
     };
     let Ok(parsed) = doc.parsed() else {

@@ -4,7 +4,6 @@
 //! capture, and the validator of [`crate::okf::validate`]. A non-conformant bundle is a
 //! successful result; parse failures are reported as diagnostics, never as a tool error.
 
-use crate::okf::bundle::parse_bundle;
 use crate::okf::validate::{self, Options};
 use crate::okf::version::Target;
 use crate::tools::common::{as_of_arg, bundle_fault, capture_bundle, profile_arg, str_arg};
@@ -43,7 +42,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     };
     let bundle_path = str_arg(&args, "bundle_path").to_owned();
     let capture = capture_bundle(&bundle_path, ctx)?;
-    let bundle = parse_bundle(&capture).map_err(|f| bundle_fault(&f))?;
+    let bundle = validate::parse_for_validation(&capture, &opts).map_err(|f| bundle_fault(&f))?;
     ctx.cancel.check()?;
     let report = validate::validate_bundle(&bundle, &opts);
     if report.findings.len() > MAX_DIAGNOSTICS {

@@ -7,7 +7,7 @@
 //! rules of §3 rule 3 ("do no harm") decide between `applicable`, `noop` and `rejected`.
 
 use crate::cancel::Cancel;
-use crate::okf::bundle::{parse_bundle, Bundle};
+use crate::okf::bundle::Bundle;
 use crate::okf::document;
 use crate::okf::grammar::{classify, DocClass};
 use crate::okf::temporal::parse_offset_datetime;
@@ -117,8 +117,24 @@ pub fn plan_patch(
     cancel: &Cancel,
 ) -> Result<Plan, ToolError> {
     cancel.check()?;
-    let bundle = parse_bundle(capture).map_err(|f| bundle_fault(&f))?;
+    let bundle = validate::parse_for_validation(capture, &validation_options(req))
+        .map_err(|f| bundle_fault(&f))?;
     plan_patch_parsed(&bundle, req, change_set_base, cancel)
+}
+
+/// The validator options of the base and staged validations of a patch (spec/concept-patch.md
+/// §3 rule 3): strict, 0.2 asserted, the request's temporal profile, no links, orphans or
+/// `as_of`. Parse with [`validate::parse_for_validation`] under these to parse once.
+#[must_use]
+pub fn validation_options(req: &PatchRequest) -> Options {
+    Options {
+        strict: true,
+        check_links: false,
+        check_orphans: false,
+        spec_version: Some(Target::V02),
+        temporal_profile: req.profile,
+        as_of: None,
+    }
 }
 
 /// [`plan_patch`] on an already parsed capture, so one request parses every document once.
@@ -135,14 +151,7 @@ pub fn plan_patch_parsed(
     let capture = bundle.capture;
     let change_set = ChangeSet::concept_patch(&req.actor, change_set_base, &req.operations);
     let request_digest = change_set.request_digest();
-    let opts = Options {
-        strict: true,
-        check_links: false,
-        check_orphans: false,
-        spec_version: Some(Target::V02),
-        temporal_profile: req.profile,
-        as_of: None,
-    };
+    let opts = validation_options(req);
     let base_report = validate::validate_bundle(bundle, &opts);
 
     let mut overlay: BTreeMap<String, String> = BTreeMap::new();
