@@ -1,5 +1,10 @@
 //! The commit pipeline (spec/store.md §10.1 C1–C16, §10.2) and the receipt lookup (§8.5).
 //!
+//! Two entries: [`commit`] runs C1–C16 itself (it captures the tree under the lock at C5);
+//! [`open_locked`] runs C1–C3 first and returns a [`Session`] whose caller takes its one
+//! capture under the lock, so [`Session::commit`] (C4–C16) and [`Session::lookup`] (C4) reuse
+//! that capture for the C5 compare-and-swap and the §12 step 6 replay basis.
+//!
 //! The states of one attempt are types: `Staged` (payloads durable in `.okf/staging/`,
 //! nothing visible changed) → `Durable` (the journal renamed: the commit point) →
 //! `Published` (every write visible and verified). Only `Staged::commit_point` creates a
@@ -157,7 +162,7 @@ pub fn lookup_with(
     let Some(h) = handle::open(root, opts, Some(cancel), Create::No, &tag)? else {
         return Ok(None);
     };
-    find(&h, key, request_digest, None)
+    find(&h, key, request_digest, Basis::Skip)
 }
 
 /// [`commit`] with explicit options (tests: seam, faults, timeouts).
@@ -181,7 +186,12 @@ pub fn commit_with(
         return Err(StoreError::Conflict { retryable: true });
     };
     // C4.
-    if let Some(hit) = find(&h, &req.idempotency_key, &req.request_digest, Some(cancel))? {
+    if let Some(hit) = find(
+        &h,
+        &req.idempotency_key,
+        &req.request_digest,
+        Basis::Capture(cancel),
+    )? {
         return Ok(hit);
     }
     if mode == Mode::ReplayOnly {
@@ -193,8 +203,122 @@ pub fn commit_with(
     if forced_conflict(opts) || cap.revision != req.base_revision {
         return Err(StoreError::Conflict { retryable: true });
     }
+    write_locked(h, req, &cap, cancel)
+}
+
+/// A store opened, locked and recovered (C1–C3) before the caller's capture: the lock-first
+/// apply of `docs/store.md` §3.1. The caller's one capture, taken while this session holds
+/// the lock, is the fresh capture under the lock of C5 (spec/store.md §10.1): [`Session::commit`]
+/// compares its revision with the change set's base instead of capturing again, and a receipt
+/// hit reads the §12 step 6 replay basis from it. Dropping the session releases the lock
+/// (C16) and writes nothing; recovery (C3) and the lock file are its only effects.
+#[derive(Debug)]
+#[must_use = "dropping the session releases the lock"]
+pub struct Session<'r> {
+    h: Handle<'r>,
+    txn_id: String,
+}
+
+/// Opens the store lock-first with the production options (C1–C3; spec/store.md §7, §10.1).
+/// Creates nothing in the bundle except `.okf/lock`: `Ok(None)` when `.okf/` or one of its
+/// four subdirectories is absent (the caller then keeps the capture-first flow, rule S-2).
+/// `key` and `request_digest` give the transaction id that names the folding-probe files.
+/// The lock wait polls `cancel` every 10 ms (§14).
+///
+/// # Errors
+/// As the open of [`commit`]: `.okf` symlink → `Refused`; not a directory → `Rejected`;
+/// `LockTimeout`; `Cancelled`; I/O; recovery errors (`StorageCorrupt`, `RecoveryBlocked`,
+/// `PublicationBlocked`).
+pub fn open_locked<'r>(
+    root: &'r Root,
+    key: &str,
+    request_digest: &str,
+    cancel: &Cancel,
+) -> Result<Option<Session<'r>>, StoreError> {
+    open_locked_with(root, key, request_digest, cancel, &Options::from_env())
+}
+
+/// [`open_locked`] with explicit options.
+///
+/// # Errors
+/// As [`open_locked`].
+pub fn open_locked_with<'r>(
+    root: &'r Root,
+    key: &str,
+    request_digest: &str,
+    cancel: &Cancel,
+    opts: &Options,
+) -> Result<Option<Session<'r>>, StoreError> {
+    let txn_id = digest::txn_id(request_digest, key);
+    let h = handle::open(root, opts, Some(cancel), Create::Existing, &txn_id)?;
+    Ok(h.map(|h| Session { h, txn_id }))
+}
+
+impl Session<'_> {
+    /// C4–C16 of a fresh commit on this session. `locked` is the capture the caller took while
+    /// holding this session's lock (its planning basis): C5 compares `locked.revision` with
+    /// `req.base_revision` (and honours the forced-conflict hook and the `after_capture` fault
+    /// point at that spot); a receipt hit at C4 takes its §12 step 6 basis from `locked`.
+    /// `req` must carry the key and request digest the session was opened with.
+    ///
+    /// # Errors
+    /// As [`commit`]; a request of another transaction → `Rejected`.
+    pub fn commit(
+        self,
+        req: &CommitRequest,
+        locked: &Capture,
+        cancel: &Cancel,
+    ) -> Result<CommitOutcome, StoreError> {
+        if digest::txn_id(&req.request_digest, &req.idempotency_key) != self.txn_id {
+            return Err(StoreError::Rejected(
+                "the planned transaction is inconsistent",
+            ));
+        }
+        let h = self.h;
+        // C4.
+        if let Some(hit) = find(
+            &h,
+            &req.idempotency_key,
+            &req.request_digest,
+            Basis::Known(&locked.revision),
+        )? {
+            return Ok(hit);
+        }
+        // C5: `locked` was captured under this lock, after C3.
+        point(&h.opts, Point::AfterCapture, Some(cancel))?;
+        if forced_conflict(&h.opts) || locked.revision != req.base_revision {
+            return Err(StoreError::Conflict { retryable: true });
+        }
+        write_locked(h, req, locked, cancel)
+    }
+
+    /// C4 only (replay-only mode, spec/store.md §10.1): the receipt lookup of §8.5 for `key`.
+    /// `Ok(None)` = miss (the caller answers `Conflict{retryable: true}`). A hit's §12 step 6
+    /// basis comes from `locked`, the caller's capture under this lock; no tree is read.
+    ///
+    /// # Errors
+    /// `IdempotencyConflict`, `StorageCorrupt`, I/O.
+    pub fn lookup(
+        self,
+        key: &str,
+        request_digest: &str,
+        locked: &Capture,
+    ) -> Result<Option<CommitOutcome>, StoreError> {
+        find(&self.h, key, request_digest, Basis::Known(&locked.revision))
+    }
+}
+
+/// C6–C16 on a locked, recovered handle whose C5 compare-and-swap passed with capture `cap`.
+fn write_locked(
+    h: Handle<'_>,
+    req: &CommitRequest,
+    cap: &Capture,
+    cancel: &Cancel,
+) -> Result<CommitOutcome, StoreError> {
+    let root = h.root;
+    let opts = h.opts.clone();
     // C6.
-    pre_publish_checks(&h, req, &cap)?;
+    pre_publish_checks(&h, req, cap)?;
     // C7.
     let j = journal::build(
         &req.change_set_id,
@@ -209,7 +333,7 @@ pub fn commit_with(
         receipt::format_commit_time(chrono::Utc::now()),
     )
     .map_err(|_| StoreError::Rejected("the planned transaction is inconsistent"))?;
-    if j.base != manifest(&cap) {
+    if j.base != manifest(cap) {
         return Err(StoreError::Rejected(
             "the planned transaction is inconsistent",
         ));
@@ -224,17 +348,27 @@ pub fn commit_with(
         Err(e) => return Err(abandon(&h, &j, e)),
     };
     // Past the commit point: cancellation is ignored from here on (§14).
-    finish(root, h, durable, opts, cancel)
+    finish(root, h, durable, &opts, cancel)
 }
 
-/// C4 / §8.5 on an open handle. `basis`: the request's cancellation flag when the caller needs
-/// the replay basis of §12 step 6 (patch, migration, temporal apply); `None` skips that read
-/// under the lock (`write_concept`, whose replay message does not depend on it).
+/// Where the §12 step 6 replay basis of a receipt hit comes from.
+#[derive(Clone, Copy)]
+enum Basis<'a> {
+    /// Not needed (`write_concept`, whose replay message does not depend on it).
+    Skip,
+    /// Read the tree under the lock now, honouring the request's cancellation.
+    Capture(&'a Cancel),
+    /// The revision of a capture the caller already took under this lock.
+    Known(&'a str),
+}
+
+/// C4 / §8.5 on an open handle. `basis` says where the revision under the lock that decides
+/// the replay basis of §12 step 6 (patch, migration, temporal apply) comes from.
 fn find(
     h: &Handle<'_>,
     key: &str,
     request_digest: &str,
-    basis: Option<&Cancel>,
+    basis: Basis<'_>,
 ) -> Result<Option<CommitOutcome>, StoreError> {
     let stem = digest::receipt_name(key);
     let corrupt = || StoreError::StorageCorrupt(Corrupt::Receipt { name: stem.clone() });
@@ -250,17 +384,26 @@ fn find(
     if r.digest != request_digest {
         return Err(StoreError::IdempotencyConflict);
     }
+    let undone = |rev: &str| {
+        if rev == r.receipt.base_revision {
+            ReplayBasis::Undone
+        } else {
+            ReplayBasis::Plain
+        }
+    };
     let basis = if h.completed.iter().any(|k| k == key) {
         ReplayBasis::CompletedNow
-    } else if let Some(cancel) = basis {
-        // Read under the lock (R42); a failed or cancelled read falls back to the plain
-        // message and the answer stays a success.
-        match capture::capture(h.root, cancel) {
-            Ok(c) if c.revision == r.receipt.base_revision => ReplayBasis::Undone,
-            _ => ReplayBasis::Plain,
-        }
     } else {
-        ReplayBasis::Plain
+        match basis {
+            // Read under the lock (R42); a failed or cancelled read falls back to the plain
+            // message and the answer stays a success.
+            Basis::Capture(cancel) => match capture::capture(h.root, cancel) {
+                Ok(c) => undone(&c.revision),
+                Err(_) => ReplayBasis::Plain,
+            },
+            Basis::Known(rev) => undone(rev),
+            Basis::Skip => ReplayBasis::Plain,
+        }
     };
     Ok(Some(CommitOutcome {
         receipt: r,

@@ -257,11 +257,17 @@ pub(crate) enum Create {
     Yes,
     /// Report `None` (replay-only lookup: S-2 forbids creating private state).
     No,
+    /// Report `None` unless `.okf/` and all four subdirectories already exist (the
+    /// lock-first apply of `commit::open_locked`: it creates nothing in `.okf/` except the
+    /// lock file, so a noop or rejected answer leaves the private layout as it was).
+    Existing,
 }
 
 /// Opens the store (§7 steps 1–5, C1–C3). `cancel` is `Some` before the boundary (the
 /// checkpoints of §14 apply) and `None` for the post-boundary retry of §10.2.
-/// `probe_tag` names the folding-probe files (the transaction id).
+/// `probe_tag` names the folding-probe files (the transaction id). `Ok(None)`: `.okf/` is
+/// absent and `create` is not [`Create::Yes`], or (only for [`Create::Existing`]) one of its
+/// subdirectories is absent; nothing was created then.
 ///
 /// # Errors
 /// `.okf` symlink → `Refused(invalid_request)`; not a directory → `Rejected`; lock timeout;
@@ -287,10 +293,15 @@ pub(crate) fn open<'r>(
         dir: &okf,
         rel: ".okf",
     };
+    let sub_create = match create {
+        Create::Existing => Create::Existing,
+        Create::Yes | Create::No => Create::Yes,
+    };
     let mut subs = Vec::with_capacity(4);
     for name in SUBDIRS {
-        match private_dir(okf_at, name, fs, Create::Yes)? {
+        match private_dir(okf_at, name, fs, sub_create)? {
             Some(d) => subs.push(d),
+            None if create == Create::Existing => return Ok(None),
             None => return Err(StoreError::Rejected("private state is incomplete")),
         }
     }
@@ -345,7 +356,8 @@ pub(crate) fn checkpoint(cancel: Option<&Cancel>) -> Result<(), StoreError> {
     }
 }
 
-/// §7 step 2 for one private directory: absent → create (0700) when allowed; symlink →
+/// §7 step 2 for one private directory: absent → create (0700) when `create` is
+/// [`Create::Yes`], else `None`; symlink →
 /// `invalid_request`; not a directory → `operation_rejected`.
 fn private_dir(
     parent: At<'_>,
@@ -372,7 +384,7 @@ fn private_dir(
         }
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if create == Create::No {
+            if create != Create::Yes {
                 return Ok(None);
             }
             match fs.mkdir(parent, name, 0o700) {

@@ -4,6 +4,15 @@
 //! capture. Branch A (the bundle is still at `expected_revision`) rebuilds the plan, requires
 //! the same digest and commits through the store; branch B (the bundle moved) can only succeed
 //! through an exact replay answered from a stored receipt.
+//!
+//! Lock-first (`docs/store.md` §3.1): when `.okf/` already exists, the store is opened, locked
+//! and recovered (C1–C3) before that one capture, so the capture is the fresh capture under the
+//! lock of C5 and also the §12 step 6 replay basis; the tree is captured once per call. Without
+//! `.okf/` the capture comes first and `.okf/` is created only by a fresh commit (rule S-2).
+//! When the lock-first open fails for a reason other than cancellation (lock timeout,
+//! corrupt or blocked private state, …), the call proceeds capture-first and reports that
+//! error only where the store is needed, so noop, rejected and plan-mismatch answers stay as
+//! spec/store.md §13 rows 2 and 6 say.
 
 use crate::okf::bundle::parse_bundle;
 use crate::plan::digest;
@@ -11,7 +20,7 @@ use crate::plan::patch::identity::ChangeSet;
 use crate::plan::patch::ops::{parse_patch_request, plan_mismatch};
 use crate::plan::patch::planner::{plan_patch_parsed, Status};
 use crate::store::capture;
-use crate::store::commit::{self, manifest, CommitRequest, Mode};
+use crate::store::commit::{self, manifest, CommitRequest, Mode, Session};
 use crate::store::error::{Flavor, StoreError};
 use crate::store::outcome::{self, Expected};
 use crate::store::root;
@@ -60,6 +69,20 @@ fn run_checked(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
 
     ctx.cancel.check()?;
     let root = root::open(&req.bundle_path)?;
+    // C1–C3 before the capture when the store already exists (never creates `.okf/`).
+    let (session, deferred): (Option<Session<'_>>, Option<StoreError>) =
+        if root::has_private_state(&root)? {
+            match commit::open_locked(&root, &key, &request_digest, &ctx.cancel) {
+                Ok(s) => (s, None),
+                Err(StoreError::Cancelled) => {
+                    return Err(StoreError::Cancelled.to_tool_error(Flavor::ConceptPatch))
+                }
+                Err(e) => (None, Some(e)),
+            }
+        } else {
+            (None, None)
+        };
+    // With a session this is the capture under the lock (C5); planning runs under the lock.
     let capture = capture::capture(&root, &ctx.cancel)?;
     // YAML limits and graph faults fail the capture of every tool (spec/store.md §3.4).
     let bundle = parse_bundle(&capture).map_err(|f| bundle_fault(&f))?;
@@ -109,14 +132,24 @@ fn run_checked(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         Mode::Fresh
     } else {
         // Branch B: no rebuild, no digest comparison.
-        if !root::has_private_state(&root)? {
+        if session.is_none() && deferred.is_none() && !root::has_private_state(&root)? {
             return Err(
                 StoreError::Conflict { retryable: true }.to_tool_error(Flavor::ConceptPatch)
             );
         }
         Mode::ReplayOnly
     };
-    let result = commit::commit(&root, &request, mode, &ctx.cancel);
+    let result = match (session, deferred) {
+        (Some(s), _) => match mode {
+            Mode::Fresh => s.commit(&request, &capture, &ctx.cancel),
+            Mode::ReplayOnly => s
+                .lookup(&request.idempotency_key, &request.request_digest, &capture)
+                .and_then(|hit| hit.ok_or(StoreError::Conflict { retryable: true })),
+        },
+        // The lock-first open failed: the open of `Commit` would report the same error.
+        (None, Some(e)) => Err(e),
+        (None, None) => commit::commit(&root, &request, mode, &ctx.cancel),
+    };
     let ok = outcome::classify(result, &expected, Flavor::ConceptPatch)?;
     let diagnostics: Vec<Value> = ok
         .replayed
