@@ -14,11 +14,11 @@
 //! error only where the store is needed, so noop, rejected and plan-mismatch answers stay as
 //! spec/store.md §13 rows 2 and 6 say.
 
-use crate::okf::bundle::parse_bundle;
+use crate::okf::validate;
 use crate::plan::digest;
 use crate::plan::patch::identity::ChangeSet;
 use crate::plan::patch::ops::{parse_patch_request, plan_mismatch};
-use crate::plan::patch::planner::{plan_patch_parsed, Status};
+use crate::plan::patch::planner::{plan_patch_parsed, validation_options, Status};
 use crate::store::capture;
 use crate::store::commit::{self, manifest, CommitRequest, Mode, Session};
 use crate::store::error::{Flavor, StoreError};
@@ -85,7 +85,9 @@ fn run_checked(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     // With a session this is the capture under the lock (C5); planning runs under the lock.
     let capture = capture::capture(&root, &ctx.cancel)?;
     // YAML limits and graph faults fail the capture of every tool (spec/store.md §3.4).
-    let bundle = parse_bundle(&capture).map_err(|f| bundle_fault(&f))?;
+    // Parsed once, under the options the plan validates with.
+    let bundle = validate::parse_for_validation(&capture, &validation_options(&req))
+        .map_err(|f| bundle_fault(&f))?;
 
     let mut request = CommitRequest {
         change_set_id: change_set.id.clone(),

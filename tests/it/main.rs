@@ -16,6 +16,7 @@ mod demo;
 mod durability;
 mod framing;
 mod hygiene;
+mod lockfirst;
 mod mcp;
 mod patch;
 mod patch_corpus;
