@@ -640,4 +640,116 @@ mod tests {
         let e = capture(&open(t.path()), &c).expect_err("cancelled");
         assert_eq!(e.code, "operation_cancelled");
     }
+
+    /// Writes `n` files spread over nested directories; returns (path, bytes) of each.
+    fn tree(b: &Path, n: usize) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        for i in 0..n {
+            let rel = format!("d{}/e{}/f{i:04}.md", i % 7, i % 3);
+            let bytes = format!("file {i} {}", "x".repeat(i % 50)).into_bytes();
+            fs::create_dir_all(b.join(&rel).parent().expect("parent")).expect("mkdir");
+            fs::write(b.join(&rel), &bytes).expect("write");
+            out.push((rel, bytes));
+        }
+        out
+    }
+
+    #[test]
+    fn parallel_capture_equals_from_files_on_a_nested_tree() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let files = tree(t.path(), 320);
+        let c = cap(t.path()).expect("capture");
+        assert_eq!(c, Capture::from_files(files));
+        assert_eq!(c.files.len(), 320);
+    }
+
+    /// A symlink at `d0/a_link` (walk order: before every `d0/e*/` file) and an unreadable
+    /// file at `d0/e0/f0000.md`.
+    fn symlink_and_unreadable(early_symlink: bool) -> Option<ToolError> {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().expect("tempdir");
+        tree(t.path(), 300);
+        let link = if early_symlink {
+            "d0/a_link"
+        } else {
+            "d6/z_link"
+        };
+        std::os::unix::fs::symlink("x", t.path().join(link)).expect("symlink");
+        let locked = t.path().join("d0/e0/f0000.md");
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).expect("chmod");
+        let r = cap(t.path());
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o600)).expect("chmod");
+        if fs::File::open(&locked).is_ok() && rustix::process::geteuid().is_root() {
+            // Root reads a mode-000 file: only the symlink is a problem.
+            let e = r.expect_err("symlink");
+            assert_eq!(e.message, format!("{MSG_SYMLINK}: {link}"));
+            return None;
+        }
+        Some(r.expect_err("two problems"))
+    }
+
+    #[test]
+    fn the_first_problem_in_walk_order_wins_on_the_parallel_path() {
+        // Symlink first in walk order: the refusal, though the later read fails too.
+        if let Some(e) = symlink_and_unreadable(true) {
+            assert_eq!(e.message, format!("{MSG_SYMLINK}: d0/a_link"));
+            assert_eq!(e.diagnostics[0].code, DIAG_SYMLINK);
+        }
+        // Unreadable file first: its read-phase error, not the later symlink refusal.
+        if let Some(e) = symlink_and_unreadable(false) {
+            assert_eq!(e.code, codes::OPERATION_REJECTED);
+            assert_eq!(e.message, "bundle could not be read");
+            assert!(e.diagnostics.is_empty());
+        }
+    }
+
+    #[test]
+    fn cancellation_on_the_parallel_path_returns_no_partial_result() {
+        let t = tempfile::tempdir().expect("tempdir");
+        tree(t.path(), 300);
+        let root = open(t.path());
+        let pre = Cancel::new();
+        pre.cancel();
+        assert_eq!(
+            capture(&root, &pre).expect_err("pre").code,
+            "operation_cancelled"
+        );
+        // Cancelled from another thread while the capture runs: either the capture
+        // finished before (a full result) or it answers operation_cancelled.
+        for _ in 0..20 {
+            let mid = Cancel::new();
+            let other = mid.clone();
+            let r = std::thread::scope(|s| {
+                s.spawn(move || other.cancel());
+                capture(&root, &mid)
+            });
+            match r {
+                Ok(c) => assert_eq!(c.files.len(), 300),
+                Err(e) => assert_eq!(e.code, "operation_cancelled"),
+            }
+        }
+        // Cancelled after the walk has queued every file, before any read is accepted:
+        // the parallel reads stop and nothing is returned.
+        let c = Cancel::new();
+        let mut w = Walk {
+            root: &root.dir,
+            cancel: &c,
+            files: Vec::new(),
+            total: 0,
+            pending: Vec::new(),
+            pending_bytes: 0,
+            pending_dirs: 0,
+            threads: 2,
+            #[cfg(feature = "fault-injection")]
+            hooks: crate::store::hooks::CaptureHooks::default(),
+        };
+        walk_dir(&root.dir, None, "", 0, &mut w).expect("walk");
+        assert_eq!(w.pending.len(), 300);
+        c.cancel();
+        assert_eq!(
+            w.flush().expect_err("cancelled").code,
+            "operation_cancelled"
+        );
+        assert!(w.pending.is_empty());
+    }
 }
