@@ -25,6 +25,8 @@ use cap_std::fs::{Dir, Metadata, OpenOptions};
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// Visible-file limit: at most 10,000 visible files (spec/store.md §3.3).
 pub const MAX_FILES: usize = 10_000;
@@ -106,10 +108,51 @@ impl Capture {
     }
 }
 
+/// Batches smaller than this are read on the calling thread (thread start-up would cost more
+/// than it saves).
+const PARALLEL_MIN_FILES: usize = 64;
+
+/// At most this many parent directories (counted as changes of parent between consecutive
+/// pending files, an upper bound) are held open by files waiting for their read; the batch is
+/// read before the walk goes on, so open handles stay bounded whatever the tree's shape.
+const MAX_PENDING_DIRS: usize = 256;
+
+/// At most this many threads read files (the target machine has 2 cores).
+const MAX_READ_THREADS: usize = 2;
+
+/// A regular file seen by the walk's `lstat`, waiting for its open and read.
+struct Job {
+    /// Parent directory handle; `None` is the root handle.
+    dir: Option<Arc<Dir>>,
+    /// Name within the parent (representable, checked by the walk).
+    name: String,
+    /// Bundle-relative path.
+    path: String,
+    /// What `lstat` saw (type regular file, identity, size).
+    meta: Metadata,
+}
+
+/// A read: the bytes (at most the budget + 1) and their SHA-256, or the read-phase error.
+type ReadResult = Result<(Vec<u8>, [u8; 32]), ToolError>;
+
+/// The capture in progress: phase (a), the walk, appends [`Job`]s to `pending`; phase (b)
+/// ([`Walk::flush`]) reads them, on two threads for a large batch, and accepts them in walk
+/// order with exactly the checks of a one-file-at-a-time capture.
 struct Walk<'a> {
+    root: &'a Dir,
     cancel: &'a Cancel,
-    files: Vec<(String, Vec<u8>)>,
+    /// Accepted files, in walk order.
+    files: Vec<CapturedFile>,
+    /// Bytes actually read of `files`.
     total: u64,
+    /// Files found by the walk and not yet read, in walk order (all after `files`).
+    pending: Vec<Job>,
+    /// Sum of the `lstat` sizes of `pending`.
+    pending_bytes: u64,
+    /// Upper bound of the directories `pending` holds open.
+    pending_dirs: usize,
+    /// 1: each file is read right after its `lstat`, on the calling thread.
+    threads: usize,
     #[cfg(feature = "fault-injection")]
     hooks: crate::store::hooks::CaptureHooks,
 }
@@ -119,6 +162,13 @@ struct Walk<'a> {
 /// Checks cancellation before the walk, after each file read and after the walk
 /// (spec/store.md §14). Root-level `.okf` and `.git` entries of any type are skipped; every
 /// other entry is walked. Never writes anything.
+///
+/// The walk (names, types, limits on the `lstat` sizes, directory identity) runs on the
+/// calling thread; the opens, reads and SHA-256 of the regular files it found run on up to
+/// two threads when there are at least 64 of them. The result, and the error when there
+/// are several problems (the first in walk order), are those of a capture that reads each
+/// file right after its `lstat`. With a fault-injection capture hook active every file is
+/// read on the calling thread right after its `lstat`.
 ///
 /// # Errors
 /// - `invalid_request` `bundle contains a symlink: <path>` with one `symlink_refused`
@@ -134,16 +184,38 @@ struct Walk<'a> {
 ///   none of the above describes (an entry vanished or was replaced by another file).
 pub fn capture(root: &Root, cancel: &Cancel) -> Result<Capture, ToolError> {
     cancel.check()?;
+    #[cfg(feature = "fault-injection")]
+    let hooks = crate::store::hooks::current();
+    #[cfg(feature = "fault-injection")]
+    let hooked = hooks.cancel_after_files.is_some() || hooks.swap.is_some();
+    #[cfg(not(feature = "fault-injection"))]
+    let hooked = false;
+    let threads = if hooked {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_READ_THREADS))
+    };
     let mut w = Walk {
+        root: &root.dir,
         cancel,
         files: Vec::new(),
         total: 0,
+        pending: Vec::new(),
+        pending_bytes: 0,
+        pending_dirs: 0,
+        threads,
         #[cfg(feature = "fault-injection")]
-        hooks: crate::store::hooks::current(),
+        hooks,
     };
-    walk_dir(&root.dir, "", 0, &mut w)?;
+    let walked = walk_dir(&root.dir, None, "", 0, &mut w);
+    // The files found before a walk problem come first in walk order: their reads decide.
+    w.flush()?;
+    walked?;
     cancel.check()?;
-    Ok(Capture::from_files(w.files))
+    let mut files = w.files;
+    files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    let revision = digest::revision(files.iter().map(|f| (f.path.as_str(), &f.digest)));
+    Ok(Capture { files, revision })
 }
 
 fn unreadable() -> ToolError {
@@ -221,7 +293,13 @@ fn after_failed_open(dir: &Dir, name: &str, path: &str) -> ToolError {
     }
 }
 
-fn walk_dir(dir: &Dir, prefix: &str, depth: usize, w: &mut Walk<'_>) -> Result<(), ToolError> {
+fn walk_dir(
+    dir: &Dir,
+    owner: Option<&Arc<Dir>>,
+    prefix: &str,
+    depth: usize,
+    w: &mut Walk<'_>,
+) -> Result<(), ToolError> {
     let mut names: Vec<OsString> = Vec::new();
     for entry in dir.entries().map_err(|_| unreadable())? {
         names.push(entry.map_err(|_| unreadable())?.file_name());
@@ -251,68 +329,197 @@ fn walk_dir(dir: &Dir, prefix: &str, depth: usize, w: &mut Walk<'_>) -> Result<(
             if !same_identity(&meta, &opened) {
                 return Err(changed());
             }
-            walk_dir(&sub, &path, depth + 1, w)?;
+            let sub = Arc::new(sub);
+            walk_dir(&sub, Some(&sub), &path, depth + 1, w)?;
             continue;
         }
         if !ft.is_file() {
             return Err(refuse_type(&meta, &path));
         }
-        read_file(dir, name, path, &meta, w)?;
+        w.push(Job {
+            dir: owner.cloned(),
+            name: name.to_owned(),
+            path,
+            meta,
+        })?;
     }
     Ok(())
 }
 
-/// Reads one regular file seen by `lstat` as `meta`, under the limits, then runs the
-/// per-file cancellation checkpoint.
-fn read_file(
-    dir: &Dir,
-    name: &str,
-    path: String,
-    meta: &Metadata,
-    w: &mut Walk<'_>,
-) -> Result<(), ToolError> {
-    if w.files.len() >= MAX_FILES {
-        return Err(limit_files());
+impl Walk<'_> {
+    /// Queues one regular file after the limit checks a one-file-at-a-time capture makes
+    /// before reading it: file count, then the `lstat` size against the per-file limit, then
+    /// against the total (on the bytes actually read before it: the queue is read first when
+    /// the `lstat` sizes alone would exceed the total). An error here is a walk problem at
+    /// this file; the caller reads the queue first.
+    fn push(&mut self, job: Job) -> Result<(), ToolError> {
+        if self.files.len() + self.pending.len() >= MAX_FILES {
+            return Err(limit_files());
+        }
+        let len = job.meta.len();
+        if len > MAX_FILE_BYTES {
+            return Err(limit_file_size());
+        }
+        if self.total + self.pending_bytes + len > MAX_TOTAL_BYTES {
+            self.flush()?;
+            if self.total + len > MAX_TOTAL_BYTES {
+                return Err(limit_total());
+            }
+        }
+        let same_parent = self
+            .pending
+            .last()
+            .is_some_and(|last| match (&last.dir, &job.dir) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            });
+        if !same_parent {
+            self.pending_dirs += 1;
+        }
+        self.pending_bytes += len;
+        self.pending.push(job);
+        if self.threads < 2 || self.pending_dirs >= MAX_PENDING_DIRS {
+            self.flush()?;
+        }
+        Ok(())
     }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(limit_file_size());
+
+    /// Phase (b): reads every queued file and accepts it in walk order; the first problem
+    /// in walk order is returned. The queue is empty afterwards, also on error.
+    fn flush(&mut self) -> Result<(), ToolError> {
+        let jobs = std::mem::take(&mut self.pending);
+        self.pending_bytes = 0;
+        self.pending_dirs = 0;
+        if self.threads < 2 || jobs.len() < PARALLEL_MIN_FILES {
+            for job in jobs {
+                self.check_total(&job)?;
+                let dir = job.dir.as_deref().unwrap_or(self.root);
+                #[cfg(feature = "fault-injection")]
+                self.hooks.after_lstat(dir, &job.name, &job.path);
+                let budget = MAX_FILE_BYTES.min(MAX_TOTAL_BYTES.saturating_sub(self.total));
+                let read = read_one(dir, &job, budget);
+                self.accept(job, read)?;
+            }
+            return Ok(());
+        }
+        let reads = read_parallel(self.root, &jobs, self.cancel);
+        for (job, read) in jobs.into_iter().zip(reads) {
+            self.check_total(&job)?;
+            let read = read.unwrap_or_else(|| {
+                // Not read: a worker stopped after a cancellation or an earlier error, which
+                // the loop meets first; kept total for robustness.
+                Err(if self.cancel.is_cancelled() {
+                    ToolError::cancelled()
+                } else {
+                    unreadable()
+                })
+            });
+            self.accept(job, read)?;
+        }
+        Ok(())
     }
-    if w.total + meta.len() > MAX_TOTAL_BYTES {
-        return Err(limit_total());
+
+    /// The total-bytes check on the `lstat` size, made just before the file is read.
+    fn check_total(&self, job: &Job) -> Result<(), ToolError> {
+        if self.total + job.meta.len() > MAX_TOTAL_BYTES {
+            return Err(limit_total());
+        }
+        Ok(())
     }
-    #[cfg(feature = "fault-injection")]
-    w.hooks.after_lstat(dir, name, &path);
+
+    /// Accepts one read in walk order: the per-file and total limits on the bytes read, as
+    /// if at most `min(16 MiB, 64 MiB − bytes accepted) + 1` bytes had been read, then the
+    /// per-file cancellation checkpoint.
+    fn accept(&mut self, job: Job, read: ReadResult) -> Result<(), ToolError> {
+        let (bytes, digest) = read?;
+        let budget = MAX_FILE_BYTES.min(MAX_TOTAL_BYTES.saturating_sub(self.total));
+        let n = (bytes.len() as u64).min(budget + 1);
+        if n > MAX_FILE_BYTES {
+            return Err(limit_file_size());
+        }
+        if self.total + n > MAX_TOTAL_BYTES {
+            return Err(limit_total());
+        }
+        // Both checks passed, so n <= budget and n is the whole of `bytes`.
+        self.total += n;
+        self.files.push(CapturedFile {
+            path: job.path,
+            bytes,
+            digest,
+        });
+        #[cfg(feature = "fault-injection")]
+        self.hooks.after_file_read(self.files.len(), self.cancel);
+        self.cancel.check()
+    }
+}
+
+/// Opens `job` in `dir` (no-follow, read-only, non-blocking), re-checks type and identity
+/// against its `lstat`, reads at most `budget + 1` bytes and hashes them.
+fn read_one(dir: &Dir, job: &Job, budget: u64) -> ReadResult {
     let mut opts = OpenOptions::new();
     opts.read(true).follow(FollowSymlinks::No).nonblock(true);
     let file = dir
-        .open_with(name, &opts)
-        .map_err(|_| after_failed_open(dir, name, &path))?;
+        .open_with(&job.name, &opts)
+        .map_err(|_| after_failed_open(dir, &job.name, &job.path))?;
     let opened = file.metadata().map_err(|_| unreadable())?;
     if !opened.is_file() {
-        return Err(refuse_type(&opened, &path));
+        return Err(refuse_type(&opened, &job.path));
     }
-    if !same_identity(meta, &opened) {
+    if !same_identity(&job.meta, &opened) {
         return Err(changed());
     }
-    let per_file_budget = MAX_FILE_BYTES.min(MAX_TOTAL_BYTES - w.total);
-    // Sized from the lstat length (at most 16 MiB, checked above) so a file that did not
-    // grow since its lstat is read without reallocating; growth is still bounded by `take`.
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.take(per_file_budget + 1)
+    // Sized from the lstat length (at most 16 MiB, checked by the walk) so a file that did
+    // not grow since its lstat is read without reallocating; growth is bounded by `take`.
+    let mut bytes = Vec::with_capacity(usize::try_from(job.meta.len()).unwrap_or(0));
+    file.take(budget + 1)
         .read_to_end(&mut bytes)
         .map_err(|_| unreadable())?;
-    let n = bytes.len() as u64;
-    if n > MAX_FILE_BYTES {
-        return Err(limit_file_size());
-    }
-    if w.total + n > MAX_TOTAL_BYTES {
-        return Err(limit_total());
-    }
-    w.total += n;
-    w.files.push((path, bytes));
-    #[cfg(feature = "fault-injection")]
-    w.hooks.after_file_read(w.files.len(), w.cancel);
-    w.cancel.check()
+    let digest = digest::sha256(&bytes);
+    Ok((bytes, digest))
+}
+
+/// Reads `jobs` on the calling thread and one more (when it can be started), each taking the
+/// next unread index. A thread stops once the request is cancelled (checked after each read)
+/// or once a job at a lower index than its next one failed. Reads use the per-file budget
+/// only; [`Walk::accept`] applies the total. `None`: not read.
+fn read_parallel(root: &Dir, jobs: &[Job], cancel: &Cancel) -> Vec<Option<ReadResult>> {
+    let next = AtomicUsize::new(0);
+    let first_error = AtomicUsize::new(usize::MAX);
+    let work = || {
+        let mut out: Vec<(usize, ReadResult)> = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= jobs.len() || i > first_error.load(Ordering::Relaxed) {
+                break;
+            }
+            let job = &jobs[i];
+            let read = read_one(job.dir.as_deref().unwrap_or(root), job, MAX_FILE_BYTES);
+            if read.is_err() {
+                first_error.fetch_min(i, Ordering::Relaxed);
+            }
+            out.push((i, read));
+            if cancel.is_cancelled() {
+                break;
+            }
+        }
+        out
+    };
+    let mut reads: Vec<Option<ReadResult>> = Vec::new();
+    reads.resize_with(jobs.len(), || None);
+    std::thread::scope(|s| {
+        let other = std::thread::Builder::new().spawn_scoped(s, work);
+        let mut done = work();
+        // A helper that could not start or that panicked leaves its jobs unread (`None`);
+        // jobs it never took were read here.
+        if let Ok(Ok(more)) = other.map(std::thread::ScopedJoinHandle::join) {
+            done.extend(more);
+        }
+        for (i, read) in done {
+            reads[i] = Some(read);
+        }
+    });
+    reads
 }
 
 #[cfg(test)]
@@ -432,5 +639,117 @@ mod tests {
         c.cancel();
         let e = capture(&open(t.path()), &c).expect_err("cancelled");
         assert_eq!(e.code, "operation_cancelled");
+    }
+
+    /// Writes `n` files spread over nested directories; returns (path, bytes) of each.
+    fn tree(b: &Path, n: usize) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        for i in 0..n {
+            let rel = format!("d{}/e{}/f{i:04}.md", i % 7, i % 3);
+            let bytes = format!("file {i} {}", "x".repeat(i % 50)).into_bytes();
+            fs::create_dir_all(b.join(&rel).parent().expect("parent")).expect("mkdir");
+            fs::write(b.join(&rel), &bytes).expect("write");
+            out.push((rel, bytes));
+        }
+        out
+    }
+
+    #[test]
+    fn parallel_capture_equals_from_files_on_a_nested_tree() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let files = tree(t.path(), 320);
+        let c = cap(t.path()).expect("capture");
+        assert_eq!(c, Capture::from_files(files));
+        assert_eq!(c.files.len(), 320);
+    }
+
+    /// A symlink at `d0/a_link` (walk order: before every `d0/e*/` file) and an unreadable
+    /// file at `d0/e0/f0000.md`.
+    fn symlink_and_unreadable(early_symlink: bool) -> Option<ToolError> {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().expect("tempdir");
+        tree(t.path(), 300);
+        let link = if early_symlink {
+            "d0/a_link"
+        } else {
+            "d6/z_link"
+        };
+        std::os::unix::fs::symlink("x", t.path().join(link)).expect("symlink");
+        let locked = t.path().join("d0/e0/f0000.md");
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).expect("chmod");
+        let r = cap(t.path());
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o600)).expect("chmod");
+        if fs::File::open(&locked).is_ok() && rustix::process::geteuid().is_root() {
+            // Root reads a mode-000 file: only the symlink is a problem.
+            let e = r.expect_err("symlink");
+            assert_eq!(e.message, format!("{MSG_SYMLINK}: {link}"));
+            return None;
+        }
+        Some(r.expect_err("two problems"))
+    }
+
+    #[test]
+    fn the_first_problem_in_walk_order_wins_on_the_parallel_path() {
+        // Symlink first in walk order: the refusal, though the later read fails too.
+        if let Some(e) = symlink_and_unreadable(true) {
+            assert_eq!(e.message, format!("{MSG_SYMLINK}: d0/a_link"));
+            assert_eq!(e.diagnostics[0].code, DIAG_SYMLINK);
+        }
+        // Unreadable file first: its read-phase error, not the later symlink refusal.
+        if let Some(e) = symlink_and_unreadable(false) {
+            assert_eq!(e.code, codes::OPERATION_REJECTED);
+            assert_eq!(e.message, "bundle could not be read");
+            assert!(e.diagnostics.is_empty());
+        }
+    }
+
+    #[test]
+    fn cancellation_on_the_parallel_path_returns_no_partial_result() {
+        let t = tempfile::tempdir().expect("tempdir");
+        tree(t.path(), 300);
+        let root = open(t.path());
+        let pre = Cancel::new();
+        pre.cancel();
+        assert_eq!(
+            capture(&root, &pre).expect_err("pre").code,
+            "operation_cancelled"
+        );
+        // Cancelled from another thread while the capture runs: either the capture
+        // finished before (a full result) or it answers operation_cancelled.
+        for _ in 0..20 {
+            let mid = Cancel::new();
+            let other = mid.clone();
+            let r = std::thread::scope(|s| {
+                s.spawn(move || other.cancel());
+                capture(&root, &mid)
+            });
+            match r {
+                Ok(c) => assert_eq!(c.files.len(), 300),
+                Err(e) => assert_eq!(e.code, "operation_cancelled"),
+            }
+        }
+        // Cancelled after the walk has queued every file, before any read is accepted:
+        // the parallel reads stop and nothing is returned.
+        let c = Cancel::new();
+        let mut w = Walk {
+            root: &root.dir,
+            cancel: &c,
+            files: Vec::new(),
+            total: 0,
+            pending: Vec::new(),
+            pending_bytes: 0,
+            pending_dirs: 0,
+            threads: 2,
+            #[cfg(feature = "fault-injection")]
+            hooks: crate::store::hooks::CaptureHooks::default(),
+        };
+        walk_dir(&root.dir, None, "", 0, &mut w).expect("walk");
+        assert_eq!(w.pending.len(), 300);
+        c.cancel();
+        assert_eq!(
+            w.flush().expect_err("cancelled").code,
+            "operation_cancelled"
+        );
+        assert!(w.pending.is_empty());
     }
 }
