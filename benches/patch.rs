@@ -15,6 +15,7 @@
 
 use okf_mcp::cancel::Cancel;
 use okf_mcp::okf::bundle::parse_bundle;
+use okf_mcp::okf::memo;
 use okf_mcp::okf::temporal::Profile;
 use okf_mcp::okf::validate::{self, Options};
 use okf_mcp::okf::version::Target;
@@ -263,6 +264,19 @@ fn run_size(n: usize, reps: usize) -> Res<String> {
     }
     let preview_med = median(pv);
     eprintln!("[{n}] preview median {:.1} ms", ms(preview_med));
+    // (b') the same preview as the first call of a process: the parse memo is cleared first.
+    let mut pvc = Vec::new();
+    for _ in 0..reps {
+        memo::clear();
+        let t = Instant::now();
+        black_box(preview(&dir, &pid)?);
+        pvc.push(t.elapsed());
+    }
+    let preview_cold_med = median(pvc);
+    eprintln!(
+        "[{n}] preview (memo cleared) median {:.1} ms",
+        ms(preview_cold_med)
+    );
 
     // (c) apply of a fresh one-concept patch: each repetition previews (untimed) a patch of
     // another concept, then times the apply.
@@ -278,6 +292,21 @@ fn run_size(n: usize, reps: usize) -> Res<String> {
     }
     let apply_med = median(ap);
     eprintln!("[{n}] apply   median {:.1} ms", ms(apply_med));
+    // (c') the same with the memo cleared between the untimed preview and the timed apply.
+    let mut apc = Vec::new();
+    for r in 0..reps {
+        let id = concept_id((r * 41 + 11) % n);
+        let (rev, plan) = preview(&dir, &id)?;
+        memo::clear();
+        let t = Instant::now();
+        apply(&dir, &id, &rev, &plan)?;
+        apc.push(t.elapsed());
+    }
+    let apply_cold_med = median(apc);
+    eprintln!(
+        "[{n}] apply (memo cleared) median {:.1} ms",
+        ms(apply_cold_med)
+    );
 
     // Phases of one apply, replicating apply_concept_patch's steps with the library parts.
     let phases = phases(&dir, n / 2 + 100, reps)?;
@@ -294,6 +323,12 @@ fn run_size(n: usize, reps: usize) -> Res<String> {
     let mid = concept_id(n / 2 + 200);
     let (rev, plan) = preview(&dir, &mid)?;
     let peak_apply = child_peak(&exe, &["apply", &dir.to_string_lossy(), &mid, &rev, &plan])?;
+    let mid2 = concept_id(n / 2 + 300);
+    let (rev2, plan2) = preview(&dir, &mid2)?;
+    let peak_apply_warm = child_peak(
+        &exe,
+        &["apply-warm", &dir.to_string_lossy(), &mid2, &rev2, &plan2],
+    )?;
 
     let kib = total as f64 / 1024.0;
     let mib = |k: u64| k as f64 / 1024.0;
@@ -312,16 +347,31 @@ fn run_size(n: usize, reps: usize) -> Res<String> {
     ));
     let f = floor_med.as_secs_f64();
     for (name, d, peak) in [
-        ("floor: walk + read + SHA-256", floor_med, peak_floor),
-        ("preview_concept_patch", preview_med, peak_preview),
-        ("apply_concept_patch", apply_med, peak_apply),
+        ("floor: walk + read + SHA-256", floor_med, Some(peak_floor)),
+        ("preview_concept_patch (memo warm)", preview_med, None),
+        (
+            "preview_concept_patch (memo cleared: first call of a process)",
+            preview_cold_med,
+            Some(peak_preview),
+        ),
+        (
+            "apply_concept_patch (memo warm)",
+            apply_med,
+            Some(peak_apply_warm),
+        ),
+        (
+            "apply_concept_patch (memo cleared: first call of a process)",
+            apply_cold_med,
+            Some(peak_apply),
+        ),
     ] {
+        let (p, o) = peak.map_or(("–".to_owned(), "–".to_owned()), |k| {
+            (format!("{:.1} MiB", mib(k)), format!("{:+.1} MiB", over(k)))
+        });
         out.push_str(&format!(
-            "| {name} | {:.1} ms | {:.2}× | {:.1} MiB | {:+.1} MiB |\n",
+            "| {name} | {:.1} ms | {:.2}× | {p} | {o} |\n",
             ms(d),
             d.as_secs_f64() / f,
-            mib(peak),
-            over(peak)
         ));
     }
     out.push_str("\nPeak RSS of parts (one child each, no timing):\n\n");
@@ -522,6 +572,12 @@ fn child(args: &[String]) -> Res<()> {
             black_box(preview(dir, arg(2)?)?);
         }
         "apply" => apply(dir, arg(2)?, arg(3)?, arg(4)?)?,
+        // A server that already answered a preview of this bundle (the memo is warm): the
+        // preview runs first, then the apply; the peak covers both.
+        "apply-warm" => {
+            black_box(preview(dir, arg(2)?)?);
+            apply(dir, arg(2)?, arg(3)?, arg(4)?)?;
+        }
         "capture" => {
             black_box(capture_only(dir)?);
         }
