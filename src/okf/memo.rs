@@ -16,8 +16,9 @@
 //! digest equal to a remembered one stands for the same bytes (the assumption the revision
 //! already relies on), so a remembered result equals the recomputed one.
 //!
-//! Bounded: at most [`MAX_ENTRIES`] clean digests and as many findings entries; a table that
-//! would grow past it is cleared first (a later request recomputes). Holds no document text:
+//! Bounded: at most [`MAX_ENTRIES`] clean digests, and at most [`MAX_ENTRIES`] findings
+//! entries holding at most [`MAX_FINDINGS_BYTES`] of paths and records; a table that would
+//! grow past a bound is cleared first (a later request recomputes). Holds no document text:
 //! 32-byte digests, paths and the fixed finding sentences only.
 
 use crate::okf::temporal::Profile;
@@ -28,6 +29,9 @@ use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 /// Upper bound of remembered digests, and of remembered findings entries (each table is
 /// cleared when it would exceed it). Twice the visible-file limit of spec/store.md §3.3.
 pub const MAX_ENTRIES: usize = 20_000;
+/// Upper bound, in bytes, of the paths and finding records the findings table holds (it is
+/// cleared when it would exceed it): 32 MiB.
+pub const MAX_FINDINGS_BYTES: usize = 32 * 1024 * 1024;
 
 /// The validator options a document's own findings depend on (spec/surface.md §13.2): the
 /// strict switch, whether the 0.2-only rows apply, the temporal profile and `as_of`.
@@ -39,17 +43,18 @@ pub struct DocOptions {
     pub as_of: Option<String>,
 }
 
-struct FindingsEntry {
-    path: Box<str>,
-    opts: DocOptions,
-    findings: Arc<[Finding]>,
-}
+/// Findings of one `(digest, path)` under each options set seen.
+type ByOptions = Vec<(DocOptions, Arc<[Finding]>)>;
 
 #[derive(Default)]
 struct Memo {
     clean: HashSet<[u8; 32]>,
-    findings: HashMap<[u8; 32], Vec<FindingsEntry>>,
+    /// digest → path → options → findings: lookups are O(1) even when many documents share
+    /// one digest (identical files under different paths).
+    findings: HashMap<[u8; 32], HashMap<Box<str>, ByOptions>>,
     findings_len: usize,
+    /// Approximate heap bytes held by `findings` (paths and finding records).
+    findings_bytes: usize,
 }
 
 static MEMO: LazyLock<Mutex<Memo>> = LazyLock::new(|| Mutex::new(Memo::default()));
@@ -115,15 +120,35 @@ pub fn mark_clean(digests: &[[u8; 32]]) {
 /// The remembered findings of the document `(path, digest)` under `opts`, if any.
 #[must_use]
 pub fn findings(path: &str, digest: &[u8; 32], opts: &DocOptions) -> Option<Arc<[Finding]>> {
+    findings_many(&[(path, digest)], opts).pop().flatten()
+}
+
+/// [`findings`] for many documents under one lock, in order.
+#[must_use]
+pub fn findings_many(docs: &[(&str, &[u8; 32])], opts: &DocOptions) -> Vec<Option<Arc<[Finding]>>> {
     if bypass() {
-        return None;
+        return vec![None; docs.len()];
     }
-    memo()
-        .findings
-        .get(digest)?
-        .iter()
-        .find(|e| &*e.path == path && e.opts == *opts)
-        .map(|e| Arc::clone(&e.findings))
+    let m = memo();
+    docs.iter()
+        .map(|(path, digest)| {
+            m.findings
+                .get(*digest)?
+                .get(*path)?
+                .iter()
+                .find(|(o, _)| o == opts)
+                .map(|(_, f)| Arc::clone(f))
+        })
+        .collect()
+}
+
+/// Approximate heap bytes of one remembered entry.
+fn entry_bytes(path: &str, found: &[Finding]) -> usize {
+    128 + path.len()
+        + found
+            .iter()
+            .map(|f| std::mem::size_of::<Finding>() + f.file.len())
+            .sum::<usize>()
 }
 
 /// Remembers the findings of the document `(path, digest)` under `opts`.
@@ -131,21 +156,28 @@ pub fn remember_findings(path: &str, digest: &[u8; 32], opts: &DocOptions, found
     if bypass() {
         return;
     }
-    let mut m = memo();
-    if m.findings_len >= MAX_ENTRIES {
-        m.findings.clear();
-        m.findings_len = 0;
-    }
-    let list = m.findings.entry(*digest).or_default();
-    if list.iter().any(|e| &*e.path == path && e.opts == *opts) {
+    let size = entry_bytes(path, &found);
+    if size > MAX_FINDINGS_BYTES {
         return;
     }
-    list.push(FindingsEntry {
-        path: path.into(),
-        opts: opts.clone(),
-        findings: found,
-    });
+    let mut m = memo();
+    if m.findings_len >= MAX_ENTRIES || m.findings_bytes + size > MAX_FINDINGS_BYTES {
+        m.findings.clear();
+        m.findings_len = 0;
+        m.findings_bytes = 0;
+    }
+    let list = m
+        .findings
+        .entry(*digest)
+        .or_default()
+        .entry(path.into())
+        .or_default();
+    if list.iter().any(|(o, _)| o == opts) {
+        return;
+    }
+    list.push((opts.clone(), found));
     m.findings_len += 1;
+    m.findings_bytes += size;
 }
 
 /// Forgets everything (benchmarks measure a first request with it; tests compare).
@@ -154,6 +186,7 @@ pub fn clear() {
     m.clean.clear();
     m.findings.clear();
     m.findings_len = 0;
+    m.findings_bytes = 0;
 }
 
 /// Number of remembered (clean digests, findings entries).

@@ -173,9 +173,13 @@ fn check_files(cx: &mut Ctx<'_>, files: &[CapturedFile], docs: &[Doc<'_>]) {
         temporal_profile: cx.opts.temporal_profile,
         as_of: cx.opts.as_of.clone(),
     };
+    let keys: Vec<(&str, &[u8; 32])> = docs
+        .iter()
+        .map(|d| (d.file.path.as_str(), &d.file.digest))
+        .collect();
     let mut misses: Vec<&Doc<'_>> = Vec::new();
-    for doc in docs {
-        match memo::findings(&doc.file.path, &doc.file.digest, &dopts) {
+    for (doc, known) in docs.iter().zip(memo::findings_many(&keys, &dopts)) {
+        match known {
             Some(found) => cx.out.extend(found.iter().cloned()),
             None => misses.push(doc),
         }

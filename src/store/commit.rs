@@ -206,12 +206,13 @@ pub fn commit_with(
     write_locked(h, req, &cap, cancel)
 }
 
-/// A store opened, locked and recovered (C1–C3) before the caller's capture: the lock-first
-/// apply of `docs/store.md` §3.1. The caller's one capture, taken while this session holds
-/// the lock, is the fresh capture under the lock of C5 (spec/store.md §10.1): [`Session::commit`]
-/// compares its revision with the change set's base instead of capturing again, and a receipt
-/// hit reads the §12 step 6 replay basis from it. Dropping the session releases the lock
-/// (C16) and writes nothing; recovery (C3) and the lock file are its only effects.
+/// A store reserved before the caller's capture: the lock-first apply of `docs/store.md`
+/// §3.1. The lock is held, no journal was pending; the folding probe and recovery (C3) run
+/// only when [`Session::commit`] or [`Session::lookup`] needs the store. The caller's one
+/// capture, taken while this session holds the lock, is the fresh capture under the lock of
+/// C5 (spec/store.md §10.1): [`Session::commit`] compares its revision with the change set's
+/// base instead of capturing again, and a receipt hit reads the §12 step 6 replay basis from
+/// it. Dropping an unused session releases the lock and has written nothing (rule S-2).
 #[derive(Debug)]
 #[must_use = "dropping the session releases the lock"]
 pub struct Session<'r> {
@@ -219,16 +220,15 @@ pub struct Session<'r> {
     txn_id: String,
 }
 
-/// Opens the store lock-first with the production options (C1–C3; spec/store.md §7, §10.1).
-/// Creates nothing in the bundle except `.okf/lock`: `Ok(None)` when `.okf/` or one of its
-/// four subdirectories is absent (the caller then keeps the capture-first flow, rule S-2).
-/// `key` and `request_digest` give the transaction id that names the folding-probe files.
-/// The lock wait polls `cancel` every 10 ms (§14).
+/// Reserves the store lock-first with the production options (C1–C2; spec/store.md §7,
+/// §10.1). Creates and writes nothing and never waits: `Ok(None)` when `.okf/`, one of its
+/// four subdirectories or `.okf/lock` is absent, when the lock is held by another writer, or
+/// when a journal is pending (the caller then keeps the spec's capture-first flow, whose
+/// commit waits for the lock and recovers as usual). `key` and `request_digest` give the
+/// transaction id that names the folding-probe files.
 ///
 /// # Errors
-/// As the open of [`commit`]: `.okf` symlink → `Refused`; not a directory → `Rejected`;
-/// `LockTimeout`; `Cancelled`; I/O; recovery errors (`StorageCorrupt`, `RecoveryBlocked`,
-/// `PublicationBlocked`).
+/// `.okf` symlink → `Refused`; not a directory → `Rejected`; `Cancelled`; I/O.
 pub fn open_locked<'r>(
     root: &'r Root,
     key: &str,
@@ -274,8 +274,10 @@ impl Session<'_> {
                 "the planned transaction is inconsistent",
             ));
         }
-        let h = self.h;
-        // C4.
+        let mut h = self.h;
+        // §7 steps 4–5 deferred by the reservation (no journal was pending; nothing visible
+        // changes), then C4.
+        h.prepare(&self.txn_id, Some(cancel))?;
         if let Some(hit) = find(
             &h,
             &req.idempotency_key,
@@ -297,14 +299,17 @@ impl Session<'_> {
     /// basis comes from `locked`, the caller's capture under this lock; no tree is read.
     ///
     /// # Errors
-    /// `IdempotencyConflict`, `StorageCorrupt`, I/O.
+    /// `IdempotencyConflict`, `StorageCorrupt`, probe/recovery errors, `Cancelled`, I/O.
     pub fn lookup(
         self,
         key: &str,
         request_digest: &str,
         locked: &Capture,
+        cancel: &Cancel,
     ) -> Result<Option<CommitOutcome>, StoreError> {
-        find(&self.h, key, request_digest, Basis::Known(&locked.revision))
+        let mut h = self.h;
+        h.prepare(&self.txn_id, Some(cancel))?;
+        find(&h, key, request_digest, Basis::Known(&locked.revision))
     }
 }
 

@@ -202,6 +202,8 @@ pub(crate) struct Handle<'r> {
     /// Idempotency keys whose journals this open's recovery completed (§12 step 6).
     pub completed: Vec<String>,
     poisoned: Cell<bool>,
+    /// Whether [`Handle::prepare`] has run (probe and recovery done).
+    prepared: bool,
     _lock: BundleLock,
 }
 
@@ -257,9 +259,11 @@ pub(crate) enum Create {
     Yes,
     /// Report `None` (replay-only lookup: S-2 forbids creating private state).
     No,
-    /// Report `None` unless `.okf/` and all four subdirectories already exist (the
-    /// lock-first apply of `commit::open_locked`: it creates nothing in `.okf/` except the
-    /// lock file, so a noop or rejected answer leaves the private layout as it was).
+    /// The lock-first reservation of `commit::open_locked` (docs/store.md §3.1): report `None`
+    /// unless `.okf/`, its four subdirectories and `.okf/lock` already exist, the lock is
+    /// free at the first attempt (no wait), and no journal is pending in `transactions/`.
+    /// Creates nothing and writes nothing: the folding probe and recovery (§7 steps 4–5)
+    /// are deferred to [`Handle::prepare`], run only once the store is actually needed.
     Existing,
 }
 
@@ -314,17 +318,27 @@ pub(crate) fn open<'r>(
         return Err(StoreError::Rejected("private state is incomplete"));
     };
     let meta = root.dir.dir_metadata().map_err(StoreError::io("open"))?;
-    let lock =
-        lock::acquire(&okf, (meta.dev(), meta.ino()), opts.lock_timeout, cancel).map_err(|e| {
-            match e {
-                LockError::Timeout => StoreError::LockTimeout,
-                LockError::Cancelled => StoreError::Cancelled,
-                LockError::Io(source) => StoreError::Io {
-                    step: "lock",
-                    source,
-                },
-            }
-        })?;
+    let reserve = create == Create::Existing;
+    if reserve && !okf.symlink_metadata("lock").is_ok_and(|m| m.is_file()) {
+        return Ok(None);
+    }
+    let timeout = if reserve {
+        std::time::Duration::ZERO
+    } else {
+        opts.lock_timeout
+    };
+    let lock = match lock::acquire(&okf, (meta.dev(), meta.ino()), timeout, cancel) {
+        Err(LockError::Timeout) if reserve => return Ok(None),
+        other => other,
+    };
+    let lock = lock.map_err(|e| match e {
+        LockError::Timeout => StoreError::LockTimeout,
+        LockError::Cancelled => StoreError::Cancelled,
+        LockError::Io(source) => StoreError::Io {
+            step: "lock",
+            source,
+        },
+    })?;
     let mut h = Handle {
         root,
         okf,
@@ -337,14 +351,44 @@ pub(crate) fn open<'r>(
         new_file_mode: 0o644,
         completed: Vec::new(),
         poisoned: Cell::new(false),
+        prepared: false,
         _lock: lock,
     };
-    point(opts, Point::AfterLock, cancel)?;
-    probe(&mut h, probe_tag)?;
-    h.completed = crate::store::recovery::recover(&h)?;
-    point(opts, Point::AfterRecovery, cancel)?;
-    checkpoint(cancel)?;
+    if reserve {
+        if crate::store::recovery::journal_pending(&h)? {
+            return Ok(None);
+        }
+        return Ok(Some(h));
+    }
+    h.prepare(probe_tag, cancel)?;
     Ok(Some(h))
+}
+
+impl Handle<'_> {
+    /// §7 steps 4–5 on a locked handle: the `after_lock` fault point, the folding probe,
+    /// recovery (C3), the `after_recovery` point and a checkpoint. Runs once; a handle from
+    /// [`Create::Existing`] runs it when the store is first needed (its reservation saw no
+    /// pending journal and has held the lock since, so recovery changes nothing visible).
+    ///
+    /// # Errors
+    /// Probe and recovery errors; cancellation; injected faults.
+    pub(crate) fn prepare(
+        &mut self,
+        probe_tag: &str,
+        cancel: Option<&Cancel>,
+    ) -> Result<(), StoreError> {
+        if self.prepared {
+            return Ok(());
+        }
+        let opts = self.opts.clone();
+        point(&opts, Point::AfterLock, cancel)?;
+        probe(self, probe_tag)?;
+        self.completed = crate::store::recovery::recover(self)?;
+        point(&opts, Point::AfterRecovery, cancel)?;
+        checkpoint(cancel)?;
+        self.prepared = true;
+        Ok(())
+    }
 }
 
 /// A cancellation checkpoint (spec/store.md §14); `None` = past the boundary, never cancels.

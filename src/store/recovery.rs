@@ -38,6 +38,14 @@ fn read_regular(dir: &Dir, name: &str) -> std::io::Result<Option<Vec<u8>>> {
     Ok(Some(b))
 }
 
+/// Whether a journal (`<txn-id>.json`) waits in `transactions/` (read-only; §11).
+///
+/// # Errors
+/// I/O reading the directory.
+pub(crate) fn journal_pending(h: &Handle<'_>) -> Result<bool, StoreError> {
+    Ok(names(&h.tx)?.iter().any(|n| n.ends_with(".json")))
+}
+
 /// Runs R1–R8; returns the idempotency keys whose journals this recovery completed.
 ///
 /// # Errors

@@ -69,9 +69,11 @@ fn run_checked(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
 
     ctx.cancel.check()?;
     let root = root::open(&req.bundle_path)?;
-    // C1–C3 before the capture when the store already exists (never creates `.okf/`).
+    // Lock-first reservation when the store already exists (docs/store.md §3.1): no wait,
+    // nothing created or written; `None` keeps the spec's capture-first order. An unreadable
+    // `.okf` is reported only where the store is needed (branch B or the commit).
     let (session, deferred): (Option<Session<'_>>, Option<StoreError>) =
-        if root::has_private_state(&root)? {
+        if root::has_private_state(&root).unwrap_or(false) {
             match commit::open_locked(&root, &key, &request_digest, &ctx.cancel) {
                 Ok(s) => (s, None),
                 Err(StoreError::Cancelled) => {
@@ -145,7 +147,12 @@ fn run_checked(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         (Some(s), _) => match mode {
             Mode::Fresh => s.commit(&request, &capture, &ctx.cancel),
             Mode::ReplayOnly => s
-                .lookup(&request.idempotency_key, &request.request_digest, &capture)
+                .lookup(
+                    &request.idempotency_key,
+                    &request.request_digest,
+                    &capture,
+                    &ctx.cancel,
+                )
                 .and_then(|hit| hit.ok_or(StoreError::Conflict { retryable: true })),
         },
         // The lock-first open failed: the open of `Commit` would report the same error.

@@ -105,3 +105,107 @@ fn sto_04_with_a_store_an_external_change_is_a_revision_conflict_and_is_kept() {
     assert_eq!(e["retryable"], true);
     assert_eq!(snapshot(&b), before);
 }
+
+/// `okf-mcp call apply_concept_patch` with extra environment; returns (exit code, stdout).
+#[cfg(feature = "fault-injection")]
+fn apply_env(args: &Value, env: &[(&str, &str)]) -> (i32, String) {
+    let mut cmd = std::process::Command::new(crate::util::bin());
+    cmd.args(["call", "apply_concept_patch", "--args", &args.to_string()]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run okf-mcp");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// The no-op patch of the `patch-ext` fixture (a verification that is not there).
+fn noop_op() -> Value {
+    json!({"kind": "remove_verification", "concept_id": "metrics/archived",
+           "verification": {"by": "human:nobody", "at": "2026-07-01T00:00:00Z"}})
+}
+
+/// Rule S-2 and §13 row 2 with a store whose lock another writer holds: the no-op apply
+/// answers `noop` without waiting for the lock (the reservation never waits), and a real
+/// change falls back to the spec's order and times out on the lock with nothing written.
+#[test]
+#[cfg(feature = "fault-injection")]
+fn sto_05_a_held_lock_does_not_delay_a_noop_and_times_out_a_change_cleanly() {
+    let (_t, b) = copy_bundle(&fixture("patch-ext"));
+    seed_store(&b);
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(b.join(".okf/lock"))
+        .expect("open lock");
+    held.lock().expect("hold the store lock");
+    let before = snapshot(&b);
+
+    let args = patch_args(&b, &json!([noop_op()]));
+    let p = preview(&args);
+    assert_eq!(p["status"], "noop");
+    let (code, out) = apply_env(
+        &apply_args(&args, &p),
+        &[("OKF_MCP_LOCK_TIMEOUT_MS", "60000")],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("\"status\":\"noop\""), "{out}");
+    assert_eq!(snapshot(&b), before);
+
+    let args = patch_args(&b, &json!([gen_op("metrics/revenue", "agent/9")]));
+    let p = preview(&args);
+    assert_eq!(p["status"], "applicable");
+    let (code, out) = apply_env(
+        &apply_args(&args, &p),
+        &[("OKF_MCP_LOCK_TIMEOUT_MS", "200")],
+    );
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("operation_cancelled"), "{out}");
+    assert_eq!(snapshot(&b), before);
+    drop(held);
+}
+
+/// §13 row 2 with a journal pending (a crash right after the commit point of another
+/// request): the no-op apply answers `noop` and does not run recovery (the visible tree stays
+/// at the pre-state); the exact replay of the crashed request then completes it.
+#[test]
+#[cfg(feature = "fault-injection")]
+fn sto_03_a_pending_journal_is_not_recovered_by_a_noop_apply() {
+    let (_t, b) = copy_bundle(&fixture("patch-ext"));
+    seed_store(&b);
+    let x = patch_args(&b, &json!([gen_op("metrics/revenue", "agent/x")]));
+    let px = preview(&x);
+    let y = patch_args(&b, &json!([noop_op()]));
+    let py = preview(&y);
+    assert_eq!(py["status"], "noop");
+    let visible = |b: &Path| {
+        snapshot(b)
+            .into_iter()
+            .filter(|(k, _)| !k.starts_with(".okf"))
+            .collect::<Vec<_>>()
+    };
+    let pre = visible(&b);
+    let (code, _) = apply_env(
+        &apply_args(&x, &px),
+        &[("OKF_MCP_FAULT", "after_journal_rename:crash")],
+    );
+    assert_eq!(code, 86, "simulated crash after the commit point");
+    assert_eq!(visible(&b), pre);
+
+    let a = apply(&apply_args(&y, &py));
+    assert_eq!(a["status"], "noop");
+    assert_eq!(
+        visible(&b),
+        pre,
+        "a noop apply does not publish another journal"
+    );
+
+    let r = apply(&apply_args(&x, &px));
+    assert_eq!(r["status"], "applied");
+    assert!(r["diagnostics"][0]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("completed now")));
+    assert_ne!(visible(&b), pre);
+}
