@@ -1,8 +1,9 @@
 //! The commit pipeline (spec/store.md §10.1 C1–C16, §10.2) and the receipt lookup (§8.5).
 //!
 //! Two entries: [`commit`] runs C1–C16 itself (it captures the tree under the lock at C5);
-//! [`open_locked`] runs C1–C3 first and returns a [`Session`] whose caller takes its one
-//! capture under the lock, so [`Session::commit`] (C4–C16) and [`Session::lookup`] (C4) reuse
+//! [`open_locked`] reserves the store first (C1–C2 without waiting; probe and recovery
+//! deferred until needed) and returns a [`Session`] whose caller takes its one capture under
+//! the lock, so [`Session::commit`] (C4–C16) and [`Session::lookup`] (C4) reuse
 //! that capture for the C5 compare-and-swap and the §12 step 6 replay basis.
 //!
 //! The states of one attempt are types: `Staged` (payloads durable in `.okf/staging/`,
@@ -286,7 +287,8 @@ impl Session<'_> {
         )? {
             return Ok(hit);
         }
-        // C5: `locked` was captured under this lock, after C3.
+        // C5: `locked` was captured under this lock; the deferred C3 found no journal (none was
+        // pending at the reservation), so it is still the tree's state.
         point(&h.opts, Point::AfterCapture, Some(cancel))?;
         if forced_conflict(&h.opts) || locked.revision != req.base_revision {
             return Err(StoreError::Conflict { retryable: true });

@@ -5,14 +5,14 @@
 //! the same digest and commits through the store; branch B (the bundle moved) can only succeed
 //! through an exact replay answered from a stored receipt.
 //!
-//! Lock-first (`docs/store.md` §3.1): when `.okf/` already exists, the store is opened, locked
-//! and recovered (C1–C3) before that one capture, so the capture is the fresh capture under the
-//! lock of C5 and also the §12 step 6 replay basis; the tree is captured once per call. Without
-//! `.okf/` the capture comes first and `.okf/` is created only by a fresh commit (rule S-2).
-//! When the lock-first open fails for a reason other than cancellation (lock timeout,
-//! corrupt or blocked private state, …), the call proceeds capture-first and reports that
-//! error only where the store is needed, so noop, rejected and plan-mismatch answers stay as
-//! spec/store.md §13 rows 2 and 6 say.
+//! Lock-first (`docs/store.md` §3.1): when `.okf/` already exists, the store is reserved
+//! (lock taken without waiting, no journal pending; nothing created or written) before that
+//! one capture, so the capture is the fresh capture under the lock of C5 and also the §12
+//! step 6 replay basis; the tree is captured once per call, and the probe and recovery run
+//! only when the store is needed. Otherwise (no `.okf/`, lock busy, journal pending) the
+//! capture comes first as in spec/store.md §10.1 and `.okf/` is created only by a fresh
+//! commit (rule S-2). A reservation error other than cancellation is reported only where the
+//! store is needed, so noop, rejected and plan-mismatch answers stay as §13 rows 2 and 6 say.
 
 use crate::okf::validate;
 use crate::plan::digest;
