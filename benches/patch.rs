@@ -317,7 +317,12 @@ fn run_size(n: usize, reps: usize) -> Res<String> {
     let peak_floor = child_peak(&exe, &["floor", &dir.to_string_lossy()])?;
     let peak_preview = child_peak(&exe, &["preview", &dir.to_string_lossy(), &pid])?;
     let mut parts = Vec::new();
-    for part in ["capture", "capture+parse", "capture+validate"] {
+    for part in [
+        "capture",
+        "capture (digests only)",
+        "capture+parse",
+        "capture+validate",
+    ] {
         parts.push((part, child_peak(&exe, &[part, &dir.to_string_lossy()])?));
     }
     let mid = concept_id(n / 2 + 200);
@@ -333,16 +338,19 @@ fn run_size(n: usize, reps: usize) -> Res<String> {
     let kib = total as f64 / 1024.0;
     let mib = |k: u64| k as f64 / 1024.0;
     let over = |k: u64| (k as f64 - kib) / 1024.0;
+    let over_idle = |k: u64| (k as f64 - baseline as f64) / 1024.0;
     let mut out = String::new();
     out.push_str(&format!(
         "## {n} concepts ({} files, {:.1} MiB, {reps} repetitions, median)\n\n",
         n + 1,
         total as f64 / 1048576.0
     ));
-    out.push_str("| Scenario | Median | Ratio to floor | Peak RSS | Peak RSS − bundle size |\n");
-    out.push_str("|---|---:|---:|---:|---:|\n");
+    out.push_str(
+        "| Scenario | Median | Ratio to floor | Peak RSS | Peak RSS − idle | Peak RSS − bundle size |\n",
+    );
+    out.push_str("|---|---:|---:|---:|---:|---:|\n");
     out.push_str(&format!(
-        "| idle child (baseline) | – | – | {:.1} MiB | – |\n",
+        "| idle child (baseline) | – | – | {:.1} MiB | – | – |\n",
         mib(baseline)
     ));
     let f = floor_med.as_secs_f64();
@@ -365,21 +373,31 @@ fn run_size(n: usize, reps: usize) -> Res<String> {
             Some(peak_apply),
         ),
     ] {
-        let (p, o) = peak.map_or(("–".to_owned(), "–".to_owned()), |k| {
-            (format!("{:.1} MiB", mib(k)), format!("{:+.1} MiB", over(k)))
-        });
+        let (p, i, o) = peak.map_or(
+            ("–".to_owned(), "–".to_owned(), "–".to_owned()),
+            |k| {
+                (
+                    format!("{:.1} MiB", mib(k)),
+                    format!("{:+.1} MiB", over_idle(k)),
+                    format!("{:+.1} MiB", over(k)),
+                )
+            },
+        );
         out.push_str(&format!(
-            "| {name} | {:.1} ms | {:.2}× | {p} | {o} |\n",
+            "| {name} | {:.1} ms | {:.2}× | {p} | {i} | {o} |\n",
             ms(d),
             d.as_secs_f64() / f,
         ));
     }
     out.push_str("\nPeak RSS of parts (one child each, no timing):\n\n");
-    out.push_str("| Part | Peak RSS | Peak RSS − bundle size |\n|---|---:|---:|\n");
+    out.push_str(
+        "| Part | Peak RSS | Peak RSS − idle | Peak RSS − bundle size |\n|---|---:|---:|---:|\n",
+    );
     for (part, peak) in parts {
         out.push_str(&format!(
-            "| {part} | {:.1} MiB | {:+.1} MiB |\n",
+            "| {part} | {:.1} MiB | {:+.1} MiB | {:+.1} MiB |\n",
             mib(peak),
+            over_idle(peak),
             over(peak)
         ));
     }
@@ -580,6 +598,13 @@ fn child(args: &[String]) -> Res<()> {
         }
         "capture" => {
             black_box(capture_only(dir)?);
+        }
+        "capture (digests only)" => {
+            let rt = root::open(&dir.to_string_lossy()).map_err(|e| e.message)?;
+            black_box(
+                capture::capture_with(&rt, &Cancel::default(), Some(&capture::Spill::DIGESTS_ONLY))
+                    .map_err(|e| e.message)?,
+            );
         }
         "capture+parse" => {
             let cap = capture_only(dir)?;

@@ -96,7 +96,7 @@ impl<'a> Doc<'a> {
     /// (spec/surface.md §13.1). Parses on first use and keeps the result.
     pub fn parsed(&self) -> &Result<Parsed<'a>, ParseFault> {
         self.parsed
-            .get_or_init(|| parse_known_clean(&self.file.bytes))
+            .get_or_init(|| parse_known_clean(self.file.bytes()))
     }
 
     /// The parse if it is already at hand, else a fresh one that is not kept (callers that
@@ -105,7 +105,7 @@ impl<'a> Doc<'a> {
     pub fn parsed_transient(&self) -> std::borrow::Cow<'_, Result<Parsed<'a>, ParseFault>> {
         match self.parsed.get() {
             Some(p) => std::borrow::Cow::Borrowed(p),
-            None => std::borrow::Cow::Owned(parse_known_clean(&self.file.bytes)),
+            None => std::borrow::Cow::Owned(parse_known_clean(self.file.bytes())),
         }
     }
 }
@@ -214,7 +214,7 @@ pub fn parse_bundle_visiting<'a, T: Send>(
         .filter(|(_, k)| !**k)
         .map(|(d, _)| d)
         .collect();
-    let fresh = crate::okf::par::map(&todo, |(file, class)| match parse_document(&file.bytes) {
+    let fresh = crate::okf::par::map(&todo, |(file, class)| match parse_document(file.bytes()) {
         Err(e) => Cold::Fault(e),
         Ok(p) => match visit {
             None => Cold::Kept(p),

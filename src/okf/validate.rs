@@ -117,7 +117,7 @@ pub fn parse_for_validation<'c>(
     // is reported by the bundle parse below, in path order).
     let v02 = match capture
         .get("index.md")
-        .map(|f| (f, parse_document(&f.bytes)))
+        .map(|f| (f, parse_document(f.bytes())))
     {
         Some((f, Ok(p))) => {
             let doc = Doc::new(f, DocClass::Reserved, p);
@@ -141,6 +141,63 @@ pub fn parse_for_validation<'c>(
         }
     }
     Ok(bundle)
+}
+
+/// The [`crate::store::capture::Spill`] visit of a capture that a validation under `opts`
+/// will read, so that the capture need not keep every document in memory (spec/store.md §3.4:
+/// the parse during capture). For each concept or reserved document it parses the bytes
+/// while they are at hand, computes the document's own findings and remembers both in the
+/// [`memo`] (the clean digest and the findings under these options), then lets the bytes go;
+/// [`parse_for_validation`] and [`validate_bundle`] find them there and never parse it again.
+///
+/// Kept (returns `true`): every path `keep` names, and a document with a YAML limit or graph
+/// fault (the bundle parse reports it). Spilled: every other file, also ones the memo already
+/// knows (not parsed again). Non-document files are never parsed.
+///
+/// `None` when the 0.2-only rows depend on the root declaration, i.e. unless `opts` asserts
+/// OKF 0.2 (the declaration is only known once the root `index.md` is read). A memo cleared
+/// between the capture and the validation (bounded tables, other requests) shows as
+/// [`Capture::missed`] on the spilled capture: the caller captures again with every file
+/// resident.
+#[must_use]
+pub fn spill_visitor<'k>(
+    opts: &Options,
+    keep: &'k (dyn Fn(&str) -> bool + Sync),
+) -> Option<impl Fn(&str, &[u8], &[u8; 32]) -> bool + Sync + 'k> {
+    if opts.spec_version != Some(Target::V02) {
+        return None;
+    }
+    let opts = opts.clone();
+    let dopts = DocOptions {
+        strict: opts.strict,
+        v02: true,
+        temporal_profile: opts.temporal_profile,
+        as_of: opts.as_of.clone(),
+    };
+    Some(move |path: &str, bytes: &[u8], digest: &[u8; 32]| {
+        if keep(path) {
+            return true;
+        }
+        let class = crate::okf::grammar::classify(path);
+        if !matches!(class, DocClass::Concept(_) | DocClass::Reserved) {
+            return false;
+        }
+        if memo::is_clean(digest) && memo::findings(path, digest, &dopts).is_some() {
+            return false;
+        }
+        let Ok(parsed) = parse_document(bytes) else {
+            return true;
+        };
+        let mut cx = Ctx {
+            opts: &opts,
+            v02: true,
+            out: BTreeSet::new(),
+        };
+        check_doc(&mut cx, path, &class, &parsed);
+        memo::mark_clean(&[*digest]);
+        memo::remember_findings(path, digest, &dopts, cx.out.into_iter().collect());
+        false
+    })
 }
 
 struct Ctx<'o> {
@@ -341,7 +398,7 @@ fn overlay(base: &Capture, writes: &[(&str, &[u8])]) -> Capture {
     let mut files: std::collections::BTreeMap<String, Vec<u8>> = base
         .files
         .iter()
-        .map(|f| (f.path.clone(), f.bytes.clone()))
+        .map(|f| (f.path.clone(), f.bytes().to_vec()))
         .collect();
     for (p, b) in writes {
         files.insert((*p).to_owned(), b.to_vec());
@@ -1197,7 +1254,7 @@ mod tests {
             if let Ok(b) = parse_bundle(&c) {
                 for d in &b.docs {
                     let cold = crate::okf::memo::bypassed(|| {
-                        crate::okf::bundle::parse_document(&d.file.bytes)
+                        crate::okf::bundle::parse_document(d.file.bytes())
                             .map(|p| p.map(|p| p.yaml.map(|y| y.value())))
                     });
                     let lazy = d.parsed().as_ref().map(|p| p.yaml.as_ref().map(Yaml::value));
@@ -1283,7 +1340,7 @@ mod tests {
             let mut overlay: std::collections::BTreeMap<String, Vec<u8>> = base
                 .files
                 .iter()
-                .map(|f| (f.path.clone(), f.bytes.clone()))
+                .map(|f| (f.path.clone(), f.bytes().to_vec()))
                 .collect();
             for (p, b) in &writes {
                 overlay.insert(p.clone(), b.clone());

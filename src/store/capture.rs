@@ -1,5 +1,6 @@
 //! Capture: one bounded, symlink-refusing, in-memory read of the visible tree and its
-//! revision (spec/store.md §3).
+//! revision (spec/store.md §3). With a [`Spill`], only the files it keeps stay in memory
+//! (the others keep path, size and digest; docs/store.md §3.2).
 //!
 //! The walk starts at the pinned root handle ([`Root`]) and visits the entries of each
 //! directory in ascending byte order of their names. Every entry is `lstat`ed relative to its
@@ -25,7 +26,7 @@ use cap_std::fs::{Dir, Metadata, OpenOptions};
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Visible-file limit: at most 10,000 visible files (spec/store.md §3.3).
@@ -51,45 +52,107 @@ pub const DIAG_SYMLINK: &str = "symlink_refused";
 pub const DIAG_UNSUPPORTED: &str = "unsupported_file_type";
 
 /// One visible regular file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Its bytes are **resident** (held in memory) unless the capture was taken with a
+/// [`Spill`] that let them go after visiting them; a spilled file keeps its path, size and
+/// digest. Reading the bytes of a spilled file through [`CapturedFile::bytes`] yields an empty
+/// slice and marks the capture as missed ([`Capture::missed`]), so a caller discards whatever
+/// it computed and captures again with every file resident.
+#[derive(Debug, Clone)]
 pub struct CapturedFile {
     /// Bundle-relative path (spec/store.md §3.2).
     pub path: String,
-    /// The exact bytes read.
-    pub bytes: Vec<u8>,
+    /// The exact bytes read (empty when spilled).
+    bytes: Vec<u8>,
+    /// Length of the bytes read, in bytes (also when spilled).
+    pub size: u64,
     /// `H(bytes)`: raw SHA-256 (spec/store.md §3.6 step 1).
     pub digest: [u8; 32],
+    /// `Some(miss flag of the capture)` when the bytes were spilled.
+    spilled: Option<Arc<AtomicBool>>,
 }
 
+impl CapturedFile {
+    /// A resident file.
+    #[must_use]
+    pub fn new(path: String, bytes: Vec<u8>) -> Self {
+        let digest = digest::sha256(&bytes);
+        Self {
+            path,
+            size: bytes.len() as u64,
+            bytes,
+            digest,
+            spilled: None,
+        }
+    }
+
+    /// The exact bytes read. For a spilled file: the empty slice, and the capture is marked
+    /// as missed (see the type's docs).
+    #[must_use]
+    pub fn bytes(&self) -> &[u8] {
+        if let Some(miss) = &self.spilled {
+            miss.store(true, Ordering::Relaxed);
+        }
+        &self.bytes
+    }
+
+    /// Whether the bytes are held in memory.
+    #[must_use]
+    pub fn is_resident(&self) -> bool {
+        self.spilled.is_none()
+    }
+}
+
+impl PartialEq for CapturedFile {
+    /// Same path, size, digest and residency (the bytes of two resident files with equal
+    /// digests are compared too).
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path
+            && self.size == other.size
+            && self.digest == other.digest
+            && self.is_resident() == other.is_resident()
+            && self.bytes == other.bytes
+    }
+}
+
+impl Eq for CapturedFile {}
+
 /// The visible tree, sorted by path bytes, with its revision.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Capture {
     /// Every visible file, ascending by path bytes.
     pub files: Vec<CapturedFile>,
     /// `sha256:<64 hex>` (spec/store.md §3.6).
     pub revision: String,
+    /// Set once the bytes of a spilled file were asked for (shared with its files).
+    miss: Arc<AtomicBool>,
 }
+
+impl PartialEq for Capture {
+    fn eq(&self, other: &Self) -> bool {
+        self.files == other.files && self.revision == other.revision
+    }
+}
+
+impl Eq for Capture {}
 
 impl Capture {
     /// Builds a capture from in-memory files (tests, overlays); sorts by path bytes and
     /// computes the revision of spec/store.md §3.6. Paths are taken as given (no grammar
-    /// check).
+    /// check). Every file is resident.
     #[must_use]
     pub fn from_files(files: impl IntoIterator<Item = (String, Vec<u8>)>) -> Self {
         let mut files: Vec<CapturedFile> = files
             .into_iter()
-            .map(|(path, bytes)| {
-                let digest = digest::sha256(&bytes);
-                CapturedFile {
-                    path,
-                    bytes,
-                    digest,
-                }
-            })
+            .map(|(path, bytes)| CapturedFile::new(path, bytes))
             .collect();
         files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
         let revision = digest::revision(files.iter().map(|f| (f.path.as_str(), &f.digest)));
-        Self { files, revision }
+        Self {
+            files,
+            revision,
+            miss: Arc::new(AtomicBool::new(false)),
+        }
     }
 
     /// The file at `path`, if visible.
@@ -104,8 +167,46 @@ impl Capture {
     /// Total bytes of all visible files.
     #[must_use]
     pub fn total_bytes(&self) -> u64 {
-        self.files.iter().map(|f| f.bytes.len() as u64).sum()
+        self.files.iter().map(|f| f.size).sum()
     }
+
+    /// Whether the bytes of a spilled file were asked for since the capture was taken: a
+    /// result computed from this capture may then be wrong and MUST be discarded (capture
+    /// again without a [`Spill`]). Always false for a capture with every file resident.
+    #[must_use]
+    pub fn missed(&self) -> bool {
+        self.miss.load(Ordering::Relaxed)
+    }
+
+    /// Whether every file's bytes are held in memory.
+    #[must_use]
+    pub fn is_complete(&self) -> bool {
+        self.files.iter().all(CapturedFile::is_resident)
+    }
+}
+
+/// What a capture keeps in memory of each file it reads: the bytes of a file are dropped
+/// right after `visit` returned `false` for it (the path, size and digest stay). `visit`
+/// runs on the capture's reading threads with the bundle-relative path, the bytes and their
+/// SHA-256, once per file read; it MUST be pure apart from remembering results (a capture
+/// that fails later may already have visited some files).
+///
+/// Spilling bounds the memory of a capture by the file list plus the files kept, instead
+/// of the bundle's size; callers that need other files' bytes read them through
+/// [`CapturedFile::bytes`] and get [`Capture::missed`].
+pub struct Spill<'a> {
+    /// `true`: keep the bytes.
+    pub visit: &'a SpillVisit<'a>,
+}
+
+/// The visit of a [`Spill`]: `(bundle-relative path, bytes read, their SHA-256)` → keep?
+pub type SpillVisit<'v> = dyn Fn(&str, &[u8], &[u8; 32]) -> bool + Sync + 'v;
+
+impl Spill<'_> {
+    /// A spill that keeps no file's bytes (revision and manifest only).
+    pub const DIGESTS_ONLY: Spill<'static> = Spill {
+        visit: &|_, _, _| false,
+    };
 }
 
 /// Batches smaller than this are read on the calling thread (thread start-up would cost more
@@ -132,8 +233,17 @@ struct Job {
     meta: Metadata,
 }
 
-/// A read: the bytes (at most the budget + 1) and their SHA-256, or the read-phase error.
-type ReadResult = Result<(Vec<u8>, [u8; 32]), ToolError>;
+/// One file read: its bytes (at most the budget + 1; empty once spilled), their length and
+/// SHA-256, and whether the bytes are kept.
+struct FileRead {
+    bytes: Vec<u8>,
+    len: u64,
+    digest: [u8; 32],
+    keep: bool,
+}
+
+/// A read, or the read-phase error.
+type ReadResult = Result<FileRead, ToolError>;
 
 /// The capture in progress: phase (a), the walk, appends [`Job`]s to `pending`; phase (b)
 /// ([`Walk::flush`]) reads them, on two threads for a large batch, and accepts them in walk
@@ -153,6 +263,10 @@ struct Walk<'a> {
     pending_dirs: usize,
     /// 1: each file is read right after its `lstat`, on the calling thread.
     threads: usize,
+    /// `None`: every file stays resident.
+    spill: Option<&'a Spill<'a>>,
+    /// The miss flag shared by the capture and its spilled files.
+    miss: Arc<AtomicBool>,
     #[cfg(feature = "fault-injection")]
     hooks: crate::store::hooks::CaptureHooks,
 }
@@ -183,6 +297,20 @@ struct Walk<'a> {
 /// - `operation_rejected` when the tree cannot be read or changes under the walk in a way
 ///   none of the above describes (an entry vanished or was replaced by another file).
 pub fn capture(root: &Root, cancel: &Cancel) -> Result<Capture, ToolError> {
+    capture_with(root, cancel, None)
+}
+
+/// [`capture`] that keeps in memory only the bytes of the files `spill` asks for (every file
+/// when `spill` is `None`). Same walk, checks, errors, revision and file list; the spilled
+/// files have their size and digest only.
+///
+/// # Errors
+/// As [`capture`].
+pub fn capture_with(
+    root: &Root,
+    cancel: &Cancel,
+    spill: Option<&Spill<'_>>,
+) -> Result<Capture, ToolError> {
     cancel.check()?;
     #[cfg(feature = "fault-injection")]
     let hooks = crate::store::hooks::current();
@@ -204,6 +332,8 @@ pub fn capture(root: &Root, cancel: &Cancel) -> Result<Capture, ToolError> {
         pending_bytes: 0,
         pending_dirs: 0,
         threads,
+        spill,
+        miss: Arc::new(AtomicBool::new(false)),
         #[cfg(feature = "fault-injection")]
         hooks,
     };
@@ -215,7 +345,11 @@ pub fn capture(root: &Root, cancel: &Cancel) -> Result<Capture, ToolError> {
     let mut files = w.files;
     files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
     let revision = digest::revision(files.iter().map(|f| (f.path.as_str(), &f.digest)));
-    Ok(Capture { files, revision })
+    Ok(Capture {
+        files,
+        revision,
+        miss: w.miss,
+    })
 }
 
 fn unreadable() -> ToolError {
@@ -398,12 +532,12 @@ impl Walk<'_> {
                 #[cfg(feature = "fault-injection")]
                 self.hooks.after_lstat(dir, &job.name, &job.path);
                 let budget = MAX_FILE_BYTES.min(MAX_TOTAL_BYTES.saturating_sub(self.total));
-                let read = read_one(dir, &job, budget);
+                let read = read_one(dir, &job, budget, self.spill);
                 self.accept(job, read)?;
             }
             return Ok(());
         }
-        let reads = read_parallel(self.root, &jobs, self.cancel);
+        let reads = read_parallel(self.root, &jobs, self.cancel, self.spill);
         for (job, read) in jobs.into_iter().zip(reads) {
             self.check_total(&job)?;
             let read = read.unwrap_or_else(|| {
@@ -432,21 +566,23 @@ impl Walk<'_> {
     /// if at most `min(16 MiB, 64 MiB − bytes accepted) + 1` bytes had been read, then the
     /// per-file cancellation checkpoint.
     fn accept(&mut self, job: Job, read: ReadResult) -> Result<(), ToolError> {
-        let (bytes, digest) = read?;
+        let read = read?;
         let budget = MAX_FILE_BYTES.min(MAX_TOTAL_BYTES.saturating_sub(self.total));
-        let n = (bytes.len() as u64).min(budget + 1);
+        let n = read.len.min(budget + 1);
         if n > MAX_FILE_BYTES {
             return Err(limit_file_size());
         }
         if self.total + n > MAX_TOTAL_BYTES {
             return Err(limit_total());
         }
-        // Both checks passed, so n <= budget and n is the whole of `bytes`.
+        // Both checks passed, so n <= budget and n is the whole of the bytes read.
         self.total += n;
         self.files.push(CapturedFile {
             path: job.path,
-            bytes,
-            digest,
+            bytes: read.bytes,
+            size: read.len,
+            digest: read.digest,
+            spilled: (!read.keep).then(|| Arc::clone(&self.miss)),
         });
         #[cfg(feature = "fault-injection")]
         self.hooks.after_file_read(self.files.len(), self.cancel);
@@ -455,8 +591,10 @@ impl Walk<'_> {
 }
 
 /// Opens `job` in `dir` (no-follow, read-only, non-blocking), re-checks type and identity
-/// against its `lstat`, reads at most `budget + 1` bytes and hashes them.
-fn read_one(dir: &Dir, job: &Job, budget: u64) -> ReadResult {
+/// against its `lstat`, reads at most `budget + 1` bytes and hashes them; with a `spill`,
+/// visits them and drops them unless the visit keeps them (an over-limit read, which the
+/// walk then refuses, is neither visited nor kept).
+fn read_one(dir: &Dir, job: &Job, budget: u64, spill: Option<&Spill<'_>>) -> ReadResult {
     let mut opts = OpenOptions::new();
     opts.read(true).follow(FollowSymlinks::No).nonblock(true);
     let file = dir
@@ -476,14 +614,33 @@ fn read_one(dir: &Dir, job: &Job, budget: u64) -> ReadResult {
         .read_to_end(&mut bytes)
         .map_err(|_| unreadable())?;
     let digest = digest::sha256(&bytes);
-    Ok((bytes, digest))
+    let len = bytes.len() as u64;
+    let keep = match spill {
+        None => true,
+        Some(_) if len > budget => false,
+        Some(s) => (s.visit)(&job.path, &bytes, &digest),
+    };
+    if !keep {
+        bytes = Vec::new();
+    }
+    Ok(FileRead {
+        bytes,
+        len,
+        digest,
+        keep,
+    })
 }
 
 /// Reads `jobs` on the calling thread and one more (when it can be started), each taking the
 /// next unread index. A thread stops once the request is cancelled (checked after each read)
 /// or once a job at a lower index than its next one failed. Reads use the per-file budget
 /// only; [`Walk::accept`] applies the total. `None`: not read.
-fn read_parallel(root: &Dir, jobs: &[Job], cancel: &Cancel) -> Vec<Option<ReadResult>> {
+fn read_parallel(
+    root: &Dir,
+    jobs: &[Job],
+    cancel: &Cancel,
+    spill: Option<&Spill<'_>>,
+) -> Vec<Option<ReadResult>> {
     let next = AtomicUsize::new(0);
     let first_error = AtomicUsize::new(usize::MAX);
     let work = || {
@@ -494,7 +651,12 @@ fn read_parallel(root: &Dir, jobs: &[Job], cancel: &Cancel) -> Vec<Option<ReadRe
                 break;
             }
             let job = &jobs[i];
-            let read = read_one(job.dir.as_deref().unwrap_or(root), job, MAX_FILE_BYTES);
+            let read = read_one(
+                job.dir.as_deref().unwrap_or(root),
+                job,
+                MAX_FILE_BYTES,
+                spill,
+            );
             if read.is_err() {
                 first_error.fetch_min(i, Ordering::Relaxed);
             }
@@ -571,10 +733,7 @@ mod tests {
                 "é.md"
             ]
         );
-        assert_eq!(
-            c.get("a.md").map(|f| f.bytes.as_slice()),
-            Some(&b"a.md"[..])
-        );
+        assert_eq!(c.get("a.md").map(CapturedFile::bytes), Some(&b"a.md"[..]));
         assert_eq!(
             c.total_bytes(),
             paths.iter().map(|p| p.len() as u64).sum::<u64>()
@@ -740,6 +899,8 @@ mod tests {
             pending_bytes: 0,
             pending_dirs: 0,
             threads: 2,
+            spill: None,
+            miss: Arc::new(AtomicBool::new(false)),
             #[cfg(feature = "fault-injection")]
             hooks: crate::store::hooks::CaptureHooks::default(),
         };

@@ -22,7 +22,7 @@
 
 use crate::cancel::Cancel;
 use crate::plan::digest;
-use crate::store::capture::{self, Capture, MAX_FILES, MAX_FILE_BYTES, MAX_TOTAL_BYTES};
+use crate::store::capture::{self, Capture, Spill, MAX_FILES, MAX_FILE_BYTES, MAX_TOTAL_BYTES};
 use crate::store::error::{Corrupt, StoreError};
 use crate::store::fault::Point;
 use crate::store::handle::{self, checkpoint, is_crash, point, Create, Handle, Options};
@@ -64,7 +64,7 @@ pub fn manifest(c: &Capture) -> Vec<BaseEntry> {
         .iter()
         .map(|f| BaseEntry {
             path: f.path.clone(),
-            size: f.bytes.len() as u64,
+            size: f.size,
             digest: digest::hex(&f.digest),
         })
         .collect()
@@ -198,8 +198,9 @@ pub fn commit_with(
     if mode == Mode::ReplayOnly {
         return Err(StoreError::Conflict { retryable: true });
     }
-    // C5.
-    let cap = capture::capture(root, cancel).map_err(capture_error)?;
+    // C5. Digests, sizes and paths are all the compare-and-swap and the C6 checks read.
+    let cap =
+        capture::capture_with(root, cancel, Some(&Spill::DIGESTS_ONLY)).map_err(capture_error)?;
     point(opts, Point::AfterCapture, Some(cancel))?;
     if forced_conflict(opts) || cap.revision != req.base_revision {
         return Err(StoreError::Conflict { retryable: true });
@@ -404,10 +405,12 @@ fn find(
         match basis {
             // Read under the lock (R42); a failed or cancelled read falls back to the plain
             // message and the answer stays a success.
-            Basis::Capture(cancel) => match capture::capture(h.root, cancel) {
-                Ok(c) => undone(&c.revision),
-                Err(_) => ReplayBasis::Plain,
-            },
+            Basis::Capture(cancel) => {
+                match capture::capture_with(h.root, cancel, Some(&Spill::DIGESTS_ONLY)) {
+                    Ok(c) => undone(&c.revision),
+                    Err(_) => ReplayBasis::Plain,
+                }
+            }
             Basis::Known(rev) => undone(rev),
             Basis::Skip => ReplayBasis::Plain,
         }
@@ -465,11 +468,11 @@ fn pre_publish_checks(
         ));
     }
     // Result manifest within the capture limits (§3.3).
-    let mut result_total: u64 = cap.files.iter().map(|f| f.bytes.len() as u64).sum();
+    let mut result_total: u64 = cap.files.iter().map(|f| f.size).sum();
     let mut result_count = cap.files.len();
     for (p, b) in &req.writes {
         match cap.get(p) {
-            Some(old) => result_total -= old.bytes.len() as u64,
+            Some(old) => result_total -= old.size,
             None => result_count += 1,
         }
         result_total += b.len() as u64;

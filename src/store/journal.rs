@@ -320,7 +320,7 @@ pub(crate) mod tests {
             .iter()
             .map(|f| BaseEntry {
                 path: f.path.clone(),
-                size: f.bytes.len() as u64,
+                size: f.size,
                 digest: digest::hex(&f.digest),
             })
             .collect();

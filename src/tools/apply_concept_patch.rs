@@ -8,7 +8,8 @@
 //! Lock-first (`docs/store.md` §3.1): when `.okf/` already exists, the store is reserved
 //! (lock taken without waiting, no journal pending; nothing created or written) before that
 //! one capture, so the capture is the fresh capture under the lock of C5 and also the §12
-//! step 6 replay basis; the tree is captured once per call, and the probe and recovery run
+//! step 6 replay basis; the tree is captured once per call (twice only when the spilled
+//! capture of `with_patch_capture` missed, docs/store.md §3.2), and the probe and recovery run
 //! only when the store is needed. Otherwise (no `.okf/`, lock busy, journal pending) the
 //! capture comes first as in spec/store.md §10.1 and `.okf/` is created only by a fresh
 //! commit (rule S-2). A reservation error other than cancellation is reported only where the
@@ -19,12 +20,11 @@ use crate::plan::digest;
 use crate::plan::patch::identity::ChangeSet;
 use crate::plan::patch::ops::{parse_patch_request, plan_mismatch};
 use crate::plan::patch::planner::{plan_patch_parsed, validation_options, Status};
-use crate::store::capture;
 use crate::store::commit::{self, manifest, CommitRequest, Mode, Session};
 use crate::store::error::{Flavor, StoreError};
 use crate::store::outcome::{self, Expected};
 use crate::store::root;
-use crate::tools::common::bundle_fault;
+use crate::tools::common::{bundle_fault, with_patch_capture};
 use crate::tools::preview_concept_patch::{has_severity, state_violation, strictly_ascending};
 use crate::wire::dispatch::{Ctx, MAY_HAVE_COMMITTED};
 use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
@@ -85,11 +85,48 @@ fn run_checked(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
             (None, None)
         };
     // With a session this is the capture under the lock (C5); planning runs under the lock.
-    let capture = capture::capture(&root, &ctx.cancel)?;
-    // YAML limits and graph faults fail the capture of every tool (spec/store.md §3.4).
-    // Parsed once, under the options the plan validates with.
-    let bundle = validate::parse_for_validation(&capture, &validation_options(&req))
-        .map_err(|f| bundle_fault(&f))?;
+    // YAML limits and graph faults fail the capture of every tool (spec/store.md §3.4):
+    // parsed once, under the options the plan validates with, also in branch B.
+    let (capture, planned) = with_patch_capture(&root, &req, &ctx.cancel, |capture| {
+        let bundle = validate::parse_for_validation(capture, &validation_options(&req))
+            .map_err(|f| bundle_fault(&f))?;
+        if capture.revision != exp.revision {
+            // Branch B: no rebuild, no digest comparison.
+            return Ok(Planned::ReplayOnly);
+        }
+        // Branch A.
+        let plan = plan_patch_parsed(&bundle, &req, &exp.revision, &ctx.cancel)?;
+        if plan.status == Status::Rejected {
+            return Ok(Planned::Answer(json!({
+                "status": "rejected",
+                "base_revision": capture.revision,
+                "result_revision": capture.revision,
+                "plan_digest": exp.plan_digest,
+                "changed_paths": [],
+                "diagnostics": plan.diagnostics.iter().map(Diagnostic::to_wire).collect::<Vec<_>>(),
+            })));
+        }
+        if plan.plan_digest != exp.plan_digest {
+            return Err(plan_mismatch(
+                "the rebuilt plan differs from expected_plan_digest",
+            ));
+        }
+        if plan.status == Status::Noop {
+            return Ok(Planned::Answer(json!({
+                "status": "noop",
+                "base_revision": capture.revision,
+                "result_revision": capture.revision,
+                "plan_digest": exp.plan_digest,
+                "changed_paths": [],
+                "diagnostics": [],
+            })));
+        }
+        Ok(Planned::Fresh {
+            result_revision: plan.result_revision.clone().unwrap_or_default(),
+            writes: plan.writes,
+            changed_refs: plan.changed_refs,
+        })
+    })?;
 
     let mut request = CommitRequest {
         change_set_id: change_set.id.clone(),
@@ -102,46 +139,26 @@ fn run_checked(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         changed_refs: Vec::new(),
         replay: None,
     };
-    let mode = if capture.revision == exp.revision {
-        // Branch A.
-        let plan = plan_patch_parsed(&bundle, &req, &exp.revision, &ctx.cancel)?;
-        if plan.status == Status::Rejected {
-            return answer(json!({
-                "status": "rejected",
-                "base_revision": capture.revision,
-                "result_revision": capture.revision,
-                "plan_digest": exp.plan_digest,
-                "changed_paths": [],
-                "diagnostics": plan.diagnostics.iter().map(Diagnostic::to_wire).collect::<Vec<_>>(),
-            }));
+    let mode = match planned {
+        Planned::Answer(out) => return answer(out),
+        Planned::Fresh {
+            result_revision,
+            writes,
+            changed_refs,
+        } => {
+            request.result_revision = result_revision;
+            request.writes = writes;
+            request.changed_refs = changed_refs;
+            Mode::Fresh
         }
-        if plan.plan_digest != exp.plan_digest {
-            return Err(plan_mismatch(
-                "the rebuilt plan differs from expected_plan_digest",
-            ));
+        Planned::ReplayOnly => {
+            if session.is_none() && deferred.is_none() && !root::has_private_state(&root)? {
+                return Err(
+                    StoreError::Conflict { retryable: true }.to_tool_error(Flavor::ConceptPatch)
+                );
+            }
+            Mode::ReplayOnly
         }
-        if plan.status == Status::Noop {
-            return answer(json!({
-                "status": "noop",
-                "base_revision": capture.revision,
-                "result_revision": capture.revision,
-                "plan_digest": exp.plan_digest,
-                "changed_paths": [],
-                "diagnostics": [],
-            }));
-        }
-        request.result_revision = plan.result_revision.clone().unwrap_or_default();
-        request.writes = plan.writes;
-        request.changed_refs = plan.changed_refs;
-        Mode::Fresh
-    } else {
-        // Branch B: no rebuild, no digest comparison.
-        if session.is_none() && deferred.is_none() && !root::has_private_state(&root)? {
-            return Err(
-                StoreError::Conflict { retryable: true }.to_tool_error(Flavor::ConceptPatch)
-            );
-        }
-        Mode::ReplayOnly
     };
     let result = match (session, deferred) {
         (Some(s), _) => match mode {
@@ -181,6 +198,20 @@ fn run_checked(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let mut s = Success::json(out);
     s.committed = true;
     Ok(s)
+}
+
+/// What the planning step under the capture decided.
+enum Planned {
+    /// A pre-commit answer (`rejected`, `noop`).
+    Answer(Value),
+    /// Branch A with writes: commit them.
+    Fresh {
+        result_revision: String,
+        writes: Vec<(String, Vec<u8>)>,
+        changed_refs: Vec<String>,
+    },
+    /// Branch B: only a stored receipt can answer.
+    ReplayOnly,
 }
 
 /// A pre-commit answer, after its state check.

@@ -3,7 +3,8 @@
 
 use crate::plan::patch::ops::parse_patch_request;
 use crate::plan::patch::planner::{plan_patch, Status};
-use crate::tools::common::capture_bundle;
+use crate::store::root;
+use crate::tools::common::with_patch_capture;
 use crate::wire::dispatch::Ctx;
 use crate::wire::envelope::{codes, Diagnostic, ToolError};
 use crate::wire::registry::Success;
@@ -17,8 +18,11 @@ use serde_json::{json, Value};
 /// (`status: "rejected"`).
 pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let req = parse_patch_request(&args, false)?;
-    let capture = capture_bundle(&req.bundle_path, ctx)?;
-    let plan = plan_patch(&capture, &req, &capture.revision, &ctx.cancel)?;
+    ctx.cancel.check()?;
+    let root = root::open(&req.bundle_path)?;
+    let (_, plan) = with_patch_capture(&root, &req, &ctx.cancel, |capture| {
+        plan_patch(capture, &req, &capture.revision, &ctx.cancel)
+    })?;
     let applicable = plan.status == Status::Applicable;
     let affected: Vec<&str> = if applicable {
         plan.writes.iter().map(|(p, _)| p.as_str()).collect()

@@ -287,7 +287,7 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
     // Step 5.5: identical replacement.
     if capture
         .get(&input.path)
-        .is_some_and(|f| f.bytes == input.document)
+        .is_some_and(|f| f.bytes() == input.document)
     {
         return Ok(Attempt::Done(Success::json(payload)));
     }

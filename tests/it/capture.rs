@@ -535,7 +535,7 @@ fn rev_06_one_file_limit() {
     let t = tempfile::tempdir().expect("tempdir");
     sparse(&t.path().join("big"), MAX_FILE_BYTES);
     let c = cap(t.path()).expect("16 MiB passes");
-    assert_eq!(c.files[0].bytes.len() as u64, MAX_FILE_BYTES);
+    assert_eq!(c.files[0].bytes().len() as u64, MAX_FILE_BYTES);
     let t2 = tempfile::tempdir().expect("tempdir");
     sparse(&t2.path().join("big"), MAX_FILE_BYTES + 1);
     assert_limit(cap(t2.path()), "16 MiB + 1");

@@ -91,7 +91,7 @@ fn request(b: &Bundle, tag: &str, writes: &[(&str, &[u8])]) -> CommitRequest {
     let mut after: BTreeMap<String, Vec<u8>> = cap
         .files
         .iter()
-        .map(|f| (f.path.clone(), f.bytes.clone()))
+        .map(|f| (f.path.clone(), f.bytes().to_vec()))
         .collect();
     for (p, w) in writes {
         after.insert((*p).to_owned(), w.to_vec());

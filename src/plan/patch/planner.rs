@@ -137,6 +137,22 @@ pub fn validation_options(req: &PatchRequest) -> Options {
     }
 }
 
+/// The documents whose bytes a plan of `req` reads: the root `index.md` (version
+/// declaration, `set_bundle_version`) and the document of every operation's concept, as
+/// bundle-relative paths. Every other document enters the plan only through its digest and its
+/// own validator findings, so a capture for this plan may spill everything else
+/// ([`crate::store::capture::Spill`], [`validate::spill_visitor`]).
+#[must_use]
+pub fn documents_read(req: &PatchRequest) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = req
+        .operations
+        .iter()
+        .filter_map(|op| op.concept_id().map(|id| format!("{id}.md")))
+        .collect();
+    out.insert("index.md".to_owned());
+    out
+}
+
 /// [`plan_patch`] on an already parsed capture, so one request parses every document once.
 ///
 /// # Errors
@@ -189,7 +205,7 @@ pub fn plan_patch_parsed(
     // Drop writes whose bytes equal the current bytes (§3 rule 4).
     let writes: Vec<(String, Vec<u8>)> = overlay
         .into_iter()
-        .filter(|(p, t)| capture.get(p).is_none_or(|f| f.bytes != t.as_bytes()))
+        .filter(|(p, t)| capture.get(p).is_none_or(|f| f.bytes() != t.as_bytes()))
         .map(|(p, t)| (p, t.into_bytes()))
         .collect();
     if writes.len() > MAX_AFFECTED_PATHS {
@@ -292,7 +308,7 @@ pub fn plan_patch_parsed(
                 path: p,
                 old: capture
                     .get(p)
-                    .map(|f| std::str::from_utf8(&f.bytes).unwrap_or_default()),
+                    .map(|f| std::str::from_utf8(f.bytes()).unwrap_or_default()),
                 new: std::str::from_utf8(b).unwrap_or_default(),
             })
             .collect();
@@ -399,7 +415,7 @@ pub fn overlay_capture(capture: &Capture, writes: &[(String, Vec<u8>)]) -> Captu
     let mut files: BTreeMap<String, Vec<u8>> = capture
         .files
         .iter()
-        .map(|f| (f.path.clone(), f.bytes.clone()))
+        .map(|f| (f.path.clone(), f.bytes().to_vec()))
         .collect();
     for (p, b) in writes {
         files.insert(p.clone(), b.clone());
@@ -474,7 +490,7 @@ fn current_text<'a>(
     }
     capture
         .get(path)
-        .map(|f| std::str::from_utf8(&f.bytes).unwrap_or("\u{0}"))
+        .map(|f| std::str::from_utf8(f.bytes()).unwrap_or("\u{0}"))
 }
 
 fn open_doc(text: &str, path: &str) -> OpResult<Option<DocEdit>> {
@@ -517,7 +533,7 @@ fn open_concept(
     if text.contains('\u{0}')
         && capture
             .get(&path)
-            .is_some_and(|f| std::str::from_utf8(&f.bytes).is_err())
+            .is_some_and(|f| std::str::from_utf8(f.bytes()).is_err())
     {
         return Err(Reject::new(
             "invalid_presentation",

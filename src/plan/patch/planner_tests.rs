@@ -36,7 +36,7 @@ fn applied(c: &Capture, p: &Plan) -> Capture {
 }
 
 fn text(c: &Capture, path: &str) -> String {
-    String::from_utf8(c.get(path).expect("file").bytes.clone()).expect("utf8")
+    String::from_utf8(c.get(path).expect("file").bytes().to_vec()).expect("utf8")
 }
 
 fn codes(p: &Plan) -> Vec<&str> {
