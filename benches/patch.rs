@@ -9,7 +9,8 @@
 //! - no arguments (or cargo's `--bench`): generate the bundles, time every scenario, time the
 //!   phases of one apply, and measure peak memory of each scenario in a child process;
 //! - `--child <scenario> <bundle> [<expected_revision> <plan_digest> <concept_id>]`: run one
-//!   scenario once and print `VmHWM` (kB) from `/proc/self/status`, so peaks never mix.
+//!   scenario once and print `VmHWM` (kB) from `/proc/self/status`, so peaks never mix;
+//!   `--child generate <dir> <concepts>` writes a bench bundle (for profiling by hand).
 //!
 //! Every scenario works on a bundle in a temp dir; nothing under the repository is touched.
 
@@ -583,6 +584,10 @@ fn child(args: &[String]) -> Res<()> {
     let dir = Path::new(arg(1)?);
     match arg(0)? {
         "idle" => {}
+        // For profiling by hand: `--child generate <dir> <concepts>` writes a bench bundle.
+        "generate" => {
+            generate(dir, arg(2)?.parse()?)?;
+        }
         "floor" => {
             black_box(floor(dir)?);
         }

@@ -248,7 +248,11 @@ pub fn parse_bundle_visiting<'a, T: Send>(
             }
             None => docs.push(Doc::lazy(file, class)),
         }
-        clean.push(file.digest);
+        // Facts parsed from a spilled file's (absent) bytes are wrong: never remembered (the
+        // capture is missed and the caller starts over, docs/store.md §3.2).
+        if file.is_resident() {
+            clean.push(file.digest);
+        }
     }
     memo::mark_clean(&clean);
     Ok((Bundle { capture, docs }, visited))

@@ -16,21 +16,28 @@
 //! digest equal to a remembered one stands for the same bytes (the assumption the revision
 //! already relies on), so a remembered result equals the recomputed one.
 //!
-//! Bounded: at most [`MAX_ENTRIES`] clean digests, and at most [`MAX_ENTRIES`] findings
-//! entries holding at most [`MAX_FINDINGS_BYTES`] of paths and records; a table that would
-//! grow past a bound is cleared first (a later request recomputes). Holds no document text:
-//! 32-byte digests, paths and the fixed finding sentences only.
+//! Bounded, in two generations per table: the current generation holds at most
+//! [`MAX_ENTRIES`] clean digests, and at most [`MAX_ENTRIES`] findings entries with at most
+//! [`MAX_FINDINGS_BYTES`] of paths and records; a generation that would grow past a bound
+//! becomes the previous one (the older previous one is dropped) and lookups consult both. So
+//! at most twice the bounds are held, and a fact remembered by a request survives at least
+//! the next [`MAX_ENTRIES`] insertions: a spilled capture (docs/store.md §3.2), which
+//! remembers at most one entry per visible file (≤ 10,000) and reads them back right after,
+//! finds them all unless other requests insert more than that in between (it then re-captures;
+//! nothing is ever wrong, only slower). Holds no document text: 32-byte digests, paths and the
+//! fixed finding sentences only.
 
 use crate::okf::temporal::Profile;
 use crate::okf::validate::Finding;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
-/// Upper bound of remembered digests, and of remembered findings entries (each table is
-/// cleared when it would exceed it). Twice the visible-file limit of spec/store.md §3.3.
+/// Upper bound of the digests, and of the findings entries, of one generation (a generation
+/// that would exceed it becomes the previous one). Twice the visible-file limit of
+/// spec/store.md §3.3.
 pub const MAX_ENTRIES: usize = 20_000;
-/// Upper bound, in bytes, of the paths and finding records the findings table holds (it is
-/// cleared when it would exceed it): 32 MiB.
+/// Upper bound, in bytes, of the paths and finding records one generation of the findings
+/// table holds (it becomes the previous one when it would exceed it): 32 MiB.
 pub const MAX_FINDINGS_BYTES: usize = 32 * 1024 * 1024;
 
 /// The validator options a document's own findings depend on (spec/surface.md §13.2): the
@@ -46,15 +53,84 @@ pub struct DocOptions {
 /// Findings of one `(digest, path)` under each options set seen.
 type ByOptions = Vec<(DocOptions, Arc<[Finding]>)>;
 
+/// One generation of the findings table.
+#[derive(Default)]
+struct Findings {
+    /// digest → path → options → findings: lookups are O(1) even when many documents share
+    /// one digest (identical files under different paths).
+    map: HashMap<[u8; 32], HashMap<Box<str>, ByOptions>>,
+    len: usize,
+    /// Approximate heap bytes held by `map` (paths and finding records).
+    bytes: usize,
+}
+
+impl Findings {
+    fn get(&self, path: &str, digest: &[u8; 32], opts: &DocOptions) -> Option<Arc<[Finding]>> {
+        self.map
+            .get(digest)?
+            .get(path)?
+            .iter()
+            .find(|(o, _)| o == opts)
+            .map(|(_, f)| Arc::clone(f))
+    }
+}
+
+/// The two generations of both tables (see the module docs).
 #[derive(Default)]
 struct Memo {
     clean: HashSet<[u8; 32]>,
-    /// digest → path → options → findings: lookups are O(1) even when many documents share
-    /// one digest (identical files under different paths).
-    findings: HashMap<[u8; 32], HashMap<Box<str>, ByOptions>>,
-    findings_len: usize,
-    /// Approximate heap bytes held by `findings` (paths and finding records).
-    findings_bytes: usize,
+    clean_previous: HashSet<[u8; 32]>,
+    findings: Findings,
+    findings_previous: Findings,
+}
+
+impl Memo {
+    fn is_clean(&self, digest: &[u8; 32]) -> bool {
+        self.clean.contains(digest) || self.clean_previous.contains(digest)
+    }
+
+    fn mark_clean(&mut self, digests: &[[u8; 32]]) {
+        for d in digests {
+            if self.clean.contains(d) {
+                continue;
+            }
+            if self.clean.len() >= MAX_ENTRIES {
+                self.clean_previous = std::mem::take(&mut self.clean);
+            }
+            self.clean.insert(*d);
+        }
+    }
+
+    fn findings(&self, path: &str, digest: &[u8; 32], opts: &DocOptions) -> Option<Arc<[Finding]>> {
+        self.findings
+            .get(path, digest, opts)
+            .or_else(|| self.findings_previous.get(path, digest, opts))
+    }
+
+    fn remember(
+        &mut self,
+        path: &str,
+        digest: &[u8; 32],
+        opts: &DocOptions,
+        found: Arc<[Finding]>,
+    ) {
+        let size = entry_bytes(path, &found);
+        if size > MAX_FINDINGS_BYTES || self.findings.get(path, digest, opts).is_some() {
+            return;
+        }
+        if self.findings.len >= MAX_ENTRIES || self.findings.bytes + size > MAX_FINDINGS_BYTES {
+            self.findings_previous = std::mem::take(&mut self.findings);
+        }
+        let f = &mut self.findings;
+        f.map
+            .entry(*digest)
+            .or_default()
+            .entry(path.into())
+            .or_default()
+            .push((opts.clone(), found));
+        f.len += 1;
+        f.bytes += size;
+    }
 }
 
 static MEMO: LazyLock<Mutex<Memo>> = LazyLock::new(|| Mutex::new(Memo::default()));
@@ -92,7 +168,7 @@ fn bypass() -> bool {
 /// Whether `digest` is known to parse without a YAML limit or graph fault.
 #[must_use]
 pub fn is_clean(digest: &[u8; 32]) -> bool {
-    !bypass() && memo().clean.contains(digest)
+    !bypass() && memo().is_clean(digest)
 }
 
 /// For each digest, whether it is known clean (one lock for the whole slice).
@@ -102,7 +178,7 @@ pub fn clean_flags(digests: &[&[u8; 32]]) -> Vec<bool> {
         return vec![false; digests.len()];
     }
     let m = memo();
-    digests.iter().map(|d| m.clean.contains(*d)).collect()
+    digests.iter().map(|d| m.is_clean(d)).collect()
 }
 
 /// Remembers that the documents with these digests parse without a limit or graph fault.
@@ -110,11 +186,7 @@ pub fn mark_clean(digests: &[[u8; 32]]) {
     if digests.is_empty() || bypass() {
         return;
     }
-    let mut m = memo();
-    if m.clean.len() + digests.len() > MAX_ENTRIES {
-        m.clean.clear();
-    }
-    m.clean.extend(digests.iter().take(MAX_ENTRIES).copied());
+    memo().mark_clean(digests);
 }
 
 /// The remembered findings of the document `(path, digest)` under `opts`, if any.
@@ -131,14 +203,7 @@ pub fn findings_many(docs: &[(&str, &[u8; 32])], opts: &DocOptions) -> Vec<Optio
     }
     let m = memo();
     docs.iter()
-        .map(|(path, digest)| {
-            m.findings
-                .get(*digest)?
-                .get(*path)?
-                .iter()
-                .find(|(o, _)| o == opts)
-                .map(|(_, f)| Arc::clone(f))
-        })
+        .map(|(path, digest)| m.findings(path, digest, opts))
         .collect()
 }
 
@@ -156,44 +221,22 @@ pub fn remember_findings(path: &str, digest: &[u8; 32], opts: &DocOptions, found
     if bypass() {
         return;
     }
-    let size = entry_bytes(path, &found);
-    if size > MAX_FINDINGS_BYTES {
-        return;
-    }
-    let mut m = memo();
-    if m.findings_len >= MAX_ENTRIES || m.findings_bytes + size > MAX_FINDINGS_BYTES {
-        m.findings.clear();
-        m.findings_len = 0;
-        m.findings_bytes = 0;
-    }
-    let list = m
-        .findings
-        .entry(*digest)
-        .or_default()
-        .entry(path.into())
-        .or_default();
-    if list.iter().any(|(o, _)| o == opts) {
-        return;
-    }
-    list.push((opts.clone(), found));
-    m.findings_len += 1;
-    m.findings_bytes += size;
+    memo().remember(path, digest, opts, found);
 }
 
 /// Forgets everything (benchmarks measure a first request with it; tests compare).
 pub fn clear() {
-    let mut m = memo();
-    m.clean.clear();
-    m.findings.clear();
-    m.findings_len = 0;
-    m.findings_bytes = 0;
+    *memo() = Memo::default();
 }
 
-/// Number of remembered (clean digests, findings entries).
+/// Number of remembered (clean digests, findings entries), both generations.
 #[must_use]
 pub fn len() -> (usize, usize) {
     let m = memo();
-    (m.clean.len(), m.findings_len)
+    (
+        m.clean.len() + m.clean_previous.len(),
+        m.findings.len + m.findings_previous.len,
+    )
 }
 
 #[cfg(test)]
@@ -227,6 +270,43 @@ mod tests {
         assert!(findings("memo-test/a.md", &d, &opts(false)).is_none());
         assert!(findings("memo-test/b.md", &d, &opts(true)).is_none());
         assert!(findings("memo-test/a.md", &[8u8; 32], &opts(true)).is_none());
+    }
+
+    #[test]
+    fn a_fact_survives_the_next_max_entries_insertions_and_the_bounds_hold() {
+        let key = |i: usize| {
+            let mut d = [0u8; 32];
+            d[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            d
+        };
+        let none: Arc<[Finding]> = Arc::from(Vec::new());
+        // A local memo: the process-wide one is shared with concurrent tests.
+        let mut m = Memo::default();
+        m.mark_clean(&[key(0)]);
+        m.remember("a.md", &key(0), &opts(true), Arc::clone(&none));
+        for i in 1..=MAX_ENTRIES {
+            m.mark_clean(&[key(i)]);
+            m.remember("a.md", &key(i), &opts(true), Arc::clone(&none));
+        }
+        // Entry 0 was rotated into the previous generation, not dropped.
+        assert!(m.is_clean(&key(0)));
+        assert!(m.findings("a.md", &key(0), &opts(true)).is_some());
+        assert_eq!(m.clean.len(), 1);
+        assert_eq!(m.clean_previous.len(), MAX_ENTRIES);
+        // The next MAX_ENTRIES insertions drop it; the bound is twice MAX_ENTRIES.
+        for i in MAX_ENTRIES + 1..=2 * MAX_ENTRIES {
+            m.mark_clean(&[key(i)]);
+            m.remember("a.md", &key(i), &opts(true), Arc::clone(&none));
+        }
+        assert!(!m.is_clean(&key(0)));
+        assert!(m.findings("a.md", &key(0), &opts(true)).is_none());
+        assert!(m.clean.len() + m.clean_previous.len() <= 2 * MAX_ENTRIES);
+        assert!(m.findings.len + m.findings_previous.len <= 2 * MAX_ENTRIES);
+        assert!(m.is_clean(&key(2 * MAX_ENTRIES)));
+        // Re-remembering a known fact adds nothing.
+        let before = m.findings.len;
+        m.remember("a.md", &key(2 * MAX_ENTRIES), &opts(true), none);
+        assert_eq!(m.findings.len, before);
     }
 
     #[test]

@@ -136,7 +136,8 @@ pub fn parse_for_validation<'c>(
     let visit = |d: &Doc<'_>| doc_findings(opts, v02, d);
     let (bundle, found) = parse_bundle_visiting(capture, Some(&visit))?;
     for (i, f) in found {
-        if let Some(d) = bundle.docs.get(i) {
+        // Never remember what was computed from a spilled file's (absent) bytes.
+        if let Some(d) = bundle.docs.get(i).filter(|d| d.file.is_resident()) {
             memo::remember_findings(&d.file.path, &d.file.digest, &dopts, f);
         }
     }
@@ -244,7 +245,9 @@ fn check_files(cx: &mut Ctx<'_>, files: &[CapturedFile], docs: &[Doc<'_>]) {
     let computed = doc_findings_many(cx.opts, cx.v02, &misses);
     for (doc, found) in misses.iter().zip(computed) {
         cx.out.extend(found.iter().cloned());
-        memo::remember_findings(&doc.file.path, &doc.file.digest, &dopts, found);
+        if doc.file.is_resident() {
+            memo::remember_findings(&doc.file.path, &doc.file.digest, &dopts, found);
+        }
     }
 }
 

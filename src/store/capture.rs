@@ -672,10 +672,14 @@ fn read_parallel(
     std::thread::scope(|s| {
         let other = std::thread::Builder::new().spawn_scoped(s, work);
         let mut done = work();
-        // A helper that could not start or that panicked leaves its jobs unread (`None`);
-        // jobs it never took were read here.
-        if let Ok(Ok(more)) = other.map(std::thread::ScopedJoinHandle::join) {
-            done.extend(more);
+        // A helper that could not start leaves its jobs unread (`None`); jobs it never took
+        // were read here. A panic of the helper (only a spill visit can panic) is re-raised
+        // here, as the same panic on this thread would be, rather than turned into a read
+        // error.
+        match other.map(std::thread::ScopedJoinHandle::join) {
+            Ok(Ok(more)) => done.extend(more),
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            Err(_) => {}
         }
         for (i, read) in done {
             reads[i] = Some(read);

@@ -1,13 +1,17 @@
 //! Capture test hooks of spec/store.md §15 (compiled only with the `fault-injection` feature;
 //! release builds contain none of this).
 //!
-//! Two hooks:
+//! Three hooks:
 //! - **capture-walk cancellation** (CAN-02): after the capture walk has read N regular files,
 //!   the request's [`Cancel`] is cancelled; the per-file checkpoint right after that read then
 //!   ends the capture with `operation_cancelled`.
 //! - **swap between `lstat` and open** (REV-05): right after the capture `lstat`s the entry
 //!   with the configured bundle-relative path and saw a regular file, the hook replaces it by
 //!   a FIFO, a socket or a symlink, so the capture's open meets the swapped entry.
+//! - **forget the parse memo after a spilled capture** (docs/store.md §3.2): right after the
+//!   spilled capture of `tools::common::with_patch_capture`, the process-wide parse memo is
+//!   cleared, so the plan reads spilled documents, the capture is missed and the tool must
+//!   re-capture with every file resident.
 //!
 //! # Configuration
 //! - In process: [`install`] sets the hooks **for the calling thread** until the returned
@@ -23,6 +27,9 @@
 //!     `fifo`, `socket` or `symlink` (the symlink's target is [`ENV_SYMLINK_TARGET`],
 //!     relative to the link's directory).
 //!
+//!   - [`ENV_FORGET_MEMO`] = `OKF_MCP_FI_FORGET_MEMO`: `1` forgets the parse memo after
+//!     every spilled capture.
+//!
 //!   A malformed value is ignored (no hook).
 
 use crate::cancel::Cancel;
@@ -34,6 +41,8 @@ use std::sync::OnceLock;
 pub const ENV_CANCEL_AFTER: &str = "OKF_MCP_FI_CAPTURE_CANCEL_AFTER";
 /// Environment variable of the swap hook (see the module docs).
 pub const ENV_SWAP: &str = "OKF_MCP_FI_CAPTURE_SWAP";
+/// Environment variable of the forget-the-memo hook (see the module docs).
+pub const ENV_FORGET_MEMO: &str = "OKF_MCP_FI_FORGET_MEMO";
 /// Target of a symlink swapped in through [`ENV_SWAP`].
 pub const ENV_SYMLINK_TARGET: &str = "index.md";
 
@@ -63,6 +72,8 @@ pub struct CaptureHooks {
     pub cancel_after_files: Option<usize>,
     /// Swap one entry between its `lstat` and its open.
     pub swap: Option<Swap>,
+    /// Clear the parse memo right after a spilled capture of a plan.
+    pub forget_memo_after_spill: bool,
 }
 
 thread_local! {
@@ -108,6 +119,7 @@ fn from_env() -> CaptureHooks {
     CaptureHooks {
         cancel_after_files,
         swap,
+        forget_memo_after_spill: std::env::var(ENV_FORGET_MEMO).is_ok_and(|v| v.trim() == "1"),
     }
 }
 
@@ -194,6 +206,7 @@ mod tests {
             let _g = install(CaptureHooks {
                 cancel_after_files: Some(3),
                 swap: None,
+                forget_memo_after_spill: false,
             });
             assert_eq!(current().cancel_after_files, Some(3));
         }
@@ -205,6 +218,7 @@ mod tests {
         let h = CaptureHooks {
             cancel_after_files: Some(2),
             swap: None,
+            forget_memo_after_spill: false,
         };
         let c = Cancel::new();
         h.after_file_read(1, &c);

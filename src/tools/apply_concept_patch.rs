@@ -176,6 +176,8 @@ fn run_checked(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         (None, Some(e)) => Err(e),
         (None, None) => commit::commit(&root, &request, mode, &ctx.cancel),
     };
+    // The store reads paths, sizes and digests of the (possibly spilled) capture, never bytes.
+    debug_assert!(!capture.missed(), "the store read a spilled file");
     let ok = outcome::classify(result, &expected, Flavor::ConceptPatch)?;
     let diagnostics: Vec<Value> = ok
         .replayed

@@ -48,6 +48,10 @@ pub fn with_patch_capture<T>(
     let keep = |p: &str| read.contains(p);
     if let Some(visit) = validate::spill_visitor(&validation_options(req), &keep) {
         let spilled = capture::capture_with(root, cancel, Some(&Spill { visit: &visit }))?;
+        #[cfg(feature = "fault-injection")]
+        if crate::store::hooks::current().forget_memo_after_spill {
+            crate::okf::memo::clear();
+        }
         let out = plan(&spilled);
         if !spilled.missed() {
             return out.map(|t| (spilled, t));

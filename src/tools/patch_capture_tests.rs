@@ -199,14 +199,23 @@ fn a_plan_that_reads_a_spilled_file_is_rebuilt_on_a_resident_capture() {
     );
     let root = root::open(b.to_str().expect("utf-8")).expect("root");
     let resident = capture::capture(&root, &cancel).expect("capture");
-    let ids = concept_ids(&resident);
-    assert!(!ids.is_empty());
+    // `metrics/untyped.md` has a pre-existing error, so the plan's diagnostics depend on the
+    // findings of a document the plan does not edit.
     let req = request(
         &b,
-        &json!([{"kind": "set_lifecycle", "concept_id": ids[0], "lifecycle": {"status": "deprecated", "stale_after": null}}]),
+        &json!([{"kind": "set_lifecycle", "concept_id": "metrics/good", "lifecycle": {"status": "deprecated", "stale_after": null}}]),
     );
     let expected =
         memo::bypassed(|| plan_patch(&resident, &req, &resident.revision, &cancel)).expect("plan");
+    assert_eq!(expected.status.as_str(), "applicable");
+    assert!(
+        expected
+            .diagnostics
+            .iter()
+            .any(|d| d.file == "metrics/untyped.md" && d.message.ends_with("missing_type")),
+        "{:?}",
+        expected.diagnostics
+    );
 
     // The memo forgets what the spilling capture learnt before the plan reads it: the
     // validation must then parse spilled documents, which marks the capture as missed.
@@ -222,6 +231,10 @@ fn a_plan_that_reads_a_spilled_file_is_rebuilt_on_a_resident_capture() {
     assert_eq!(seen, [false, true], "spilled first, then resident");
     assert!(c.is_complete() && !c.missed());
     assert_eq!(format!("{expected:?}"), format!("{got:?}"));
+    // Nothing computed from the spilled (absent) bytes was remembered: the next plan, served
+    // from the memo, is still right.
+    let again = plan_patch(&resident, &req, &resident.revision, &cancel).expect("plan");
+    assert_eq!(format!("{expected:?}"), format!("{again:?}"));
 
     // A spilled file read directly: empty bytes and a missed capture.
     let spilled =

@@ -26,9 +26,30 @@ fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 temp path")
 }
 
+/// The resident capture of `p`, after checking that a spilled capture (docs/store.md §3.2:
+/// no bytes kept) of the same tree gives the same answer: the same error, or the same
+/// revision and file list (paths, sizes, digests).
 fn cap(p: &Path) -> Result<Capture, ToolError> {
     let r = root::open(s(p)).expect("root opens");
-    capture::capture(&r, &Cancel::new())
+    let resident = capture::capture(&r, &Cancel::new());
+    let spilled = capture::capture_with(&r, &Cancel::new(), Some(&capture::Spill::DIGESTS_ONLY));
+    match (&resident, &spilled) {
+        (Ok(a), Ok(b)) => {
+            assert_eq!(a.revision, b.revision);
+            let list = |c: &Capture| -> Vec<(String, u64, [u8; 32])> {
+                c.files
+                    .iter()
+                    .map(|f| (f.path.clone(), f.size, f.digest))
+                    .collect()
+            };
+            assert_eq!(list(a), list(b));
+            assert!(b.files.iter().all(|f| !f.is_resident()));
+            assert!(a.is_complete() && !b.missed());
+        }
+        (Err(a), Err(b)) => assert_eq!(a, b),
+        _ => panic!("resident and spilled captures disagree"),
+    }
+    resident
 }
 
 fn rev(p: &Path) -> String {
@@ -393,6 +414,7 @@ mod swap {
                 path: "metrics/revenue.md".into(),
                 kind,
             }),
+            forget_memo_after_spill: false,
         }
     }
 
@@ -680,6 +702,7 @@ mod cancel_walk {
         CaptureHooks {
             cancel_after_files: Some(n),
             swap: None,
+            forget_memo_after_spill: false,
         }
     }
 

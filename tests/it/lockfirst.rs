@@ -209,3 +209,72 @@ fn sto_03_a_pending_journal_is_not_recovered_by_a_noop_apply() {
         .is_some_and(|m| m.contains("completed now")));
     assert_ne!(visible(&b), pre);
 }
+
+/// `okf-mcp call` with `env` set; asserts success (exit 0, no stderr) and returns the
+/// `structuredContent`.
+fn call_ok_env(tool: &str, args: &Value, env: &[(&str, &str)]) -> Value {
+    let mut cmd = std::process::Command::new(crate::util::bin());
+    cmd.args(["call", tool, "--args", &args.to_string()]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("spawn okf-mcp");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(out.stderr.is_empty());
+    let r: Value = serde_json::from_str(stdout.trim_end()).expect("one JSON line");
+    r["structuredContent"].clone()
+}
+
+/// docs/store.md §3.2: when the plan of a spilled capture reads a spilled document (here the
+/// fault-injection hook forgets the parse memo right after the capture), preview and apply
+/// discard it and re-capture with every file resident: the answers equal the ones without
+/// the hook, and the apply — lock-first, so the second capture is still under the lock —
+/// commits the previewed result.
+#[test]
+fn sto_01_a_plan_that_missed_its_spilled_capture_is_rebuilt_and_commits_under_the_lock() {
+    use okf_mcp::store::hooks::ENV_FORGET_MEMO;
+    let (_t, b) = copy_bundle(&fixture("patch-pre"));
+    // A first commit creates `.okf/`, so the apply below takes the lock-first path.
+    let concept = "metrics/good";
+    let seed = patch_args(&b, &json!([gen_op(concept, "agent/seed")]));
+    let p = preview(&seed);
+    assert_eq!(p["status"], "applicable", "{p}");
+    assert_eq!(apply(&apply_args(&seed, &p))["status"], "applied");
+    assert!(b.join(".okf").is_dir());
+
+    let args = patch_args(&b, &json!([gen_op(concept, "agent/spill")]));
+    let plain = preview(&args);
+    assert_eq!(plain["status"], "applicable");
+    let forgot = call_ok_env("preview_concept_patch", &args, &[(ENV_FORGET_MEMO, "1")]);
+    assert_eq!(forgot, plain);
+
+    let before: Vec<(String, Vec<u8>)> = snapshot(&b)
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with(".okf"))
+        .collect();
+    let a = call_ok_env(
+        "apply_concept_patch",
+        &apply_args(&args, &plain),
+        &[(ENV_FORGET_MEMO, "1")],
+    );
+    assert_eq!(a["status"], "applied", "{a}");
+    assert_eq!(a["result_revision"], plain["result_revision"]);
+    let after = snapshot(&b);
+    let text = String::from_utf8(after[&format!("{concept}.md")].clone()).expect("utf-8");
+    assert!(text.contains("agent/spill"));
+    // Only the concept changed in the visible tree.
+    for (k, v) in &before {
+        if k != &format!("{concept}.md") {
+            assert_eq!(after.get(k), Some(v), "{k}");
+        }
+    }
+    // The exact replay (again with the hook) is answered from the receipt.
+    let r = call_ok_env(
+        "apply_concept_patch",
+        &apply_args(&args, &plain),
+        &[(ENV_FORGET_MEMO, "1")],
+    );
+    assert_eq!(r["status"], "applied");
+    assert_eq!(r["diagnostics"][0]["code"], "receipt_replayed");
+}
