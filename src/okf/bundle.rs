@@ -65,7 +65,9 @@ impl Parsed<'_> {
 pub struct Doc<'a> {
     pub file: &'a CapturedFile,
     pub class: DocClass,
-    parsed: OnceLock<Result<Parsed<'a>, ParseFault>>,
+    /// Boxed: most documents of a request are never parsed, and an empty cell stays one
+    /// pointer wide instead of a whole parse.
+    parsed: OnceLock<Box<Result<Parsed<'a>, ParseFault>>>,
 }
 
 impl<'a> Doc<'a> {
@@ -79,7 +81,7 @@ impl<'a> Doc<'a> {
         Self {
             file,
             class,
-            parsed: OnceLock::from(parsed),
+            parsed: OnceLock::from(Box::new(parsed)),
         }
     }
 
@@ -96,7 +98,7 @@ impl<'a> Doc<'a> {
     /// (spec/surface.md §13.1). Parses on first use and keeps the result.
     pub fn parsed(&self) -> &Result<Parsed<'a>, ParseFault> {
         self.parsed
-            .get_or_init(|| parse_known_clean(self.file.bytes()))
+            .get_or_init(|| Box::new(parse_known_clean(self.file.bytes())))
     }
 
     /// The parse if it is already at hand, else a fresh one that is not kept (callers that
@@ -104,7 +106,7 @@ impl<'a> Doc<'a> {
     #[must_use]
     pub fn parsed_transient(&self) -> std::borrow::Cow<'_, Result<Parsed<'a>, ParseFault>> {
         match self.parsed.get() {
-            Some(p) => std::borrow::Cow::Borrowed(p),
+            Some(p) => std::borrow::Cow::Borrowed(&**p),
             None => std::borrow::Cow::Owned(parse_known_clean(self.file.bytes())),
         }
     }

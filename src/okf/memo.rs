@@ -53,12 +53,44 @@ pub struct DocOptions {
 /// Findings of one `(digest, path)` under each options set seen.
 type ByOptions = Vec<(DocOptions, Arc<[Finding]>)>;
 
+/// The documents of one digest: almost always a single path (kept inline, a few dozen bytes
+/// instead of a hash table); a map once identical files live under several paths.
+enum Paths {
+    One(Box<str>, ByOptions),
+    Many(HashMap<Box<str>, ByOptions>),
+}
+
+impl Paths {
+    fn get(&self, path: &str) -> Option<&ByOptions> {
+        match self {
+            Paths::One(p, v) => (&**p == path).then_some(v),
+            Paths::Many(m) => m.get(path),
+        }
+    }
+
+    /// The options list of `path`, created empty when absent.
+    fn entry(&mut self, path: &str) -> &mut ByOptions {
+        if matches!(self, Paths::One(p, _) if &**p != path) {
+            let old = std::mem::replace(self, Paths::Many(HashMap::with_capacity(2)));
+            if let (Paths::One(p, v), Paths::Many(m)) = (old, &mut *self) {
+                m.insert(p, v);
+            }
+        }
+        match self {
+            Paths::One(_, v) => v,
+            Paths::Many(m) => m
+                .entry(path.into())
+                .or_insert_with(|| Vec::with_capacity(1)),
+        }
+    }
+}
+
 /// One generation of the findings table.
 #[derive(Default)]
 struct Findings {
     /// digest → path → options → findings: lookups are O(1) even when many documents share
     /// one digest (identical files under different paths).
-    map: HashMap<[u8; 32], HashMap<Box<str>, ByOptions>>,
+    map: HashMap<[u8; 32], Paths>,
     len: usize,
     /// Approximate heap bytes held by `map` (paths and finding records).
     bytes: usize,
@@ -122,11 +154,11 @@ impl Memo {
             self.findings_previous = std::mem::take(&mut self.findings);
         }
         let f = &mut self.findings;
+        // Sized for the usual single options set (a default `Vec` would reserve four).
         f.map
             .entry(*digest)
-            .or_default()
-            .entry(path.into())
-            .or_default()
+            .or_insert_with(|| Paths::One(path.into(), Vec::with_capacity(1)))
+            .entry(path)
             .push((opts.clone(), found));
         f.len += 1;
         f.bytes += size;
@@ -307,6 +339,32 @@ mod tests {
         let before = m.findings.len;
         m.remember("a.md", &key(2 * MAX_ENTRIES), &opts(true), none);
         assert_eq!(m.findings.len, before);
+    }
+
+    #[test]
+    fn identical_documents_under_several_paths_keep_their_own_findings() {
+        let d = [11u8; 32];
+        let one = |code: &'static str| -> Arc<[Finding]> {
+            Arc::from(vec![Finding {
+                file: String::new(),
+                code,
+                message: "m",
+                severity: Severity::Warn,
+            }])
+        };
+        let mut m = Memo::default();
+        m.remember("a.md", &d, &opts(true), one("a"));
+        m.remember("a.md", &d, &opts(false), one("a0"));
+        m.remember("b.md", &d, &opts(true), one("b"));
+        m.remember("c.md", &d, &opts(true), one("c"));
+        let code = |p: &str, v02: bool| m.findings(p, &d, &opts(v02)).map(|f| f[0].code);
+        assert_eq!(code("a.md", true), Some("a"));
+        assert_eq!(code("a.md", false), Some("a0"));
+        assert_eq!(code("b.md", true), Some("b"));
+        assert_eq!(code("c.md", true), Some("c"));
+        assert_eq!(code("b.md", false), None);
+        assert_eq!(code("d.md", true), None);
+        assert_eq!(m.findings.len, 4);
     }
 
     #[test]

@@ -218,6 +218,11 @@ const PARALLEL_MIN_FILES: usize = 64;
 /// read before the walk goes on, so open handles stay bounded whatever the tree's shape.
 const MAX_PENDING_DIRS: usize = 256;
 
+/// At most this many files wait for their read: the walk's bookkeeping (names, `lstat`
+/// metadata, read results) stays bounded, so a capture's memory beyond the files it keeps is
+/// the file list itself (docs/store.md §3.2).
+const MAX_PENDING_FILES: usize = 1024;
+
 /// At most this many threads read files (the target machine has 2 cores).
 const MAX_READ_THREADS: usize = 2;
 
@@ -513,7 +518,10 @@ impl Walk<'_> {
         }
         self.pending_bytes += len;
         self.pending.push(job);
-        if self.threads < 2 || self.pending_dirs >= MAX_PENDING_DIRS {
+        if self.threads < 2
+            || self.pending_dirs >= MAX_PENDING_DIRS
+            || self.pending.len() >= MAX_PENDING_FILES
+        {
             self.flush()?;
         }
         Ok(())
