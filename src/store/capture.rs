@@ -221,7 +221,7 @@ const MAX_PENDING_DIRS: usize = 256;
 /// At most this many files wait for their read: the walk's bookkeeping (names, `lstat`
 /// metadata, read results) stays bounded, so a capture's memory beyond the files it keeps is
 /// the file list itself (docs/store.md §3.2).
-const MAX_PENDING_FILES: usize = 1024;
+const MAX_PENDING_FILES: usize = 4096;
 
 /// At most this many threads read files (the target machine has 2 cores).
 const MAX_READ_THREADS: usize = 2;
