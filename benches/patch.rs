@@ -49,6 +49,7 @@ fn main() -> Res<()> {
     for &(n, reps) in &[(1_000usize, 15usize), (9_000, 9)] {
         report.push_str(&run_size(n, reps)?);
     }
+    report.push_str(&memory_vs_bytes()?);
     println!("\n{report}");
     Ok(())
 }
@@ -409,6 +410,71 @@ fn run_size(n: usize, reps: usize) -> Res<String> {
             "| {name} | {:.1} ms | {:.2}× |\n",
             ms(d),
             d.as_secs_f64() / f
+        ));
+    }
+    out.push('\n');
+    Ok(out)
+}
+
+/// Peak memory of the same 1,001 files at two sizes: the generated bundle (≈ 3.1 KB per
+/// file) and the same bundle with ≈ 25 KB of plain text appended to every concept body.
+/// A resident capture grows with the bytes; preview and apply must not (docs/store.md §3.2).
+fn memory_vs_bytes() -> Res<String> {
+    let pad = format!(
+        "\n{}",
+        format!(
+            "{}\n\n",
+            "Padding text without links or citations. ".repeat(20)
+        )
+        .repeat(30)
+    );
+    let tmp = tempfile::tempdir()?;
+    let small = tmp.path().join("small");
+    let large = tmp.path().join("large");
+    let n = 1_000;
+    let small_total = generate(&small, n)?;
+    generate(&large, n)?;
+    for i in 0..n {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(large.join(concept_path(i)))?;
+        std::io::Write::write_all(&mut f, pad.as_bytes())?;
+    }
+    let large_total = small_total + (n * pad.len()) as u64;
+    let exe = std::env::current_exe()?;
+    let id = concept_id(n / 2);
+    let mut rows: Vec<(&str, u64, u64)> = Vec::new();
+    for (name, args) in [
+        ("idle child", vec!["idle"]),
+        ("capture (resident)", vec!["capture"]),
+        ("capture (digests only)", vec!["capture (digests only)"]),
+        ("preview_concept_patch (first call)", vec!["preview"]),
+    ] {
+        let peak = |dir: &Path| -> Res<u64> {
+            let d = dir.to_string_lossy();
+            let mut a: Vec<&str> = args.clone();
+            a.insert(1, &d);
+            if name.starts_with("preview") {
+                a.push(&id);
+            }
+            child_peak(&exe, &a)
+        };
+        rows.push((name, peak(&small)?, peak(&large)?));
+    }
+    let mib = |k: u64| k as f64 / 1024.0;
+    let mut out = format!(
+        "## Peak RSS against bundle bytes ({} files: {:.1} MiB and {:.1} MiB)\n\n",
+        n + 1,
+        small_total as f64 / 1048576.0,
+        large_total as f64 / 1048576.0
+    );
+    out.push_str("| Child | small bundle | large bundle | difference |\n|---|---:|---:|---:|\n");
+    for (name, a, b) in rows {
+        out.push_str(&format!(
+            "| {name} | {:.1} MiB | {:.1} MiB | {:+.1} MiB |\n",
+            mib(a),
+            mib(b),
+            mib(b) - mib(a)
         ));
     }
     out.push('\n');
