@@ -23,7 +23,7 @@ use okf_mcp::okf::version::Target;
 use okf_mcp::plan::digest;
 use okf_mcp::plan::patch::identity::ChangeSet;
 use okf_mcp::plan::patch::ops::parse_patch_request;
-use okf_mcp::plan::patch::planner::{overlay_capture, plan_patch};
+use okf_mcp::plan::patch::planner::{overlay_capture, plan_patch, validation_options};
 use okf_mcp::store::capture;
 use okf_mcp::store::commit::{self, manifest, CommitRequest, Mode};
 use okf_mcp::store::root;
@@ -524,14 +524,7 @@ fn phases(dir: &Path, first: usize, reps: usize) -> Res<Vec<(&'static str, Durat
             return Err("plan digest differs from the preview".into());
         }
 
-        let opts = Options {
-            strict: true,
-            check_links: false,
-            check_orphans: false,
-            spec_version: Some(Target::V02),
-            temporal_profile: req.profile,
-            as_of: None,
-        };
+        let opts = validation_options(&req);
         let t = Instant::now();
         black_box(validate::validate(&cap, &opts).map_err(|_| "bundle fault")?);
         s.push(t.elapsed());

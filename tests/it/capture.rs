@@ -496,15 +496,7 @@ mod swap {
 /// `okf-mcp call <tool> --args <json>` with extra environment variables; the parsed result.
 #[cfg(feature = "fault-injection")]
 pub fn call_env(tool: &str, args: &Value, env: &[(&str, &str)]) -> Value {
-    let mut cmd = std::process::Command::new(bin());
-    cmd.args(["call", tool, "--args", &args.to_string()]);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("spawn okf-mcp");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
-    serde_json::from_str(stdout.trim_end()).expect("one JSON line")
+    call_env_exit(tool, args, env, 1).0
 }
 
 // ---------------------------------------------------------------------------------------

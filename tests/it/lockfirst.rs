@@ -122,6 +122,7 @@ fn apply_env(args: &Value, env: &[(&str, &str)]) -> (i32, String) {
 }
 
 /// The no-op patch of the `patch-ext` fixture (a verification that is not there).
+#[cfg(feature = "fault-injection")]
 fn noop_op() -> Value {
     json!({"kind": "remove_verification", "concept_id": "metrics/archived",
            "verification": {"by": "human:nobody", "at": "2026-07-01T00:00:00Z"}})
@@ -212,17 +213,10 @@ fn sto_03_a_pending_journal_is_not_recovered_by_a_noop_apply() {
 
 /// `okf-mcp call` with `env` set; asserts success (exit 0, no stderr) and returns the
 /// `structuredContent`.
+#[cfg(feature = "fault-injection")]
 fn call_ok_env(tool: &str, args: &Value, env: &[(&str, &str)]) -> Value {
-    let mut cmd = std::process::Command::new(crate::util::bin());
-    cmd.args(["call", tool, "--args", &args.to_string()]);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("spawn okf-mcp");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
-    assert!(out.stderr.is_empty());
-    let r: Value = serde_json::from_str(stdout.trim_end()).expect("one JSON line");
+    let (r, stderr) = crate::util::call_env_exit(tool, args, env, 0);
+    assert!(stderr.is_empty());
     r["structuredContent"].clone()
 }
 
@@ -231,6 +225,7 @@ fn call_ok_env(tool: &str, args: &Value, env: &[(&str, &str)]) -> Value {
 /// discard it and re-capture with every file resident: the answers equal the ones without
 /// the hook, and the apply — lock-first, so the second capture is still under the lock —
 /// commits the previewed result.
+#[cfg(feature = "fault-injection")]
 #[test]
 fn sto_01_a_plan_that_missed_its_spilled_capture_is_rebuilt_and_commits_under_the_lock() {
     use okf_mcp::store::hooks::ENV_FORGET_MEMO;

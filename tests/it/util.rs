@@ -164,6 +164,22 @@ pub fn call(tool: &str, args: &Value) -> CliOut {
     run_cli(&["call", tool, "--args", &args.to_string()], None)
 }
 
+/// `okf-mcp call <tool> --args <json>` with extra environment variables (test hooks of a
+/// `fault-injection` build); asserts the exit code `code` and returns the parsed result line
+/// and stderr.
+pub fn call_env_exit(tool: &str, args: &Value, env: &[(&str, &str)], code: i32) -> (Value, String) {
+    let mut cmd = Command::new(bin());
+    cmd.args(["call", tool, "--args", &args.to_string()]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("spawn okf-mcp");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(code), "{stdout}");
+    let result = serde_json::from_str(stdout.trim_end()).expect("one JSON line");
+    (result, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
 /// A live `okf-mcp serve` session over stdio.
 pub struct Mcp {
     child: Child,
