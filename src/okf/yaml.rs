@@ -26,6 +26,8 @@
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 use std::ops::Range;
 
+mod fast;
+
 /// YAML resource limits (spec/store.md §3.5).
 pub const MAX_FRONTMATTER_BYTES: usize = 1024 * 1024;
 pub const MAX_DEPTH: usize = 64;
@@ -460,9 +462,24 @@ fn is_core_float(t: &str) -> bool {
 /// limits; duplicate anchors, aliases to undefined anchors and malformed merge keys; duplicate
 /// keys at every level (compared by semantic projection, so `"a"` and `a` collide).
 ///
+/// Frontmatter in the plain subset most documents use is read by a direct scanner (`fast`),
+/// which hands anything else — and every error — to the event parser; both give the same
+/// tree (checked by differential tests, and on every call in debug builds).
+///
 /// # Errors
 /// [`YamlError`] as documented on its variants.
 pub fn parse(text: &str) -> Result<Yaml, YamlError> {
+    if text.len() <= MAX_FRONTMATTER_BYTES {
+        if let Some(y) = fast::parse(text) {
+            debug_assert_eq!(Ok(&y), parse_full(text).as_ref(), "yaml fast path differs");
+            return Ok(y);
+        }
+    }
+    parse_full(text)
+}
+
+/// [`parse`] through the event parser only.
+fn parse_full(text: &str) -> Result<Yaml, YamlError> {
     if text.len() > MAX_FRONTMATTER_BYTES {
         return Err(YamlError::Limit("frontmatter exceeds 1 MiB"));
     }
@@ -492,6 +509,7 @@ pub fn parse(text: &str) -> Result<Yaml, YamlError> {
                 YamlError::Invalid("frontmatter is not valid YAML")
             }
         })?;
+        let starts_seq = matches!(ev, Event::SequenceStart(..));
         match ev {
             Event::StreamStart | Event::Nothing | Event::DocumentEnd => {}
             Event::StreamEnd => break,
@@ -562,11 +580,19 @@ pub fn parse(text: &str) -> Result<Yaml, YamlError> {
                 if stack.len() >= MAX_DEPTH {
                     return Err(YamlError::Limit("nesting exceeds the depth limit"));
                 }
-                let start = b.byte_span(span).start;
-                let flow = text.get(start..).is_some_and(|s| {
-                    let s = skip_props(s);
-                    s.starts_with('[') || s.starts_with('{')
-                });
+                let raw = b.byte_span(span);
+                // A flow collection's event covers its opening bracket; a block one's is empty
+                // or covers only its properties.
+                let flow = !raw.is_empty()
+                    && text.get(raw.start..).is_some_and(|s| {
+                        let s = skip_props(s);
+                        s.starts_with('[') || s.starts_with('{')
+                    });
+                let start = if !flow && starts_seq {
+                    indentless_dash(text, raw.start).unwrap_or(raw.start)
+                } else {
+                    raw.start
+                };
                 stack.push(Frame {
                     start,
                     anchor_id,
@@ -639,10 +665,29 @@ pub fn parse(text: &str) -> Result<Yaml, YamlError> {
 
 /// Duplicate keys (by semantic projection) and merge-key values (spec/store.md §3.4).
 fn check_mapping(entries: &[(Node, Node)]) -> Result<(), YamlError> {
-    let keys: Vec<Value> = entries.iter().map(|(k, _)| k.value()).collect();
-    for (i, k) in keys.iter().enumerate() {
-        if keys[..i].contains(k) {
-            return Err(YamlError::DuplicateKey);
+    // Scalar keys (the usual case) compare by resolved kind and text without projecting.
+    let scalar_keys: Option<Vec<(ScalarKind, &str)>> = entries
+        .iter()
+        .map(|(k, _)| match (&k.kind, k.resolved()) {
+            (NodeKind::Scalar { text, .. }, Some(r)) => Some((kind_of(&r), text.as_str())),
+            _ => None,
+        })
+        .collect();
+    if let Some(keys) = scalar_keys {
+        for (i, (kind, text)) in keys.iter().enumerate() {
+            if keys[..i]
+                .iter()
+                .any(|(k, t)| k == kind && (*kind == ScalarKind::Null || t == text))
+            {
+                return Err(YamlError::DuplicateKey);
+            }
+        }
+    } else {
+        let keys: Vec<Value> = entries.iter().map(|(k, _)| k.value()).collect();
+        for (i, k) in keys.iter().enumerate() {
+            if keys[..i].contains(k) {
+                return Err(YamlError::DuplicateKey);
+            }
         }
     }
     for (k, v) in entries {
@@ -691,28 +736,35 @@ fn line_starts(text: &str) -> Vec<usize> {
 
 /// Every `#` at a line start or after a space/tab that lies outside every scalar token opens
 /// a comment running to the end of its line.
+///
+/// Visits only the `#` bytes; a position is inside the union of the `opaque` ranges exactly
+/// when the largest end among the ranges starting at or before it lies after it.
 fn find_comments(text: &str, opaque: &[Range<usize>]) -> Vec<Range<usize>> {
-    let mut opaque: Vec<&Range<usize>> = opaque.iter().filter(|r| !r.is_empty()).collect();
-    opaque.sort_by_key(|r| r.start);
     let bytes = text.as_bytes();
-    let mut out = Vec::new();
-    let mut oi = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        while oi < opaque.len() && opaque[oi].end <= i {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    if !bytes.contains(&b'#') {
+        return out;
+    }
+    let mut opaque: Vec<&Range<usize>> = opaque.iter().filter(|r| !r.is_empty()).collect();
+    if !opaque.is_sorted_by_key(|r| r.start) {
+        opaque.sort_by_key(|r| r.start);
+    }
+    let (mut oi, mut covered) = (0, 0);
+    for (i, _) in text.match_indices('#') {
+        if out.last().is_some_and(|c| i < c.end) {
+            continue;
+        }
+        while oi < opaque.len() && opaque[oi].start <= i {
+            covered = covered.max(opaque[oi].end);
             oi += 1;
         }
-        if oi < opaque.len() && opaque[oi].start <= i {
-            i = opaque[oi].end;
+        if covered > i {
             continue;
         }
-        if bytes[i] == b'#' && (i == 0 || matches!(bytes[i - 1], b' ' | b'\t' | b'\n' | b'\r')) {
+        if i == 0 || matches!(bytes[i - 1], b' ' | b'\t' | b'\n' | b'\r') {
             let end = text[i..].find(['\n', '\r']).map_or(text.len(), |e| i + e);
             out.push(i..end);
-            i = end;
-            continue;
         }
-        i += 1;
     }
     out
 }
@@ -853,6 +905,34 @@ impl Builder<'_> {
         }
         Ok(node)
     }
+}
+
+/// saphyr starts the event of an indentless block sequence (`key:` then `- item` in the
+/// key's column) after its first `-` and the blanks or comment following it, rather than at
+/// the dash; returns that dash, so the span starts at the first dash as for every block
+/// sequence. `None` when `start` is not on a line led by a block-entry dash before it.
+fn indentless_dash(text: &str, start: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let start = start.min(bytes.len());
+    if bytes.get(start) == Some(&b'-')
+        && matches!(
+            bytes.get(start + 1),
+            None | Some(b' ' | b'\t' | b'\r' | b'\n')
+        )
+    {
+        // Already at a block-entry dash (an indented sequence).
+        return None;
+    }
+    let line_start = text[..start].rfind('\n').map_or(0, |p| p + 1);
+    let dash = line_start + text[line_start..start].find(|c| c != ' ')?;
+    let between = text.get(dash + 1..start)?.trim_start_matches([' ', '\t']);
+    (bytes[dash] == b'-'
+        && matches!(
+            bytes.get(dash + 1),
+            None | Some(b' ' | b'\t' | b'\r' | b'\n')
+        )
+        && (between.is_empty() || between.starts_with('#')))
+    .then_some(dash)
 }
 
 /// End (exclusive) of the quoted scalar whose opening quote is at `open`.
