@@ -70,7 +70,7 @@ impl<'a> Split<'a> {
 pub fn split(bytes: &[u8]) -> Result<Split<'_>, SplitError> {
     let text = std::str::from_utf8(bytes).map_err(|_| SplitError::InvalidEncoding)?;
     let bom_len = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let crlf = text.contains("\r\n");
+    let crlf = memchr::memchr(b'\r', text.as_bytes()).is_some() && text.contains("\r\n");
     let after_bom = &text[bom_len..];
     let first_len = if after_bom.starts_with("---\n") {
         4
@@ -92,7 +92,7 @@ pub fn split(bytes: &[u8]) -> Result<Split<'_>, SplitError> {
     let mut pos = fm_start;
     while pos <= text.len() {
         let rest = &text[pos..];
-        let (line, next) = match rest.find('\n') {
+        let (line, next) = match memchr::memchr(b'\n', rest.as_bytes()) {
             Some(i) => (&rest[..i], pos + i + 1),
             None => (rest, text.len() + 1),
         };

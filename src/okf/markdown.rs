@@ -266,7 +266,7 @@ pub fn scan(body: &str) -> Vec<Line<'_>> {
     let mut pos = 0;
     while pos < body.len() {
         let rest = &body[pos..];
-        let (raw, next) = match rest.find('\n') {
+        let (raw, next) = match memchr::memchr(b'\n', rest.as_bytes()) {
             Some(i) => (&rest[..i], pos + i + 1),
             None => (rest, body.len()),
         };
@@ -424,6 +424,12 @@ fn without_code_spans(text: &str) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// Whether `text` contains `[^` (found through the rarer `^`).
+fn has_footnote_mark(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr_iter(b'^', b).any(|p| p > 0 && b[p - 1] == b'[')
+}
+
 /// Footnote references `[^label]` on interpretable lines, in document order; definition lines
 /// are not references (spec/surface.md §12.4 `attributions`).
 #[must_use]
@@ -431,11 +437,12 @@ pub fn footnote_references(body: &str) -> Vec<String> {
     let mut out = Vec::new();
     // Masking code spans only turns bytes into spaces, so a line (a substring of the body)
     // without `[^` yields no reference: skip the scan, and the per-line copy, in that case.
-    if !body.contains("[^") {
+    if !has_footnote_mark(body) {
         return out;
     }
     for line in scan(body) {
-        if !matches!(line.kind, LineKind::Text | LineKind::Heading(_)) || !line.text.contains("[^")
+        if !matches!(line.kind, LineKind::Text | LineKind::Heading(_))
+            || !has_footnote_mark(line.text)
         {
             continue;
         }
@@ -571,7 +578,7 @@ pub fn citations_sections(body: &str) -> Vec<CitationsSection> {
     let mut out: Vec<CitationsSection> = Vec::new();
     // A section starts at a heading whose text (a substring of the body) begins with
     // `Citations`: without that word there is none, and the scan is skipped.
-    if !body.contains("Citations") {
+    if memchr::memmem::find(body.as_bytes(), b"Citations").is_none() {
         return out;
     }
     let lines = scan(body);

@@ -110,8 +110,14 @@ pub fn parse_date(s: &str) -> Option<NaiveDate> {
     {
         return None;
     }
-    let d = NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()?;
-    (d.format("%Y-%m-%d").to_string() == s).then_some(d)
+    // Four, two and two ASCII digits: every such text round-trips through `%Y-%m-%d`
+    // exactly when it names a real date (checked against chrono's parser in the tests).
+    let num = |r: std::ops::Range<usize>| {
+        b[r].iter()
+            .fold(0u32, |acc, c| acc * 10 + u32::from(c - b'0'))
+    };
+    let year = i32::try_from(num(0..4)).ok()?;
+    NaiveDate::from_ymd_opt(year, num(5..7), num(8..10))
 }
 
 /// The strict offset datetime of spec/temporal.md §2.1 (≤ 1 MiB).
@@ -242,6 +248,23 @@ pub fn normalise_instant_text(s: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The direct date parse equals chrono's `%Y-%m-%d` parse with an exact round trip.
+    #[test]
+    fn parse_date_equals_the_chrono_round_trip() {
+        let oracle = |s: &str| {
+            let d = NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()?;
+            (d.format("%Y-%m-%d").to_string() == s).then_some(d)
+        };
+        for y in [0, 1, 99, 1582, 1900, 1970, 2000, 2024, 2025, 2100, 9999] {
+            for m in 0..=13 {
+                for d in 0..=32 {
+                    let s = format!("{y:04}-{m:02}-{d:02}");
+                    assert_eq!(parse_date(&s), oracle(&s), "{s}");
+                }
+            }
+        }
+    }
 
     const VALID: &[&str] = &[
         "2026-09-26T12:34:56Z",

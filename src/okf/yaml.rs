@@ -725,12 +725,7 @@ fn is_name_end(c: char) -> bool {
 /// documents this editor writes use LF or CRLF).
 fn line_starts(text: &str) -> Vec<usize> {
     let mut v = vec![0];
-    v.extend(
-        text.bytes()
-            .enumerate()
-            .filter(|(_, c)| *c == b'\n')
-            .map(|(i, _)| i + 1),
-    );
+    v.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
     v
 }
 
@@ -742,7 +737,7 @@ fn line_starts(text: &str) -> Vec<usize> {
 fn find_comments(text: &str, opaque: &[Range<usize>]) -> Vec<Range<usize>> {
     let bytes = text.as_bytes();
     let mut out: Vec<Range<usize>> = Vec::new();
-    if !bytes.contains(&b'#') {
+    if memchr::memchr(b'#', bytes).is_none() {
         return out;
     }
     let mut opaque: Vec<&Range<usize>> = opaque.iter().filter(|r| !r.is_empty()).collect();
@@ -750,7 +745,7 @@ fn find_comments(text: &str, opaque: &[Range<usize>]) -> Vec<Range<usize>> {
         opaque.sort_by_key(|r| r.start);
     }
     let (mut oi, mut covered) = (0, 0);
-    for (i, _) in text.match_indices('#') {
+    for i in memchr::memchr_iter(b'#', bytes) {
         if out.last().is_some_and(|c| i < c.end) {
             continue;
         }

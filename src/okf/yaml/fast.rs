@@ -122,10 +122,8 @@ struct Scanner<'a> {
 
 impl Scanner<'_> {
     fn line_end(&self, i: usize) -> usize {
-        self.t[i.min(self.t.len())..]
-            .iter()
-            .position(|&c| c == b'\n')
-            .map_or(self.t.len(), |p| i + p)
+        let i = i.min(self.t.len());
+        memchr::memchr(b'\n', &self.t[i..]).map_or(self.t.len(), |p| i + p)
     }
 
     /// Start of the line after the one ending at `le`.
