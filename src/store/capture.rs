@@ -24,7 +24,6 @@ use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, Metadata, OpenOptions};
 use std::ffi::OsString;
-use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -534,13 +533,14 @@ impl Walk<'_> {
         self.pending_bytes = 0;
         self.pending_dirs = 0;
         if self.threads < 2 || jobs.len() < PARALLEL_MIN_FILES {
+            let mut scratch = Vec::new();
             for job in jobs {
                 self.check_total(&job)?;
                 let dir = job.dir.as_deref().unwrap_or(self.root);
                 #[cfg(feature = "fault-injection")]
                 self.hooks.after_lstat(dir, &job.name, &job.path);
                 let budget = MAX_FILE_BYTES.min(MAX_TOTAL_BYTES.saturating_sub(self.total));
-                let read = read_one(dir, &job, budget, self.spill);
+                let read = read_one(dir, &job, budget, self.spill, &mut scratch);
                 self.accept(job, read)?;
             }
             return Ok(());
@@ -602,7 +602,13 @@ impl Walk<'_> {
 /// against its `lstat`, reads at most `budget + 1` bytes and hashes them; with a `spill`,
 /// visits them and drops them unless the visit keeps them (an over-limit read, which the
 /// walk then refuses, is neither visited nor kept).
-fn read_one(dir: &Dir, job: &Job, budget: u64, spill: Option<&Spill<'_>>) -> ReadResult {
+fn read_one(
+    dir: &Dir,
+    job: &Job,
+    budget: u64,
+    spill: Option<&Spill<'_>>,
+    scratch: &mut Vec<u8>,
+) -> ReadResult {
     let mut opts = OpenOptions::new();
     opts.read(true).follow(FollowSymlinks::No).nonblock(true);
     let file = dir
@@ -615,12 +621,23 @@ fn read_one(dir: &Dir, job: &Job, budget: u64, spill: Option<&Spill<'_>>) -> Rea
     if !same_identity(&job.meta, &opened) {
         return Err(changed());
     }
-    // Sized from the lstat length (at most 16 MiB, checked by the walk) so a file that did
-    // not grow since its lstat is read without reallocating; growth is bounded by `take`.
-    let mut bytes = Vec::with_capacity(usize::try_from(job.meta.len()).unwrap_or(0));
-    file.take(budget + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|_| unreadable())?;
+    // A spilled read goes to the thread's scratch buffer, which is handed back unless the
+    // file is kept; a resident read gets its own buffer.
+    let mut bytes = if spill.is_some() {
+        std::mem::take(scratch)
+    } else {
+        Vec::new()
+    };
+    bytes.clear();
+    // Sized from the lstat length (at most 16 MiB, checked by the walk) plus one byte for the
+    // end-of-file read, so a file that did not grow since its lstat is read without
+    // reallocating; growth is bounded by the budget.
+    bytes.reserve(
+        usize::try_from(job.meta.len())
+            .unwrap_or(0)
+            .saturating_add(1),
+    );
+    read_capped(&file, budget, &mut bytes).map_err(|_| unreadable())?;
     let digest = digest::sha256(&bytes);
     let len = bytes.len() as u64;
     let keep = match spill {
@@ -629,6 +646,8 @@ fn read_one(dir: &Dir, job: &Job, budget: u64, spill: Option<&Spill<'_>>) -> Rea
         Some(s) => (s.visit)(&job.path, &bytes, &digest),
     };
     if !keep {
+        bytes.clear();
+        *scratch = bytes;
         bytes = Vec::new();
     }
     Ok(FileRead {
@@ -637,6 +656,26 @@ fn read_one(dir: &Dir, job: &Job, budget: u64, spill: Option<&Spill<'_>>) -> Rea
         digest,
         keep,
     })
+}
+
+/// Reads `file` to its end into `bytes`, or until it holds more than `budget` bytes, straight
+/// into the vector's spare capacity (no zero-fill first, unlike `Read::read_to_end` on a
+/// `cap_std` file). Retries interrupted reads.
+fn read_capped(file: &cap_std::fs::File, budget: u64, bytes: &mut Vec<u8>) -> std::io::Result<()> {
+    loop {
+        if bytes.len() as u64 > budget {
+            return Ok(());
+        }
+        if bytes.len() == bytes.capacity() {
+            bytes.reserve(bytes.len().clamp(8 * 1024, 1024 * 1024));
+        }
+        match rustix::io::read(file, rustix::buffer::spare_capacity(bytes)) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
 /// Reads `jobs` on the calling thread and one more (when it can be started), each taking the
@@ -653,6 +692,7 @@ fn read_parallel(
     let first_error = AtomicUsize::new(usize::MAX);
     let work = || {
         let mut out: Vec<(usize, ReadResult)> = Vec::new();
+        let mut scratch = Vec::new();
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
             if i >= jobs.len() || i > first_error.load(Ordering::Relaxed) {
@@ -664,6 +704,7 @@ fn read_parallel(
                 job,
                 MAX_FILE_BYTES,
                 spill,
+                &mut scratch,
             );
             if read.is_err() {
                 first_error.fetch_min(i, Ordering::Relaxed);
