@@ -96,35 +96,41 @@ struct Compiled {
     info: InputInfo,
 }
 
-fn compiled() -> &'static HashMap<&'static str, Compiled> {
-    static V: OnceLock<HashMap<&'static str, Compiled>> = OnceLock::new();
-    V.get_or_init(|| {
+/// The compiled schemas of `tool`, built on its first use: a process that serves one call
+/// (the CLI) compiles one tool's three validators, not every tool's.
+fn compiled(tool: &str) -> Option<&'static Compiled> {
+    static V: OnceLock<HashMap<&'static str, OnceLock<Option<Compiled>>>> = OnceLock::new();
+    let slots = V.get_or_init(|| {
         CHECKED_IN
             .iter()
-            .filter_map(|(name, input_text, output_text)| {
-                let input_value: Value = serde_json::from_str(input_text).ok()?;
-                let output: Value = serde_json::from_str(output_text).ok()?;
-                let sub = |def: &str| {
-                    let mut s = output.clone();
-                    if let Value::Object(m) = &mut s {
-                        m.remove("anyOf");
-                        m.insert("$ref".into(), Value::String(format!("#/$defs/{def}")));
-                    }
-                    build(&s)
-                };
-                let info = input_info(&input_value);
-                Some((
-                    *name,
-                    Compiled {
-                        input: build(&input_value)?,
-                        success: sub("success")?,
-                        error: sub("error_envelope")?,
-                        input_value,
-                        info,
-                    },
-                ))
-            })
+            .map(|(name, _, _)| (*name, OnceLock::new()))
             .collect()
+    });
+    let (_, input_text, output_text) = CHECKED_IN.iter().find(|(name, _, _)| *name == tool)?;
+    slots
+        .get(tool)?
+        .get_or_init(|| compile(input_text, output_text))
+        .as_ref()
+}
+
+fn compile(input_text: &str, output_text: &str) -> Option<Compiled> {
+    let input_value: Value = serde_json::from_str(input_text).ok()?;
+    let output: Value = serde_json::from_str(output_text).ok()?;
+    let sub = |def: &str| {
+        let mut s = output.clone();
+        if let Value::Object(m) = &mut s {
+            m.remove("anyOf");
+            m.insert("$ref".into(), Value::String(format!("#/$defs/{def}")));
+        }
+        build(&s)
+    };
+    let info = input_info(&input_value);
+    Some(Compiled {
+        input: build(&input_value)?,
+        success: sub("success")?,
+        error: sub("error_envelope")?,
+        input_value,
+        info,
     })
 }
 
@@ -147,13 +153,13 @@ pub fn advertised(text: &str) -> Map<String, Value> {
 /// The parsed checked-in input schema of a Phase-1 tool (registered or not).
 #[must_use]
 pub fn input_schema(tool: &str) -> Option<&'static Value> {
-    compiled().get(tool).map(|c| &c.input_value)
+    compiled(tool).map(|c| &c.input_value)
 }
 
 /// Whether validators exist for `tool` (every Phase-1 tool has them).
 #[must_use]
 pub fn has_validators(tool: &str) -> bool {
-    compiled().contains_key(tool)
+    compiled(tool).is_some()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -284,7 +290,7 @@ struct Finding {
 /// ≤ 4096 bytes. Diagnostics never echo argument values or unadvertised keys
 /// (spec/surface.md §6.3, §9.3, §10).
 pub fn validate_input(tool: &str, args: &Value) -> Result<(), ToolError> {
-    let Some(c) = compiled().get(tool) else {
+    let Some(c) = compiled(tool) else {
         return Err(ToolError::new(
             codes::SCHEMA_VALIDATION,
             "tool schema is unavailable",
@@ -384,9 +390,7 @@ fn result_size(e: &ToolError) -> usize {
 #[must_use]
 pub fn guidance_field(tool: &str, segments: &[&str]) -> String {
     let segs: Vec<String> = segments.iter().map(|s| (*s).to_owned()).collect();
-    compiled()
-        .get(tool)
-        .map_or_else(|| "arguments".to_owned(), |c| field_path(&c.info, &segs))
+    compiled(tool).map_or_else(|| "arguments".to_owned(), |c| field_path(&c.info, &segs))
 }
 
 fn is_index(s: &str) -> bool {
@@ -645,7 +649,7 @@ pub fn validate_output(tool: &str, value: &Value, is_error: bool) -> Result<(), 
             "tool output violates its advertised state invariants",
         )
     };
-    let Some(c) = compiled().get(tool) else {
+    let Some(c) = compiled(tool) else {
         return Err(invariant());
     };
     let v = if is_error { &c.error } else { &c.success };
