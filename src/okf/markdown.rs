@@ -471,6 +471,60 @@ pub fn footnote_references(body: &str) -> Vec<String> {
     out
 }
 
+/// Without scanning the Markdown structure: labels that include every label
+/// [`footnote_references`] would return, read as raw `[^label]` text on every line of the
+/// body (code, HTML and definition lines too, so usually a superset). `None` when a backtick
+/// precedes a reference's closing `]` on its line, where code-span masking could change a
+/// label: the caller then needs [`footnote_references`]. Lets a check whose every raw label
+/// is acceptable skip the line scan (spec/surface.md §12.4 `attributions`).
+#[must_use]
+pub fn footnote_label_superset(body: &str) -> Option<Vec<&str>> {
+    let mut out = Vec::new();
+    if !has_footnote_mark(body) {
+        return Some(out);
+    }
+    let b = body.as_bytes();
+    let mut line_start = 0;
+    while line_start < b.len() {
+        let line_end = memchr::memchr(b'\n', &b[line_start..]).map_or(b.len(), |i| line_start + i);
+        let line = &body[line_start..line_end];
+        line_start = line_end + 1;
+        if !has_footnote_mark(line) {
+            continue;
+        }
+        let tick = memchr::memchr(b'`', line.as_bytes()).unwrap_or(line.len());
+        let mut rest = line;
+        let mut offset = 0;
+        while let Some(i) = rest.find("[^") {
+            let escaped = i > 0 && rest.as_bytes()[i - 1] == b'\\';
+            let after = &rest[i + 2..];
+            let close = after.find(']');
+            // Masking only blanks code-span bytes: up to the first backtick, the masked line
+            // equals the raw one. (Without a `]` the candidate is no reference either way.)
+            if close.is_some_and(|end| offset + i + 2 + end >= tick) {
+                return None;
+            }
+            match close {
+                Some(end)
+                    if !escaped
+                        && end > 0
+                        && !after[..end].contains('[')
+                        && !after[..end].trim().is_empty() =>
+                {
+                    out.push(&after[..end]);
+                    offset += i + 2 + end + 1;
+                    rest = &after[end + 1..];
+                }
+                _ => {
+                    offset += i + 2;
+                    rest = after;
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
 /// Targets of inline links `[text](target)` and of link reference definitions
 /// (`[label]: target`, CommonMark §4.7; footnote definitions `[^x]:` excluded) on
 /// interpretable lines whose path part ends with `.md` and that are relative or `/`-rooted
@@ -755,6 +809,40 @@ mod tests {
             let _ = has_computation_fence(&body);
             let _ = level2_headings(&body);
         }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+        /// Every label the line scan reports is among the raw superset, when there is one.
+        #[test]
+        fn footnote_label_superset_covers_the_scan(
+            body in "([\\[\\]^`~#<>!\\\\ a-c\t\r\n-]|\\[\\^|    |```|<!--|-->|é){0,120}"
+        ) {
+            if let Some(sup) = footnote_label_superset(&body) {
+                for r in footnote_references(&body) {
+                    proptest::prop_assert!(sup.contains(&r.as_str()), "{r:?} missing from {sup:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn footnote_label_superset_cases() {
+        assert_eq!(footnote_label_superset("no refs"), Some(vec![]));
+        assert_eq!(
+            footnote_label_superset("a[^x] b\n```\n[^code]\n```\n[^x]: def\n"),
+            Some(vec!["x", "code", "x"])
+        );
+        // A backtick before a reference's end: masking might change it.
+        assert_eq!(footnote_label_superset("`[^x]` y\n"), None);
+        assert_eq!(footnote_label_superset("[^a`]`b]\n"), None);
+        // A backtick after the last reference on the line is harmless.
+        assert_eq!(
+            footnote_label_superset("[^x] and `code`\n"),
+            Some(vec!["x"])
+        );
+        assert_eq!(footnote_label_superset("`a` [^open\n"), Some(vec![]));
     }
 
     #[test]

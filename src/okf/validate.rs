@@ -816,9 +816,15 @@ fn check_attributions(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, body: &
                 .collect()
         })
         .unwrap_or_default();
-    let unresolved = markdown::footnote_references(body)
-        .iter()
-        .any(|l| !all_ids.contains(&markdown::normalise_label(l)));
+    let resolves = |l: &str| all_ids.contains(&markdown::normalise_label(l));
+    // The raw labels (a superset of the scan's) usually all resolve: then so do the scan's,
+    // and the line scan is skipped.
+    let unresolved = match markdown::footnote_label_superset(body) {
+        Some(labels) if labels.iter().all(|l| resolves(l)) => false,
+        _ => markdown::footnote_references(body)
+            .iter()
+            .any(|l| !resolves(l)),
+    };
     if unresolved {
         cx.push(
             path,
