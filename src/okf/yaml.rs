@@ -581,14 +581,16 @@ fn parse_full(text: &str) -> Result<Yaml, YamlError> {
                     return Err(YamlError::Limit("nesting exceeds the depth limit"));
                 }
                 let raw = b.byte_span(span);
-                // A flow collection's event covers its opening bracket; a block one's is empty
-                // or covers only its properties.
-                let flow = !raw.is_empty()
-                    && text.get(raw.start..).is_some_and(|s| {
-                        let s = skip_props(s);
-                        s.starts_with('[') || s.starts_with('{')
-                    });
-                let start = if !flow && starts_seq {
+                // A flow collection's event covers its opening bracket (after any
+                // properties); a block one's is empty or covers only its properties, so the
+                // look stays inside the event (a property line before a block mapping whose
+                // first key is `[…]` must not read as flow).
+                let flow = text.get(raw.clone()).is_some_and(|s| {
+                    let s = skip_props(s);
+                    s.starts_with('[') || s.starts_with('{')
+                });
+                let in_block_mapping = stack.last().is_some_and(|f| f.mapping && !f.flow);
+                let start = if starts_seq && !flow && in_block_mapping {
                     indentless_dash(text, raw.start).unwrap_or(raw.start)
                 } else {
                     raw.start
@@ -598,6 +600,7 @@ fn parse_full(text: &str) -> Result<Yaml, YamlError> {
                     anchor_id,
                     tag: tag.map(|t| tag_text(&t.handle, &t.suffix)),
                     flow,
+                    mapping: !starts_seq,
                     children: Vec::new(),
                 });
             }
@@ -797,6 +800,7 @@ struct Frame {
     anchor_id: usize,
     tag: Option<String>,
     flow: bool,
+    mapping: bool,
     children: Vec<Node>,
 }
 
@@ -902,31 +906,22 @@ impl Builder<'_> {
     }
 }
 
-/// saphyr starts the event of an indentless block sequence (`key:` then `- item` in the
-/// key's column) after its first `-` and the blanks or comment following it, rather than at
-/// the dash; returns that dash, so the span starts at the first dash as for every block
-/// sequence. `None` when `start` is not on a line led by a block-entry dash before it.
+/// A block sequence that is a block mapping's value starts at the first dash of its first
+/// line. saphyr starts the event of an indentless one (`key:` then `- item` in the key's
+/// column) after that dash and the blanks, comment or nested dash following it; this returns
+/// the line's leading dash. `None` when `start`'s line is not led by a block-entry dash at or
+/// before `start` (an indented sequence's event is already at its dash; properties lead their
+/// own line).
 fn indentless_dash(text: &str, start: usize) -> Option<usize> {
     let bytes = text.as_bytes();
     let start = start.min(bytes.len());
-    if bytes.get(start) == Some(&b'-')
-        && matches!(
-            bytes.get(start + 1),
-            None | Some(b' ' | b'\t' | b'\r' | b'\n')
-        )
-    {
-        // Already at a block-entry dash (an indented sequence).
-        return None;
-    }
     let line_start = text[..start].rfind('\n').map_or(0, |p| p + 1);
     let dash = line_start + text[line_start..start].find(|c| c != ' ')?;
-    let between = text.get(dash + 1..start)?.trim_start_matches([' ', '\t']);
     (bytes[dash] == b'-'
         && matches!(
             bytes.get(dash + 1),
             None | Some(b' ' | b'\t' | b'\r' | b'\n')
-        )
-        && (between.is_empty() || between.starts_with('#')))
+        ))
     .then_some(dash)
 }
 
@@ -1060,6 +1055,23 @@ mod tests {
         ));
         assert!(matches!(parse("a: *nope\n"), Err(YamlError::Graph(_))));
         assert_eq!(parse("").unwrap().root, None);
+    }
+
+    #[test]
+    fn block_sequences_under_a_key_start_at_their_first_dash() {
+        let src = "a:\n- x\nb:\n- [1]\nc:\n- - y\nd:\n- # c\n  k: 1\ne: &p\n  [1]: 2\n";
+        let y = parse_full(src).unwrap();
+        let r = y.root.unwrap();
+        let at = |k: &str| &src[r.get(k).unwrap().span.clone()];
+        assert_eq!(at("a"), "- x");
+        assert_eq!(at("b"), "- [1]");
+        assert!(!r.get("b").unwrap().is_flow());
+        assert_eq!(at("c"), "- - y");
+        assert_eq!(at("d"), "- # c\n  k: 1");
+        // A property line before a block mapping whose first key is a flow sequence.
+        let e = r.get("e").unwrap();
+        assert!(!e.is_flow());
+        assert_eq!(at("e"), "&p\n  [1]: 2");
     }
 
     #[test]

@@ -24,6 +24,7 @@ use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, Metadata, OpenOptions};
 use std::ffi::OsString;
+use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -637,7 +638,12 @@ fn read_one(
             .unwrap_or(0)
             .saturating_add(1),
     );
-    read_capped(&file, budget, &mut bytes).map_err(|_| unreadable())?;
+    // Through std's `File`, whose `read_buf` lets `read_to_end` fill the spare capacity
+    // without zeroing it first (cap-std's `File` has no `read_buf`).
+    file.into_std()
+        .take(budget + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|_| unreadable())?;
     let digest = digest::sha256(&bytes);
     let len = bytes.len() as u64;
     let keep = match spill {
@@ -656,26 +662,6 @@ fn read_one(
         digest,
         keep,
     })
-}
-
-/// Reads `file` to its end into `bytes`, or until it holds more than `budget` bytes, straight
-/// into the vector's spare capacity (no zero-fill first, unlike `Read::read_to_end` on a
-/// `cap_std` file). Retries interrupted reads.
-fn read_capped(file: &cap_std::fs::File, budget: u64, bytes: &mut Vec<u8>) -> std::io::Result<()> {
-    loop {
-        if bytes.len() as u64 > budget {
-            return Ok(());
-        }
-        if bytes.len() == bytes.capacity() {
-            bytes.reserve(bytes.len().clamp(8 * 1024, 1024 * 1024));
-        }
-        match rustix::io::read(file, rustix::buffer::spare_capacity(bytes)) {
-            Ok(0) => return Ok(()),
-            Ok(_) => {}
-            Err(rustix::io::Errno::INTR) => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
 }
 
 /// Reads `jobs` on the calling thread and one more (when it can be started), each taking the

@@ -482,6 +482,9 @@ impl Scanner<'_> {
             let c = *t.get(j)?;
             match c {
                 b'\n' | b'[' | b'{' | b']' | b'}' if c != close => return None,
+                // A key must end at `: `; `{a, b}` and `{a}` hold keys without values.
+                b',' if key => return None,
+                _ if c == close && key => return None,
                 b',' => break,
                 _ if c == close => break,
                 b'#' if t[j - 1] == b' ' => return None,
@@ -644,6 +647,10 @@ mod tests {
             "- a\n",
             "a: 1\na: 2\n",
             "a: [x,]\n",
+            "x: {a,b}\n",
+            "x: {a, b}\n",
+            "x: {a:b,c}\n",
+            "x: {a} b}\n",
             "a: [\n  x]\n",
             "? a\n: 1\n",
             "a: 1\n---\n",
@@ -753,6 +760,14 @@ mod tests {
             "{k: }",
             "{k:v}",
             "[a #b]",
+            "{a,b}",
+            "{a, b}",
+            "{a}",
+            "{a:b,c}",
+            "{a} b}",
+            "{a: b, c}",
+            "{a: b,}",
+            "[a]b]",
         ]);
         let indent = prop::sample::select(vec!["", "", "", "  ", "  ", "    ", " ", "   "]);
         prop_oneof![
@@ -820,6 +835,9 @@ mod tests {
             "p [q]",
             "",
             "# only comment",
+            "{a, b}",
+            "{a}",
+            "{a:b, c}",
         ])
         .prop_map(T::Leaf);
         leaf.prop_recursive(4, 40, 6, move |inner| {
@@ -947,7 +965,7 @@ mod tests {
             text in any_doc(),
             edits in prop::collection::vec((any::<prop::sample::Index>(), prop::sample::select(vec![
                 ":", "#", " ", "\n", "-", "'", "\"", "[", "]", "{", "}", ",", "a", "é", "  ",
-                ": ", " #", "- ", "\n  ", "\n- ", "?", "!", "&", "*", "|", ">", "%", "@", "`",
+                ": ", " #", "- ", "\n  ", "\n- ", "?", "{a", "}b", ", ", "!", "&", "*", "|", ">", "%", "@", "`",
                 "\\", "~", ".", "0", "\t", "\r", " -", "---", "...", "<<", "\u{a0}",
                 "\u{85}", "\u{2028}", "\u{feff}",
             ])), 1..4),
