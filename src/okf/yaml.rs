@@ -610,13 +610,18 @@ fn parse_full(text: &str) -> Result<Yaml, YamlError> {
                     .ok_or(YamlError::Invalid("frontmatter is not valid YAML"))?;
                 let last_child_end = frame.children.iter().map(|c| c.span.end).max();
                 let end = if frame.flow {
-                    // The end event starts at the closing bracket; its own end may run over
-                    // trailing spaces and a comment.
-                    let close = b.byte_span(span).start;
-                    if matches!(text.as_bytes().get(close), Some(b']' | b'}')) {
-                        close + 1
-                    } else {
-                        b.byte_span(span).end
+                    // The end event starts at the closing bracket (at a trailing comma of a
+                    // flow mapping, before it); its own end may run over trailing spaces and
+                    // a comment.
+                    let at = b.byte_span(span).start;
+                    let close = text.get(at..).and_then(|r| {
+                        r.bytes()
+                            .position(|c| !matches!(c, b',' | b' ' | b'\t' | b'\r' | b'\n'))
+                            .map(|p| at + p)
+                    });
+                    match close {
+                        Some(c) if matches!(text.as_bytes().get(c), Some(b']' | b'}')) => c + 1,
+                        _ => b.byte_span(span).end,
                     }
                 } else {
                     last_child_end.unwrap_or(frame.start)
@@ -839,6 +844,14 @@ impl Builder<'_> {
                 if empty && !has_props && text.as_bytes().get(start) == Some(&b':') {
                     // saphyr places an empty value at its `:`; the value sits after it.
                     return start + 1..start + 1;
+                }
+                if empty
+                    && !has_props
+                    && matches!(text.as_bytes().get(start), Some(b',' | b']' | b'}'))
+                {
+                    // The implicit empty value of a flow entry (`{a, b}`): saphyr places it on
+                    // the next separator or bracket, which is not its text.
+                    return start..start;
                 }
                 let span = start..raw.end.max(start);
                 self.opaque.push(content.min(span.end)..span.end);
@@ -1072,6 +1085,26 @@ mod tests {
         let e = r.get("e").unwrap();
         assert!(!e.is_flow());
         assert_eq!(at("e"), "&p\n  [1]: 2");
+    }
+
+    #[test]
+    fn flow_mapping_spans_with_trailing_commas_and_implicit_values() {
+        let src = "x: {a: b,}\ny: {a: {b: c,},}\nz: [{a: b, }]\nw: {a, b}\nv: {c}\n";
+        let y = parse_full(src).unwrap();
+        let r = y.root.unwrap();
+        let at = |n: &Node| &src[n.span.clone()];
+        assert_eq!(at(r.get("x").unwrap()), "{a: b,}");
+        assert_eq!(at(r.get("y").unwrap()), "{a: {b: c,},}");
+        assert_eq!(at(r.get("y").unwrap().get("a").unwrap()), "{b: c,}");
+        assert_eq!(at(&r.get("z").unwrap().items().unwrap()[0]), "{a: b, }");
+        for k in ["w", "v"] {
+            let m = r.get(k).unwrap();
+            for (key, value) in m.entries().unwrap() {
+                assert!(value.is_null());
+                assert!(value.span.is_empty(), "{k}.{:?}", key.scalar_text());
+                assert_eq!(value.span.start, key.span.end);
+            }
+        }
     }
 
     #[test]
