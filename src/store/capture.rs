@@ -655,6 +655,9 @@ fn read_one(
         bytes.clear();
         *scratch = bytes;
         bytes = Vec::new();
+    } else if bytes.capacity() > bytes.len().saturating_mul(2).max(64 * 1024) {
+        // A kept file that landed in a scratch buffer grown by a larger earlier file.
+        bytes.shrink_to_fit();
     }
     Ok(FileRead {
         bytes,
