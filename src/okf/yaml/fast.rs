@@ -701,74 +701,89 @@ mod tests {
         );
     }
 
+    /// Keys both generators use.
+    const KEYS: &[&str] = &[
+        "a", "id", "title", "x-k", "ü", "a b", "1", "true", "k.v", "t/u", "_",
+    ];
+
+    /// Scalars and flow collections both generators use.
+    const SCALARS: &[&str] = &[
+        "v",
+        "yes",
+        "0012",
+        "1.10",
+        "~",
+        "2026-06-20T22:53:05Z",
+        "https://e.test/a?b=c#d",
+        "a#b",
+        "x # c",
+        "'q'",
+        "'it''s'",
+        "\"d\"",
+        "\"a # b\"",
+        "''",
+        "[a, b]",
+        "[]",
+        "{}",
+        "{k: v}",
+        "{k: v, j: 'w'}",
+        "[\"x\", y z]",
+        "[a,b]",
+        "-5",
+        "日本 語",
+        "v  ",
+        "{a, b}",
+        "{a}",
+        "{a:b, c}",
+    ];
+
+    fn with(common: &[&'static str], more: &[&'static str]) -> Vec<&'static str> {
+        common.iter().chain(more).copied().collect()
+    }
+
     /// Generated frontmatter-like text: keys, nesting, sequences, flow collections, quoting,
     /// comments, blank lines, tricky scalars, and deliberately wrong indentation.
     fn line() -> impl Strategy<Value = String> {
-        let key = prop::sample::select(vec![
-            "a", "id", "title", "x-k", "ü", "a b", "1", "true", "null", "k.v", "t/u", "_",
-        ]);
-        let scalar = prop::sample::select(vec![
-            "v",
-            "yes",
-            "0012",
-            "1.10",
-            "~",
-            "null",
-            "2026-01-01",
-            "2026-06-20T22:53:05Z",
-            "https://e.test/a?b=c#d",
-            "a#b",
-            "x # c",
-            "'q'",
-            "'it''s'",
-            "\"d\"",
-            "\"a # b\"",
-            "\"\"",
-            "''",
-            "[a, b]",
-            "[]",
-            "{}",
-            "{k: v}",
-            "{k: v, j: 'w'}",
-            "[\"x\", y z]",
-            "[a,b]",
-            "-5",
-            "-x",
-            "- x",
-            "a: b",
-            "x:",
-            ":x",
-            "日本 語",
-            "v  ",
-            "&a v",
-            "*a",
-            "!t v",
-            "|",
-            ">",
-            "[a, [b]]",
-            "{a: {b: c}}",
-            "[a:b]",
-            "{a:b}",
-            "[a, ]",
-            "v,w",
-            "\"x\\\"y\"",
-            "'a\nb'",
-            "%x",
-            "@x",
-            "`x",
-            "?x",
-            "{k: }",
-            "{k:v}",
-            "[a #b]",
-            "{a,b}",
-            "{a, b}",
-            "{a}",
-            "{a:b,c}",
-            "{a} b}",
-            "{a: b, c}",
-            "{a: b,}",
-            "[a]b]",
-        ]);
+        let key = prop::sample::select(with(KEYS, &["null"]));
+        let scalar = prop::sample::select(with(
+            SCALARS,
+            &[
+                "null",
+                "2026-01-01",
+                "\"\"",
+                "-x",
+                "- x",
+                "a: b",
+                "x:",
+                ":x",
+                "&a v",
+                "*a",
+                "!t v",
+                "|",
+                ">",
+                "[a, [b]]",
+                "{a: {b: c}}",
+                "[a:b]",
+                "{a:b}",
+                "[a, ]",
+                "v,w",
+                "\"x\\\"y\"",
+                "'a\nb'",
+                "%x",
+                "@x",
+                "`x",
+                "?x",
+                "{k: }",
+                "{k:v}",
+                "[a #b]",
+                "{a,b}",
+                "{a:b,c}",
+                "{a} b}",
+                "{a: b, c}",
+                "{a: b,}",
+                "[a]b]",
+            ],
+        ));
         let indent = prop::sample::select(vec!["", "", "", "  ", "  ", "    ", " ", "   "]);
         prop_oneof![
             (indent.clone(), key.clone(), scalar.clone())
@@ -797,48 +812,22 @@ mod tests {
     }
 
     fn tree() -> impl Strategy<Value = T> {
-        let key = prop::sample::select(vec![
-            "a", "id", "title", "x-k", "ü", "a b", "1", "true", "k.v", "t/u", "_", "by", "at",
-        ]);
-        let leaf = prop::sample::select(vec![
-            "v",
-            "yes",
-            "0012",
-            "1.10",
-            "~",
-            "2026-06-20T22:53:05Z",
-            "https://e.test/a?b=c#d",
-            "a#b",
-            "x # c",
-            "'q'",
-            "'it''s'",
-            "\"d\"",
-            "\"a # b\"",
-            "''",
-            "[a, b]",
-            "[]",
-            "{}",
-            "{k: v}",
-            "{k: v, j: 'w'}",
-            "[\"x\", y z]",
-            "[a,b]",
-            "-5",
-            "日本 語",
-            "v  ",
-            "long text\n  wrapped once",
-            "two\n  more\n  lines",
-            "[ a ,b ]",
-            "{ by: r/x, at: 2026-01-01T00:00:00Z }",
-            "x:y",
-            "a - b",
-            "c, d",
-            "p [q]",
-            "",
-            "# only comment",
-            "{a, b}",
-            "{a}",
-            "{a:b, c}",
-        ])
+        let key = prop::sample::select(with(KEYS, &["by", "at"]));
+        let leaf = prop::sample::select(with(
+            SCALARS,
+            &[
+                "long text\n  wrapped once",
+                "two\n  more\n  lines",
+                "[ a ,b ]",
+                "{ by: r/x, at: 2026-01-01T00:00:00Z }",
+                "x:y",
+                "a - b",
+                "c, d",
+                "p [q]",
+                "",
+                "# only comment",
+            ],
+        ))
         .prop_map(T::Leaf);
         leaf.prop_recursive(4, 40, 6, move |inner| {
             prop_oneof![
