@@ -23,11 +23,12 @@ use crate::store::root::{same_identity, Root};
 use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, Metadata, OpenOptions};
+use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// Visible-file limit: at most 10,000 visible files (spec/store.md §3.3).
 pub const MAX_FILES: usize = 10_000;
@@ -209,21 +210,23 @@ impl Spill<'_> {
     };
 }
 
-/// Batches smaller than this are read on the calling thread (thread start-up would cost more
-/// than it saves).
+/// The helper reading thread starts once this many files wait for their read (thread
+/// start-up would cost more than it saves on a smaller bundle).
 const PARALLEL_MIN_FILES: usize = 64;
 
 /// At most this many parent directories (counted as changes of parent between consecutive
-/// pending files, an upper bound) are held open by files waiting for their read; the batch is
-/// read before the walk goes on, so open handles stay bounded whatever the tree's shape.
+/// pending files, an upper bound) are held open by files waiting for their read; the walk
+/// pauses to read them before it goes on, so open handles stay bounded whatever the tree's
+/// shape.
 const MAX_PENDING_DIRS: usize = 256;
 
-/// At most this many files wait for their read: the walk's bookkeeping (names, `lstat`
-/// metadata, read results) stays bounded, so a capture's memory beyond the files it keeps is
-/// the file list itself (docs/store.md §3.2).
+/// At most this many files wait for their read or their acceptance: the walk's bookkeeping
+/// (names, `lstat` metadata, read results) stays bounded, so a capture's memory beyond the
+/// files it keeps is the file list itself (docs/store.md §3.2).
 const MAX_PENDING_FILES: usize = 4096;
 
-/// At most this many threads read files (the target machine has 2 cores).
+/// At most this many threads read files (the target machine has 2 cores): the walking
+/// thread and one helper.
 const MAX_READ_THREADS: usize = 2;
 
 /// A regular file seen by the walk's `lstat`, waiting for its open and read.
@@ -250,9 +253,136 @@ struct FileRead {
 /// A read, or the read-phase error.
 type ReadResult = Result<FileRead, ToolError>;
 
-/// The capture in progress: phase (a), the walk, appends [`Job`]s to `pending`; phase (b)
-/// ([`Walk::flush`]) reads them, on two threads for a large batch, and accepts them in walk
-/// order with exactly the checks of a one-file-at-a-time capture.
+/// A queued job and its walk index, and its read once done (`None`: not read, because the
+/// capture was cancelled or an earlier job's read failed).
+type Done = (usize, Job, Option<ReadResult>);
+
+/// The reads shared by the walking thread and its helper: the walk queues each regular file
+/// right after its `lstat`, the helper reads queued files while the walk goes on, and the
+/// walking thread joins the reading when it pauses ([`Walk::flush`]).
+#[derive(Default)]
+struct Pipe {
+    state: Mutex<PipeState>,
+    /// Wakes the helper (a job was queued, or the walk ended) and the walking thread (the
+    /// helper finished a read or left).
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct PipeState {
+    /// Jobs not taken yet, in walk order.
+    queue: VecDeque<(usize, Job)>,
+    /// Jobs taken and finished (or skipped), in completion order.
+    done: Vec<Done>,
+    /// Jobs the helper took and has not finished.
+    in_flight: usize,
+    /// Lowest walk index whose read failed (`None`: none); later jobs are not read.
+    first_error: Option<usize>,
+    /// No job will be queued any more: the helper leaves once the queue is empty.
+    closed: bool,
+    /// The helper runs (false before it started, and after it left, also by a panic).
+    helper_alive: bool,
+    /// The helper waits on `wake` for a job.
+    helper_waiting: bool,
+    /// The walking thread waits on `wake` for the helper's reads.
+    walk_waiting: bool,
+}
+
+impl PipeState {
+    /// Whether the job at walk index `i` is read: not after a failed read of an earlier one.
+    fn worth_reading(&self, i: usize) -> bool {
+        self.first_error.is_none_or(|e| i < e)
+    }
+
+    fn finish(&mut self, i: usize, job: Job, read: Option<ReadResult>) {
+        if matches!(read, Some(Err(_))) {
+            self.first_error = Some(self.first_error.map_or(i, |e| e.min(i)));
+        }
+        self.done.push((i, job, read));
+    }
+}
+
+impl Pipe {
+    /// The state, also after a panic elsewhere poisoned the mutex (every update under the
+    /// lock is a plain push, pop or flag write, so the state stays consistent).
+    fn lock(&self) -> MutexGuard<'_, PipeState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn wait<'g>(&self, guard: MutexGuard<'g, PipeState>) -> MutexGuard<'g, PipeState> {
+        self.wake
+            .wait(guard)
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Marks the helper as gone when it leaves, also by unwinding, so the walking thread never
+/// waits for a read that will not come.
+struct HelperExit<'p>(&'p Pipe);
+
+impl Drop for HelperExit<'_> {
+    fn drop(&mut self) {
+        let mut st = self.0.lock();
+        st.helper_alive = false;
+        drop(st);
+        self.0.wake.notify_all();
+    }
+}
+
+/// Closes the pipe when the walk is over (also by unwinding): no job will be queued any more.
+struct CloseOnDrop<'p>(&'p Pipe);
+
+impl Drop for CloseOnDrop<'_> {
+    fn drop(&mut self) {
+        let mut st = self.0.lock();
+        st.closed = true;
+        drop(st);
+        self.0.wake.notify_all();
+    }
+}
+
+/// The helper thread: reads queued jobs in walk order until the walk has ended and the queue
+/// is empty, or the capture is cancelled (the walking thread then skips what is left).
+/// Reads use the per-file budget only; [`Walk::accept`] applies the total.
+fn read_helper(pipe: &Pipe, root: &Dir, cancel: &Cancel, spill: Option<&Spill<'_>>) {
+    let _exit = HelperExit(pipe);
+    let mut scratch = Vec::new();
+    let mut st = pipe.lock();
+    loop {
+        if cancel.is_cancelled() {
+            break;
+        }
+        match st.queue.pop_front() {
+            Some((i, job)) if st.worth_reading(i) => {
+                st.in_flight += 1;
+                drop(st);
+                let dir = job.dir.as_deref().unwrap_or(root);
+                let read = read_one(dir, &job, MAX_FILE_BYTES, spill, &mut scratch);
+                st = pipe.lock();
+                st.in_flight -= 1;
+                st.finish(i, job, Some(read));
+                if st.walk_waiting {
+                    pipe.wake.notify_all();
+                }
+            }
+            Some((i, job)) => st.finish(i, job, None),
+            None if st.closed => break,
+            None => {
+                st.helper_waiting = true;
+                st = pipe.wait(st);
+                st.helper_waiting = false;
+            }
+        }
+    }
+}
+
+/// The capture in progress. The walk queues each regular file it finds ([`Walk::push`]);
+/// with two threads a helper reads queued files while the walk goes on, and the walk pauses
+/// to read along and accept everything queued ([`Walk::flush`]) when its bounds are reached
+/// and at its end. Files are accepted in walk order with exactly the checks of a
+/// one-file-at-a-time capture.
 struct Walk<'a> {
     root: &'a Dir,
     cancel: &'a Cancel,
@@ -260,18 +390,29 @@ struct Walk<'a> {
     files: Vec<CapturedFile>,
     /// Bytes actually read of `files`.
     total: u64,
-    /// Files found by the walk and not yet read, in walk order (all after `files`).
-    pending: Vec<Job>,
-    /// Sum of the `lstat` sizes of `pending`.
+    /// Files found by the walk and not yet accepted (all after `files`).
+    pending: usize,
+    /// Sum of the `lstat` sizes of the pending files.
     pending_bytes: u64,
-    /// Upper bound of the directories `pending` holds open.
+    /// Upper bound of the directories the pending files hold open.
     pending_dirs: usize,
+    /// Parent of the last pending file (`Some(None)`: the root).
+    last_parent: Option<Option<Arc<Dir>>>,
+    /// Walk index of the next file queued.
+    next_index: usize,
     /// 1: each file is read right after its `lstat`, on the calling thread.
     threads: usize,
     /// `None`: every file stays resident.
     spill: Option<&'a Spill<'a>>,
     /// The miss flag shared by the capture and its spilled files.
     miss: Arc<AtomicBool>,
+    /// Queued jobs and their reads.
+    pipe: &'a Pipe,
+    /// Starts the helper thread; `true` when it runs. `None`: no helper (already started, or
+    /// a one-thread capture).
+    start_helper: Option<&'a dyn Fn() -> bool>,
+    /// The walking thread's read buffer for spilled files.
+    scratch: Vec<u8>,
     #[cfg(feature = "fault-injection")]
     hooks: crate::store::hooks::CaptureHooks,
 }
@@ -283,8 +424,10 @@ struct Walk<'a> {
 /// other entry is walked. Never writes anything.
 ///
 /// The walk (names, types, limits on the `lstat` sizes, directory identity) runs on the
-/// calling thread; the opens, reads and SHA-256 of the regular files it found run on up to
-/// two threads when there are at least 64 of them. The result, and the error when there
+/// calling thread. Once 64 regular files wait for their read, a helper thread starts reading
+/// them (open, read, SHA-256, spill visit) while the walk goes on; the calling thread reads
+/// along whenever the walk pauses (at most 4,096 files or 256 directories pending) and at
+/// its end. The result, and the error when there
 /// are several problems (the first in walk order), are those of a capture that reads each
 /// file right after its `lstat`. With a fault-injection capture hook active every file is
 /// read on the calling thread right after its `lstat`.
@@ -328,32 +471,53 @@ pub fn capture_with(
     } else {
         std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_READ_THREADS))
     };
-    let mut w = Walk {
-        root: &root.dir,
-        cancel,
-        files: Vec::new(),
-        total: 0,
-        pending: Vec::new(),
-        pending_bytes: 0,
-        pending_dirs: 0,
-        threads,
-        spill,
-        miss: Arc::new(AtomicBool::new(false)),
-        #[cfg(feature = "fault-injection")]
-        hooks,
-    };
-    let walked = walk_dir(&root.dir, None, "", 0, &mut w);
-    // The files found before a walk problem come first in walk order: their reads decide.
-    w.flush()?;
-    walked?;
+    let pipe = Pipe::default();
+    let dir = &root.dir;
+    let (result, mut files, miss) = std::thread::scope(|s| {
+        let start = || {
+            pipe.lock().helper_alive = true;
+            let spawned = std::thread::Builder::new()
+                .spawn_scoped(s, || read_helper(&pipe, dir, cancel, spill))
+                .is_ok();
+            if !spawned {
+                pipe.lock().helper_alive = false;
+            }
+            spawned
+        };
+        let mut w = Walk {
+            root: dir,
+            cancel,
+            files: Vec::new(),
+            total: 0,
+            pending: 0,
+            pending_bytes: 0,
+            pending_dirs: 0,
+            last_parent: None,
+            next_index: 0,
+            threads,
+            spill,
+            miss: Arc::new(AtomicBool::new(false)),
+            pipe: &pipe,
+            start_helper: (threads >= 2).then_some(&start as &dyn Fn() -> bool),
+            scratch: Vec::new(),
+            #[cfg(feature = "fault-injection")]
+            hooks,
+        };
+        // Lets the helper leave once the queue is empty, also if the walk unwinds.
+        let _close = CloseOnDrop(&pipe);
+        let walked = walk_dir(dir, None, "", 0, &mut w);
+        // The files found before a walk problem come first in walk order: their reads decide.
+        let result = w.flush().and(walked);
+        (result, w.files, w.miss)
+    });
+    result?;
     cancel.check()?;
-    let mut files = w.files;
     files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
     let revision = digest::revision(files.iter().map(|f| (f.path.as_str(), &f.digest)));
     Ok(Capture {
         files,
         revision,
-        miss: w.miss,
+        miss,
     })
 }
 
@@ -488,11 +652,11 @@ fn walk_dir(
 impl Walk<'_> {
     /// Queues one regular file after the limit checks a one-file-at-a-time capture makes
     /// before reading it: file count, then the `lstat` size against the per-file limit, then
-    /// against the total (on the bytes actually read before it: the queue is read first when
-    /// the `lstat` sizes alone would exceed the total). An error here is a walk problem at
-    /// this file; the caller reads the queue first.
+    /// against the total (on the bytes actually read before it: the queued files are read
+    /// first when the `lstat` sizes alone would exceed the total). An error here is a walk
+    /// problem at this file; the caller reads the queue first.
     fn push(&mut self, job: Job) -> Result<(), ToolError> {
-        if self.files.len() + self.pending.len() >= MAX_FILES {
+        if self.files.len() + self.pending >= MAX_FILES {
             return Err(limit_files());
         }
         let len = job.meta.len();
@@ -505,53 +669,98 @@ impl Walk<'_> {
                 return Err(limit_total());
             }
         }
+        if self.threads < 2 {
+            return self.read_now(job);
+        }
         let same_parent = self
-            .pending
-            .last()
-            .is_some_and(|last| match (&last.dir, &job.dir) {
+            .last_parent
+            .as_ref()
+            .is_some_and(|last| match (last, &job.dir) {
                 (None, None) => true,
                 (Some(a), Some(b)) => Arc::ptr_eq(a, b),
                 _ => false,
             });
         if !same_parent {
             self.pending_dirs += 1;
+            self.last_parent = Some(job.dir.clone());
         }
         self.pending_bytes += len;
-        self.pending.push(job);
-        if self.threads < 2
-            || self.pending_dirs >= MAX_PENDING_DIRS
-            || self.pending.len() >= MAX_PENDING_FILES
-        {
+        self.pending += 1;
+        let i = self.next_index;
+        self.next_index += 1;
+        let mut st = self.pipe.lock();
+        st.queue.push_back((i, job));
+        let wake = st.helper_waiting;
+        drop(st);
+        if wake {
+            self.pipe.wake.notify_all();
+        }
+        if self.pending >= PARALLEL_MIN_FILES {
+            if let Some(start) = self.start_helper.take() {
+                start();
+            }
+        }
+        if self.pending_dirs >= MAX_PENDING_DIRS || self.pending >= MAX_PENDING_FILES {
             self.flush()?;
         }
         Ok(())
     }
 
-    /// Phase (b): reads every queued file and accepts it in walk order; the first problem
-    /// in walk order is returned. The queue is empty afterwards, also on error.
+    /// A one-thread capture: reads `job` right after its `lstat`, on the calling thread, with
+    /// the budget the bytes accepted so far leave.
+    fn read_now(&mut self, job: Job) -> Result<(), ToolError> {
+        self.check_total(&job)?;
+        let dir = job.dir.as_deref().unwrap_or(self.root);
+        #[cfg(feature = "fault-injection")]
+        self.hooks.after_lstat(dir, &job.name, &job.path);
+        let budget = MAX_FILE_BYTES.min(MAX_TOTAL_BYTES.saturating_sub(self.total));
+        let read = read_one(dir, &job, budget, self.spill, &mut self.scratch);
+        self.accept(job, read)
+    }
+
+    /// Reads every queued file (along with the helper, when it runs), waits for the helper's
+    /// reads, then accepts them all in walk order; the first problem in walk order is
+    /// returned. Nothing is pending afterwards, also on error.
     fn flush(&mut self) -> Result<(), ToolError> {
-        let jobs = std::mem::take(&mut self.pending);
+        let first = self.next_index - self.pending;
+        self.pending = 0;
         self.pending_bytes = 0;
         self.pending_dirs = 0;
-        if self.threads < 2 || jobs.len() < PARALLEL_MIN_FILES {
-            let mut scratch = Vec::new();
-            for job in jobs {
-                self.check_total(&job)?;
+        self.last_parent = None;
+        let mut st = self.pipe.lock();
+        loop {
+            if let Some((i, job)) = st.queue.pop_front() {
+                if !st.worth_reading(i) || self.cancel.is_cancelled() {
+                    st.finish(i, job, None);
+                    continue;
+                }
+                drop(st);
                 let dir = job.dir.as_deref().unwrap_or(self.root);
-                #[cfg(feature = "fault-injection")]
-                self.hooks.after_lstat(dir, &job.name, &job.path);
-                let budget = MAX_FILE_BYTES.min(MAX_TOTAL_BYTES.saturating_sub(self.total));
-                let read = read_one(dir, &job, budget, self.spill, &mut scratch);
-                self.accept(job, read)?;
+                let read = read_one(dir, &job, MAX_FILE_BYTES, self.spill, &mut self.scratch);
+                st = self.pipe.lock();
+                st.finish(i, job, Some(read));
+                continue;
             }
-            return Ok(());
+            if st.in_flight == 0 || !st.helper_alive {
+                break;
+            }
+            st.walk_waiting = true;
+            st = self.pipe.wait(st);
+            st.walk_waiting = false;
         }
-        let reads = read_parallel(self.root, &jobs, self.cancel, self.spill);
-        for (job, read) in jobs.into_iter().zip(reads) {
+        let mut done = std::mem::take(&mut st.done);
+        drop(st);
+        done.sort_unstable_by_key(|d| d.0);
+        let count = done.len();
+        for (expected, (i, job, read)) in (first..).zip(done) {
+            if i != expected {
+                // A read lost with a helper that panicked (the scope re-raises its panic).
+                return Err(unreadable());
+            }
             self.check_total(&job)?;
             let read = read.unwrap_or_else(|| {
-                // Not read: a worker stopped after a cancellation or an earlier error, which
-                // the loop meets first; kept total for robustness.
+                // Not read: the capture was cancelled, or an earlier read failed (which this
+                // loop meets first).
                 Err(if self.cancel.is_cancelled() {
                     ToolError::cancelled()
                 } else {
@@ -559,6 +768,9 @@ impl Walk<'_> {
                 })
             });
             self.accept(job, read)?;
+        }
+        if first + count != self.next_index {
+            return Err(unreadable());
         }
         Ok(())
     }
@@ -665,65 +877,6 @@ fn read_one(
         digest,
         keep,
     })
-}
-
-/// Reads `jobs` on the calling thread and one more (when it can be started), each taking the
-/// next unread index. A thread stops once the request is cancelled (checked after each read)
-/// or once a job at a lower index than its next one failed. Reads use the per-file budget
-/// only; [`Walk::accept`] applies the total. `None`: not read.
-fn read_parallel(
-    root: &Dir,
-    jobs: &[Job],
-    cancel: &Cancel,
-    spill: Option<&Spill<'_>>,
-) -> Vec<Option<ReadResult>> {
-    let next = AtomicUsize::new(0);
-    let first_error = AtomicUsize::new(usize::MAX);
-    let work = || {
-        let mut out: Vec<(usize, ReadResult)> = Vec::new();
-        let mut scratch = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= jobs.len() || i > first_error.load(Ordering::Relaxed) {
-                break;
-            }
-            let job = &jobs[i];
-            let read = read_one(
-                job.dir.as_deref().unwrap_or(root),
-                job,
-                MAX_FILE_BYTES,
-                spill,
-                &mut scratch,
-            );
-            if read.is_err() {
-                first_error.fetch_min(i, Ordering::Relaxed);
-            }
-            out.push((i, read));
-            if cancel.is_cancelled() {
-                break;
-            }
-        }
-        out
-    };
-    let mut reads: Vec<Option<ReadResult>> = Vec::new();
-    reads.resize_with(jobs.len(), || None);
-    std::thread::scope(|s| {
-        let other = std::thread::Builder::new().spawn_scoped(s, work);
-        let mut done = work();
-        // A helper that could not start leaves its jobs unread (`None`); jobs it never took
-        // were read here. A panic of the helper (only a spill visit can panic) is re-raised
-        // here, as the same panic on this thread would be, rather than turned into a read
-        // error.
-        match other.map(std::thread::ScopedJoinHandle::join) {
-            Ok(Ok(more)) => done.extend(more),
-            Ok(Err(panic)) => std::panic::resume_unwind(panic),
-            Err(_) => {}
-        }
-        for (i, read) in done {
-            reads[i] = Some(read);
-        }
-    });
-    reads
 }
 
 #[cfg(test)]
@@ -864,6 +1017,85 @@ mod tests {
         assert_eq!(c.files.len(), 320);
     }
 
+    #[test]
+    fn pipelined_capture_equals_from_files_past_its_pending_bounds() {
+        // More files than MAX_PENDING_FILES in one directory, then more directories than
+        // MAX_PENDING_DIRS with one file each: the walk pauses at both bounds while the
+        // helper reads.
+        let t = tempfile::tempdir().expect("tempdir");
+        let mut files = Vec::new();
+        for i in 0..MAX_PENDING_FILES + 70 {
+            let rel = format!("a/f{i:05}.md");
+            files.push((rel, format!("{i}").into_bytes()));
+        }
+        for i in 0..MAX_PENDING_DIRS + 30 {
+            files.push((format!("b/d{i:04}/x.md"), format!("dir {i}").into_bytes()));
+        }
+        for (rel, bytes) in &files {
+            fs::create_dir_all(t.path().join(rel).parent().expect("parent")).expect("mkdir");
+            fs::write(t.path().join(rel), bytes).expect("write");
+        }
+        let c = cap(t.path()).expect("capture");
+        assert_eq!(c.files.len(), files.len());
+        assert_eq!(c, Capture::from_files(files));
+    }
+
+    #[test]
+    fn a_spill_visit_sees_each_file_once_on_both_threads() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let files = tree(t.path(), 500);
+        let seen = Mutex::new(Vec::new());
+        let visit = |path: &str, bytes: &[u8], d: &[u8; 32]| {
+            assert_eq!(&digest::sha256(bytes), d);
+            let mut s = seen.lock().expect("seen");
+            s.push(path.to_owned());
+            path.ends_with('7') || path.ends_with("7.md")
+        };
+        let spill = Spill { visit: &visit };
+        let c = capture_with(&open(t.path()), &Cancel::new(), Some(&spill)).expect("capture");
+        let mut s = seen.into_inner().expect("seen");
+        s.sort();
+        let mut want: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
+        want.sort();
+        assert_eq!(s, want);
+        assert_eq!(c.revision, Capture::from_files(files.clone()).revision);
+        for (f, (_, bytes)) in c.files.iter().zip({
+            let mut sorted = files;
+            sorted.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            sorted
+        }) {
+            if f.path.ends_with("7.md") {
+                assert_eq!(f.bytes(), &bytes[..], "{}", f.path);
+            }
+        }
+        assert!(!c.missed());
+    }
+
+    #[test]
+    fn a_panicking_spill_visit_panics_the_capture_instead_of_hanging_it() {
+        let t = tempfile::tempdir().expect("tempdir");
+        tree(t.path(), 400);
+        let root = open(t.path());
+        // Every file panics, so whichever thread reads first panics: the helper's panic
+        // must not leave the walking thread waiting for its read.
+        let visit = |_: &str, _: &[u8], _: &[u8; 32]| -> bool { panic!("visit") };
+        let spill = Spill { visit: &visit };
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            capture_with(&root, &Cancel::new(), Some(&spill))
+        }));
+        assert!(r.is_err());
+        // Only the last directory's files panic (the helper likely reads some of them).
+        let visit = |p: &str, _: &[u8], _: &[u8; 32]| -> bool {
+            assert!(!p.starts_with("d6/"), "late visit");
+            false
+        };
+        let spill = Spill { visit: &visit };
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            capture_with(&root, &Cancel::new(), Some(&spill))
+        }));
+        assert!(r.is_err());
+    }
+
     /// A symlink at `d0/a_link` (walk order: before every `d0/e*/` file) and an unreadable
     /// file at `d0/e0/f0000.md`.
     fn symlink_and_unreadable(early_symlink: bool) -> Option<ToolError> {
@@ -929,30 +1161,40 @@ mod tests {
                 Err(e) => assert_eq!(e.code, "operation_cancelled"),
             }
         }
-        // Cancelled after the walk has queued every file, before any read is accepted:
-        // the parallel reads stop and nothing is returned.
+        // Cancelled after the walk has queued every file, before any read is accepted (no
+        // helper started): the walking thread reads nothing and nothing is returned.
         let c = Cancel::new();
+        let pipe = Pipe::default();
         let mut w = Walk {
             root: &root.dir,
             cancel: &c,
             files: Vec::new(),
             total: 0,
-            pending: Vec::new(),
+            pending: 0,
             pending_bytes: 0,
             pending_dirs: 0,
+            last_parent: None,
+            next_index: 0,
             threads: 2,
             spill: None,
             miss: Arc::new(AtomicBool::new(false)),
+            pipe: &pipe,
+            start_helper: None,
+            scratch: Vec::new(),
             #[cfg(feature = "fault-injection")]
             hooks: crate::store::hooks::CaptureHooks::default(),
         };
         walk_dir(&root.dir, None, "", 0, &mut w).expect("walk");
-        assert_eq!(w.pending.len(), 300);
+        assert_eq!(w.pending, 300);
+        assert_eq!(pipe.lock().queue.len(), 300);
         c.cancel();
         assert_eq!(
             w.flush().expect_err("cancelled").code,
             "operation_cancelled"
         );
-        assert!(w.pending.is_empty());
+        assert_eq!(w.pending, 0);
+        assert!(w.files.is_empty());
+        let st = pipe.lock();
+        assert!(st.queue.is_empty() && st.done.is_empty());
     }
 }
