@@ -13,6 +13,8 @@
 //! list content, not code); link reference definitions are ignored; inline code spans are
 //! skipped when looking for footnote references and links.
 
+use std::sync::LazyLock;
+
 /// What a body line is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LineKind {
@@ -354,6 +356,18 @@ pub fn scan(body: &str) -> Vec<Line<'_>> {
 /// internal whitespace runs to one space, Unicode lowercase.
 #[must_use]
 pub fn normalise_label(label: &str) -> String {
+    // Printable ASCII without spaces or capitals is already normalised.
+    if label
+        .bytes()
+        .all(|c| c.is_ascii_graphic() && !c.is_ascii_uppercase())
+    {
+        return label.to_owned();
+    }
+    normalise_label_general(label)
+}
+
+/// [`normalise_label`] without its shortcut.
+fn normalise_label_general(label: &str) -> String {
     label
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -426,8 +440,16 @@ fn without_code_spans(text: &str) -> String {
 
 /// Whether `text` contains `[^` (found through the rarer `^`).
 fn has_footnote_mark(text: &str) -> bool {
+    find_footnote_mark(text).is_some()
+}
+
+/// The byte offset of the first `[^` in `text` (`str::find("[^")` without building a
+/// substring searcher for each call).
+fn find_footnote_mark(text: &str) -> Option<usize> {
     let b = text.as_bytes();
-    memchr::memchr_iter(b'^', b).any(|p| p > 0 && b[p - 1] == b'[')
+    memchr::memchr_iter(b'^', b)
+        .find(|&p| p > 0 && b[p - 1] == b'[')
+        .map(|p| p - 1)
 }
 
 /// Footnote references `[^label]` on interpretable lines, in document order; definition lines
@@ -451,7 +473,7 @@ pub fn footnote_references(body: &str) -> Vec<String> {
         }
         let t = without_code_spans(line.text);
         let mut rest = t.as_str();
-        while let Some(i) = rest.find("[^") {
+        while let Some(i) = find_footnote_mark(rest) {
             let escaped = i > 0 && rest.as_bytes()[i - 1] == b'\\';
             let after = &rest[i + 2..];
             match after.find(']') {
@@ -480,22 +502,24 @@ pub fn footnote_references(body: &str) -> Vec<String> {
 #[must_use]
 pub fn footnote_label_superset(body: &str) -> Option<Vec<&str>> {
     let mut out = Vec::new();
-    if !has_footnote_mark(body) {
-        return Some(out);
-    }
     let b = body.as_bytes();
-    let mut line_start = 0;
-    while line_start < b.len() {
-        let line_end = memchr::memchr(b'\n', &b[line_start..]).map_or(b.len(), |i| line_start + i);
-        let line = &body[line_start..line_end];
-        line_start = line_end + 1;
-        if !has_footnote_mark(line) {
+    // Only the lines holding a `[^` are looked at: each is found from its first mark, itself
+    // found through the rarer `^`.
+    let mut from = 0;
+    while let Some(k) = memchr::memchr(b'^', &b[from..]) {
+        let hit = from + k;
+        if hit == 0 || b[hit - 1] != b'[' {
+            from = hit + 1;
             continue;
         }
+        let line_start = memchr::memrchr(b'\n', &b[..hit]).map_or(0, |i| i + 1);
+        let line_end = memchr::memchr(b'\n', &b[hit..]).map_or(b.len(), |i| hit + i);
+        let line = &body[line_start..line_end];
+        from = line_end;
         let tick = memchr::memchr(b'`', line.as_bytes()).unwrap_or(line.len());
         let mut rest = line;
         let mut offset = 0;
-        while let Some(i) = rest.find("[^") {
+        while let Some(i) = find_footnote_mark(rest) {
             let escaped = i > 0 && rest.as_bytes()[i - 1] == b'\\';
             let after = &rest[i + 2..];
             let close = after.find(']');
@@ -632,7 +656,9 @@ pub fn citations_sections(body: &str) -> Vec<CitationsSection> {
     let mut out: Vec<CitationsSection> = Vec::new();
     // A section starts at a heading whose text (a substring of the body) begins with
     // `Citations`: without that word there is none, and the scan is skipped.
-    if memchr::memmem::find(body.as_bytes(), b"Citations").is_none() {
+    static WORD: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new("Citations"));
+    if WORD.find(body.as_bytes()).is_none() {
         return out;
     }
     let lines = scan(body);
@@ -724,6 +750,20 @@ mod reference_link_tests {
 
 #[cfg(test)]
 mod tests {
+
+    proptest::proptest! {
+        #[test]
+        fn normalise_label_shortcut_equals_the_general_rule(
+            label in "[a-zA-Z0-9 \t\n_.:-]{0,12}|[a-z0-9ÄéΣ\u{a0}\u{2003}x-]{0,8}"
+        ) {
+            proptest::prop_assert_eq!(normalise_label(&label), normalise_label_general(&label));
+        }
+
+        #[test]
+        fn find_footnote_mark_equals_str_find(text in "[\\[\\^a é\n]{0,16}") {
+            proptest::prop_assert_eq!(find_footnote_mark(&text), text.find("[^"));
+        }
+    }
     use super::*;
 
     #[test]

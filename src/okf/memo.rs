@@ -30,6 +30,7 @@
 use crate::okf::temporal::Profile;
 use crate::okf::validate::Finding;
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 /// Upper bound of the digests, and of the findings entries, of one generation (a generation
@@ -49,6 +50,34 @@ pub struct DocOptions {
     pub temporal_profile: Profile,
     pub as_of: Option<String>,
 }
+
+/// The hasher of the digest-keyed tables: the keys are SHA-256 digests, already uniformly
+/// distributed, so a multiply-rotate fold of their bytes spreads them as well as SipHash at a
+/// fraction of its cost. Correct for any input (only the spread depends on the keys).
+#[derive(Default, Clone, Copy)]
+struct DigestHasher(u64);
+
+impl Hasher for DigestHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+}
+
+/// Builds [`DigestHasher`]s.
+type DigestHash = BuildHasherDefault<DigestHasher>;
 
 /// Findings of one `(digest, path)` under each options set seen.
 type ByOptions = Vec<(DocOptions, Arc<[Finding]>)>;
@@ -90,7 +119,7 @@ impl Paths {
 struct Findings {
     /// digest → path → options → findings: lookups are O(1) even when many documents share
     /// one digest (identical files under different paths).
-    map: HashMap<[u8; 32], Paths>,
+    map: HashMap<[u8; 32], Paths, DigestHash>,
     len: usize,
     /// Approximate heap bytes held by `map` (paths and finding records).
     bytes: usize,
@@ -110,8 +139,8 @@ impl Findings {
 /// The two generations of both tables (see the module docs).
 #[derive(Default)]
 struct Memo {
-    clean: HashSet<[u8; 32]>,
-    clean_previous: HashSet<[u8; 32]>,
+    clean: HashSet<[u8; 32], DigestHash>,
+    clean_previous: HashSet<[u8; 32], DigestHash>,
     findings: Findings,
     findings_previous: Findings,
 }
@@ -237,6 +266,28 @@ pub fn findings_many(docs: &[(&str, &[u8; 32])], opts: &DocOptions) -> Vec<Optio
     docs.iter()
         .map(|(path, digest)| m.findings(path, digest, opts))
         .collect()
+}
+
+/// Whether `digest` is known clean and the findings of `(path, digest)` under `opts` are
+/// remembered (one lock: [`is_clean`] and [`findings`] together).
+#[must_use]
+pub fn knows(path: &str, digest: &[u8; 32], opts: &DocOptions) -> bool {
+    if bypass() {
+        return false;
+    }
+    let m = memo();
+    m.is_clean(digest) && m.findings(path, digest, opts).is_some()
+}
+
+/// Remembers that the document `(path, digest)` is clean and its findings under `opts` (one
+/// lock: [`mark_clean`] and [`remember_findings`] together).
+pub fn remember_clean(path: &str, digest: &[u8; 32], opts: &DocOptions, found: Arc<[Finding]>) {
+    if bypass() {
+        return;
+    }
+    let mut m = memo();
+    m.mark_clean(&[*digest]);
+    m.remember(path, digest, opts, found);
 }
 
 /// Approximate heap bytes of one remembered entry.
@@ -373,5 +424,35 @@ mod tests {
         mark_clean(&[d]);
         assert!(is_clean(&d));
         assert_eq!(clean_flags(&[&d, &[10u8; 32]]), vec![true, false]);
+    }
+
+    #[test]
+    fn remember_clean_is_mark_clean_and_remember_findings() {
+        let d = [12u8; 32];
+        let path = "memo-test/clean.md";
+        assert!(!knows(path, &d, &opts(true)));
+        // Findings alone, or a clean digest alone, are not enough.
+        remember_findings(path, &d, &opts(true), Arc::from(Vec::new()));
+        assert!(!knows(path, &d, &opts(true)));
+        let e = [13u8; 32];
+        remember_clean(path, &e, &opts(true), Arc::from(Vec::new()));
+        assert!(is_clean(&e));
+        assert!(findings(path, &e, &opts(true)).is_some());
+        assert!(knows(path, &e, &opts(true)));
+        assert!(!knows(path, &e, &opts(false)));
+        assert!(!knows("memo-test/other.md", &e, &opts(true)));
+    }
+
+    #[test]
+    fn the_digest_hasher_spreads_digest_keys() {
+        use std::hash::BuildHasher;
+        let h = DigestHash::default();
+        let a = h.hash_one([1u8; 32]);
+        let b = h.hash_one([2u8; 32]);
+        let mut c = [1u8; 32];
+        c[31] = 2;
+        assert_ne!(a, b);
+        assert_ne!(a, h.hash_one(c), "every byte counts");
+        assert_eq!(a, h.hash_one([1u8; 32]));
     }
 }

@@ -183,7 +183,7 @@ pub fn spill_visitor<'k>(
         if !matches!(class, DocClass::Concept(_) | DocClass::Reserved) {
             return false;
         }
-        if memo::is_clean(digest) && memo::findings(path, digest, &dopts).is_some() {
+        if memo::knows(path, digest, &dopts) {
             return false;
         }
         let Ok(parsed) = parse_document(bytes) else {
@@ -195,8 +195,7 @@ pub fn spill_visitor<'k>(
             out: BTreeSet::new(),
         };
         check_doc(&mut cx, path, &class, &parsed);
-        memo::mark_clean(&[*digest]);
-        memo::remember_findings(path, digest, &dopts, cx.out.into_iter().collect());
+        memo::remember_clean(path, digest, &dopts, cx.out.into_iter().collect());
         false
     })
 }

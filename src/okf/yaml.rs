@@ -732,7 +732,10 @@ fn is_name_end(c: char) -> bool {
 /// Byte offsets of line starts (after `\n`; a lone `\r` is not a line break here because the
 /// documents this editor writes use LF or CRLF).
 fn line_starts(text: &str) -> Vec<usize> {
-    let mut v = vec![0];
+    // Counted first, so the table is allocated once.
+    let breaks = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    let mut v = Vec::with_capacity(breaks + 1);
+    v.push(0);
     v.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
     v
 }
@@ -748,10 +751,17 @@ fn find_comments(text: &str, opaque: &[Range<usize>]) -> Vec<Range<usize>> {
     if memchr::memchr(b'#', bytes).is_none() {
         return out;
     }
-    let mut opaque: Vec<&Range<usize>> = opaque.iter().filter(|r| !r.is_empty()).collect();
-    if !opaque.is_sorted_by_key(|r| r.start) {
-        opaque.sort_by_key(|r| r.start);
-    }
+    // Sorted by start (the scanners record them in document order). An empty range never
+    // covers a position: its end is at most any position it is compared with.
+    let sorted: Vec<Range<usize>>;
+    let opaque = if opaque.is_sorted_by_key(|r| r.start) {
+        opaque
+    } else {
+        let mut v = opaque.to_vec();
+        v.sort_by_key(|r| r.start);
+        sorted = v;
+        &sorted
+    };
     let (mut oi, mut covered) = (0, 0);
     for i in memchr::memchr_iter(b'#', bytes) {
         if out.last().is_some_and(|c| i < c.end) {

@@ -29,12 +29,14 @@ pub(super) fn parse(text: &str) -> Option<Yaml> {
     if !admissible(text.as_bytes()) {
         return None;
     }
+    let line_starts = line_starts(text);
     let mut p = Scanner {
         s: text,
         t: text.as_bytes(),
         pos: 0,
         nodes: 0,
-        opaque: Vec::new(),
+        // Mostly a key and a value per line: one allocation for the usual document.
+        opaque: Vec::with_capacity(2 * line_starts.len()),
     };
     let root = match p.next_content(0) {
         None => None,
@@ -53,14 +55,18 @@ pub(super) fn parse(text: &str) -> Option<Yaml> {
     Some(Yaml {
         root,
         comments,
-        line_starts: line_starts(text),
+        line_starts,
     })
 }
 
 /// Only LF line breaks, no tabs, no control characters, and none of the code points whose
 /// YAML treatment is special (C1 controls incl. NEL, U+2028/2029, BOM, U+FFFE/FFFF).
 fn admissible(t: &[u8]) -> bool {
-    if t.iter().all(|&c| (0x20..0x7f).contains(&c) || c == b'\n') {
+    // Branch-free over the whole text (vectorised), the common all-printable-ASCII case.
+    let outside = t.iter().fold(0u8, |acc, &c| {
+        acc | u8::from(!((0x20..0x7f).contains(&c) || c == b'\n'))
+    });
+    if outside == 0 {
         return true;
     }
     let mut i = 0;
