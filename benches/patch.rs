@@ -30,6 +30,7 @@ use okf_mcp::store::root;
 use okf_mcp::wire::dispatch::{call, Ctx};
 use serde_json::{json, Value};
 use std::hint::black_box;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -161,6 +162,40 @@ fn floor(dir: &Path) -> Res<(usize, [u8; 32])> {
     let mut acc = (0usize, [0u8; 32]);
     walk(dir, true, &mut acc)?;
     Ok(acc)
+}
+
+/// The durable effects of one commit without any capture or planning (spec/store.md §10):
+/// stage a 3 KB payload (write, fsync, fsync its directory and that one's parent), write the journal (write, fsync, rename,
+/// fsync dir), publish (rename, fsync dir), write the receipt (write, fsync, rename, fsync dir)
+/// and remove the journal (unlink, fsync dir): 9 fsyncs. Returns the time taken.
+#[allow(clippy::disallowed_methods)] // a probe directory of the bench's own, not a bundle
+fn durable_floor(dir: &Path) -> Res<Duration> {
+    fn write_synced(path: &Path, bytes: &[u8]) -> Res<()> {
+        let mut f = std::fs::File::create(path)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        Ok(())
+    }
+    fn sync_dir(dir: &Path) -> Res<()> {
+        std::fs::File::open(dir)?.sync_all()?;
+        Ok(())
+    }
+    let payload = vec![b'x'; 3 * 1024];
+    let t = Instant::now();
+    write_synced(&dir.join("payload"), &payload)?;
+    sync_dir(dir)?;
+    sync_dir(dir.parent().unwrap_or(dir))?;
+    write_synced(&dir.join("journal.tmp"), &payload[..512])?;
+    std::fs::rename(dir.join("journal.tmp"), dir.join("journal"))?;
+    sync_dir(dir)?;
+    std::fs::rename(dir.join("payload"), dir.join("published.md"))?;
+    sync_dir(dir)?;
+    write_synced(&dir.join("receipt.tmp"), &payload[..1024])?;
+    std::fs::rename(dir.join("receipt.tmp"), dir.join("receipt"))?;
+    sync_dir(dir)?;
+    std::fs::remove_file(dir.join("journal"))?;
+    sync_dir(dir)?;
+    Ok(t.elapsed())
 }
 
 fn patch_ops(id: &str) -> Value {
@@ -310,6 +345,19 @@ fn run_size(n: usize, reps: usize) -> Res<String> {
         ms(apply_cold_med)
     );
 
+    // (d) the durable-commit floor: the file writes, renames and 9 fsyncs of one commit
+    // alone (spec/store.md §10 C8–C15), in a directory beside the bundle.
+    let probe = dir.with_extension("fsync-probe");
+    std::fs::create_dir_all(&probe)?;
+    black_box(durable_floor(&probe)?);
+    let mut df = Vec::new();
+    for _ in 0..reps {
+        df.push(durable_floor(&probe)?);
+    }
+    std::fs::remove_dir_all(&probe)?;
+    let durable_med = median(df);
+    eprintln!("[{n}] durable floor median {:.1} ms", ms(durable_med));
+
     // Phases of one apply, replicating apply_concept_patch's steps with the library parts.
     let phases = phases(&dir, n / 2 + 100, reps)?;
 
@@ -373,6 +421,11 @@ fn run_size(n: usize, reps: usize) -> Res<String> {
             "apply_concept_patch (memo cleared: first call of a process)",
             apply_cold_med,
             Some(peak_apply),
+        ),
+        (
+            "durable-commit floor: 3 file writes, 4 renames, 9 fsyncs (no capture)",
+            durable_med,
+            None,
         ),
     ] {
         let (p, i, o) = peak.map_or(

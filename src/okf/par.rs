@@ -4,12 +4,19 @@
 /// Below this many items a map stays on the calling thread (a thread costs ~tens of µs).
 pub const PARALLEL_MIN_ITEMS: usize = 64;
 
+/// The CPUs this process may use (`std::thread::available_parallelism`, at least 1), read
+/// once per process: on Linux each reading opens and parses the cgroup CPU quota files.
+#[must_use]
+pub fn cpus() -> usize {
+    static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
 /// `items.iter().map(f).collect()`, with the second half of the slice mapped on a scoped
 /// worker thread when there are at least [`PARALLEL_MIN_ITEMS`] items and the host has at
 /// least two CPUs. Output order equals input order.
 pub fn map<I: Sync, O: Send>(items: &[I], f: impl Fn(&I) -> O + Sync) -> Vec<O> {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    if items.len() < PARALLEL_MIN_ITEMS || threads < 2 {
+    if items.len() < PARALLEL_MIN_ITEMS || cpus() < 2 {
         return items.iter().map(&f).collect();
     }
     let (first, second) = items.split_at(items.len() / 2);

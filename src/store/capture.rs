@@ -469,7 +469,7 @@ pub fn capture_with(
     let threads = if hooked {
         1
     } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_READ_THREADS))
+        crate::okf::par::cpus().min(MAX_READ_THREADS)
     };
     let pipe = Pipe::default();
     let dir = &root.dir;
