@@ -286,17 +286,41 @@ struct PipeState {
     helper_waiting: bool,
     /// The walking thread waits on `wake` for the helper's reads.
     walk_waiting: bool,
+    /// Bytes accepted by the walk's last flush ([`Walk::total`] then).
+    accepted: u64,
+    /// Bytes read since then (files may have grown since their `lstat`).
+    read_bytes: u64,
 }
 
 impl PipeState {
-    /// Whether the job at walk index `i` is read: not after a failed read of an earlier one.
+    /// Whether the job at walk index `i` is read: not after a failed read of an earlier one,
+    /// and not once the bytes read exceed what the total limit leaves.
     fn worth_reading(&self, i: usize) -> bool {
-        self.first_error.is_none_or(|e| i < e)
+        self.first_error.is_none_or(|e| i < e) && !self.over_budget()
+    }
+
+    /// Whether the files read since the last flush hold more than the total limit leaves.
+    /// Jobs are taken in walk order, so those reads are of jobs before any job still queued,
+    /// and accepting them in walk order fails the total limit at one of them (or stops at an
+    /// earlier problem): no later file needs reading, and the reads held for acceptance stay
+    /// within the limit plus the two files in flight, also when files grew since their
+    /// `lstat`.
+    fn over_budget(&self) -> bool {
+        self.accepted + self.read_bytes > MAX_TOTAL_BYTES
+    }
+
+    /// Records a job that is not read ([`PipeState::worth_reading`] is false): past the
+    /// total, the limit error it would meet; after a failed read, nothing (never accepted).
+    fn skip(&mut self, i: usize, job: Job) {
+        let read = self.over_budget().then(|| Err(limit_total()));
+        self.finish(i, job, read);
     }
 
     fn finish(&mut self, i: usize, job: Job, read: Option<ReadResult>) {
-        if matches!(read, Some(Err(_))) {
-            self.first_error = Some(self.first_error.map_or(i, |e| e.min(i)));
+        match &read {
+            Some(Err(_)) => self.first_error = Some(self.first_error.map_or(i, |e| e.min(i))),
+            Some(Ok(r)) => self.read_bytes = self.read_bytes.saturating_add(r.len),
+            None => {}
         }
         self.done.push((i, job, read));
     }
@@ -338,6 +362,9 @@ impl Drop for CloseOnDrop<'_> {
     fn drop(&mut self) {
         let mut st = self.0.lock();
         st.closed = true;
+        // Empty after every flush; not empty only when the walk unwinds, whose panic then
+        // need not wait for the helper to read what is left.
+        st.queue.clear();
         drop(st);
         self.0.wake.notify_all();
     }
@@ -367,7 +394,7 @@ fn read_helper(pipe: &Pipe, root: &Dir, cancel: &Cancel, spill: Option<&Spill<'_
                     pipe.wake.notify_all();
                 }
             }
-            Some((i, job)) => st.finish(i, job, None),
+            Some((i, job)) => st.skip(i, job),
             None if st.closed => break,
             None => {
                 st.helper_waiting = true;
@@ -730,8 +757,12 @@ impl Walk<'_> {
         let mut st = self.pipe.lock();
         loop {
             if let Some((i, job)) = st.queue.pop_front() {
-                if !st.worth_reading(i) || self.cancel.is_cancelled() {
+                if self.cancel.is_cancelled() {
                     st.finish(i, job, None);
+                    continue;
+                }
+                if !st.worth_reading(i) {
+                    st.skip(i, job);
                     continue;
                 }
                 drop(st);
@@ -760,7 +791,7 @@ impl Walk<'_> {
             self.check_total(&job)?;
             let read = read.unwrap_or_else(|| {
                 // Not read: the capture was cancelled, or an earlier read failed (which this
-                // loop meets first).
+                // loop meets first). (Past the total limit a skipped job carries that error.)
                 Err(if self.cancel.is_cancelled() {
                     ToolError::cancelled()
                 } else {
@@ -772,6 +803,9 @@ impl Walk<'_> {
         if first + count != self.next_index {
             return Err(unreadable());
         }
+        let mut st = self.pipe.lock();
+        st.accepted = self.total;
+        st.read_bytes = 0;
         Ok(())
     }
 
@@ -1094,6 +1128,58 @@ mod tests {
             capture_with(&root, &Cancel::new(), Some(&spill))
         }));
         assert!(r.is_err());
+    }
+
+    #[test]
+    fn files_grown_after_their_lstat_stop_the_reads_at_the_total_limit() {
+        // 20 small files queued by the walk, then each grown (sparse) to 16 MiB before the
+        // reads: the first five exceed 64 MiB, so the rest are not read (not held in memory)
+        // and the capture fails the total limit, as a one-file-at-a-time capture does.
+        let t = tempfile::tempdir().expect("tempdir");
+        for i in 0..20 {
+            fs::write(t.path().join(format!("f{i:02}.md")), b"x").expect("write");
+        }
+        let root = open(t.path());
+        let c = Cancel::new();
+        let pipe = Pipe::default();
+        let visits = std::sync::atomic::AtomicUsize::new(0);
+        let visit = |_: &str, _: &[u8], _: &[u8; 32]| {
+            visits.fetch_add(1, Ordering::Relaxed);
+            false
+        };
+        let spill = Spill { visit: &visit };
+        let mut w = Walk {
+            root: &root.dir,
+            cancel: &c,
+            files: Vec::new(),
+            total: 0,
+            pending: 0,
+            pending_bytes: 0,
+            pending_dirs: 0,
+            last_parent: None,
+            next_index: 0,
+            threads: 2,
+            spill: Some(&spill),
+            miss: Arc::new(AtomicBool::new(false)),
+            pipe: &pipe,
+            start_helper: None,
+            scratch: Vec::new(),
+            #[cfg(feature = "fault-injection")]
+            hooks: crate::store::hooks::CaptureHooks::default(),
+        };
+        walk_dir(&root.dir, None, "", 0, &mut w).expect("walk");
+        for i in 0..20 {
+            fs::OpenOptions::new()
+                .write(true)
+                .open(t.path().join(format!("f{i:02}.md")))
+                .and_then(|f| f.set_len(MAX_FILE_BYTES))
+                .expect("grow");
+        }
+        let e = w.flush().expect_err("total limit");
+        assert_eq!(e.code, "resource_limit");
+        assert_eq!(e.message, "bundle exceeds 64 MiB in total");
+        assert_eq!(visits.load(Ordering::Relaxed), 5);
+        assert!(pipe.lock().queue.is_empty());
     }
 
     /// A symlink at `d0/a_link` (walk order: before every `d0/e*/` file) and an unreadable
