@@ -469,6 +469,7 @@ fn probe(h: &mut Handle<'_>, tag: &str) -> Result<(), StoreError> {
         .follow(FollowSymlinks::No)
         .mode(0o644);
     let io = StoreError::io("folding probe");
+    // `-mode` was a separate probe of earlier versions; its leftovers are removed too.
     let mode_name = format!("{tag}-mode");
     let case_name = format!("{tag}-case-a");
     let nf_name = format!("{tag}-nf-\u{e9}");
@@ -477,7 +478,9 @@ fn probe(h: &mut Handle<'_>, tag: &str) -> Result<(), StoreError> {
     for n in [&mode_name, &case_name, &nf_name] {
         let _ = h.caps.remove_file(n);
     }
-    let f = h.caps.open_with(&mode_name, &o).map_err(io)?;
+    // The case probe file also gives the umask-derived mode of new files: one file fewer
+    // to create and delete per open.
+    let f = h.caps.open_with(&case_name, &o).map_err(io)?;
     h.new_file_mode = f
         .metadata()
         .map_err(StoreError::io("folding probe"))?
@@ -485,27 +488,23 @@ fn probe(h: &mut Handle<'_>, tag: &str) -> Result<(), StoreError> {
         .mode()
         & 0o777;
     drop(f);
-    let _ = h.caps.remove_file(&mode_name);
     #[cfg(feature = "fault-injection")]
     if let Some(f) = h.opts.folding {
+        let _ = h.caps.remove_file(&case_name);
         h.folding = f;
         return Ok(());
     }
-    let mut folding = Folding::default();
-    for (name, variant, is_case) in [
-        (&case_name, case_name.to_uppercase(), true),
-        (&nf_name, format!("{tag}-nf-e\u{301}"), false),
-    ] {
-        let created = h.caps.open_with(name, &o);
-        if created.is_ok() {
-            let hit = h.caps.symlink_metadata(&variant).is_ok();
-            if is_case {
-                folding.case = hit;
-            } else {
-                folding.normalization = hit;
-            }
-            let _ = h.caps.remove_file(name);
-        }
+    let mut folding = Folding {
+        case: h.caps.symlink_metadata(case_name.to_uppercase()).is_ok(),
+        ..Folding::default()
+    };
+    let _ = h.caps.remove_file(&case_name);
+    if h.caps.open_with(&nf_name, &o).is_ok() {
+        folding.normalization = h
+            .caps
+            .symlink_metadata(format!("{tag}-nf-e\u{301}"))
+            .is_ok();
+        let _ = h.caps.remove_file(&nf_name);
     }
     h.folding = folding;
     Ok(())
