@@ -28,11 +28,14 @@ pub fn check_concept_id(id: &str) -> Result<(), ConceptIdError> {
     {
         return Err(ConceptIdError::NotCanonical);
     }
-    let segments: Vec<&str> = id.split('/').collect();
-    if segments.iter().any(|s| s.is_empty() || s.starts_with('.')) {
-        return Err(ConceptIdError::NotCanonical);
+    let mut last = "";
+    for segment in id.split('/') {
+        if segment.is_empty() || segment.starts_with('.') {
+            return Err(ConceptIdError::NotCanonical);
+        }
+        last = segment;
     }
-    if matches!(segments.last(), Some(&("index" | "log"))) {
+    if matches!(last, "index" | "log") {
         return Err(ConceptIdError::Reserved);
     }
     Ok(())
