@@ -199,21 +199,22 @@ pub struct ManifestEntry {
 /// The journal base binding of spec/store.md §9:
 /// `digest( str("okf:journal-base:v1") str(request_digest) str(base_revision)
 /// str(result_revision) cnt(N) [ str(path) cnt(size) str(digest) ]* )`, over `base` in the
-/// given order (the journal stores it sorted by path).
+/// given order (the journal stores it sorted by path). `base` yields `(path, size, digest)`
+/// of each [`ManifestEntry`]-shaped entry.
 #[must_use]
-pub fn base_binding(
+pub fn base_binding<'a>(
     request_digest: &str,
     base_revision: &str,
     result_revision: &str,
-    base: &[ManifestEntry],
+    base: impl ExactSizeIterator<Item = (&'a str, u64, &'a str)>,
 ) -> String {
     let mut e = Encoder::tagged("okf:journal-base:v1");
     e.str(request_digest)
         .str(base_revision)
         .str(result_revision)
         .cnt(base.len() as u64);
-    for m in base {
-        e.str(&m.path).cnt(m.size).str(&m.digest);
+    for (path, size, digest) in base {
+        e.str(path).cnt(size).str(digest);
     }
     e.digest()
 }
@@ -334,11 +335,25 @@ mod tests {
             size: 1,
             digest: hex(&sha256(b"a")),
         }];
-        let b = base_binding(&d1, &d1, &d2, &m);
-        assert_ne!(b, base_binding(&d1, &d2, &d1, &m));
+        let entries = |m: &'_ [ManifestEntry]| -> Vec<(String, u64, String)> {
+            m.iter()
+                .map(|e| (e.path.clone(), e.size, e.digest.clone()))
+                .collect()
+        };
+        let bind = |x: &str, y: &str, m: &[ManifestEntry]| {
+            let v = entries(m);
+            base_binding(
+                &d1,
+                x,
+                y,
+                v.iter().map(|(p, n, d)| (p.as_str(), *n, d.as_str())),
+            )
+        };
+        let b = bind(&d1, &d2, &m);
+        assert_ne!(b, bind(&d2, &d1, &m));
         let mut m2 = m.clone();
         m2[0].size = 2;
-        assert_ne!(b, base_binding(&d1, &d1, &d2, &m2));
+        assert_ne!(b, bind(&d1, &d2, &m2));
         let a = sha256(b"a");
         assert_eq!(
             manifest_revision([("a.md", m[0].digest.as_str())]).expect("rev"),

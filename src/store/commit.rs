@@ -70,6 +70,15 @@ pub fn manifest(c: &Capture) -> Vec<BaseEntry> {
         .collect()
 }
 
+/// Whether `base` equals [`manifest`]`(cap)`, compared without building it (the digests
+/// are compared as bytes: `unhex32` accepts exactly the lowercase hex that `hex` writes).
+fn is_manifest_of(base: &[BaseEntry], cap: &Capture) -> bool {
+    base.len() == cap.files.len()
+        && base.iter().zip(&cap.files).all(|(b, f)| {
+            b.path == f.path && b.size == f.size && digest::unhex32(&b.digest) == Some(f.digest)
+        })
+}
+
 /// Fresh commit or replay-only (spec/store.md §10.1 "Replay-only mode").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -341,7 +350,7 @@ fn write_locked(
         receipt::format_commit_time(chrono::Utc::now()),
     )
     .map_err(|_| StoreError::Rejected("the planned transaction is inconsistent"))?;
-    if j.base != manifest(cap) {
+    if !is_manifest_of(&j.base, cap) {
         return Err(StoreError::Rejected(
             "the planned transaction is inconsistent",
         ));
@@ -782,5 +791,37 @@ fn committed(j: &Journal, cause: StoreError) -> StoreError {
         receipt: Box::new(j.receipt_file()),
         journal: Box::new(j.receipt.clone()),
         cause: Box::new(cause),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn is_manifest_of_equals_comparing_with_the_built_manifest() {
+        let cap = Capture::from_files(vec![
+            ("a.md".to_owned(), b"a".to_vec()),
+            ("b/c.md".to_owned(), b"bc".to_vec()),
+        ]);
+        let base = manifest(&cap);
+        assert!(is_manifest_of(&base, &cap));
+        type Change = Box<dyn Fn(&mut Vec<BaseEntry>)>;
+        let variants: Vec<Change> = vec![
+            Box::new(|b| b[1].digest = b[1].digest.to_uppercase()),
+            Box::new(|b| b[0].digest.replace_range(0..1, "0")),
+            Box::new(|b| b[0].digest.push('0')),
+            Box::new(|b| b[0].size += 1),
+            Box::new(|b| b[1].path = "b/d.md".to_owned()),
+            Box::new(|b| {
+                b.pop();
+            }),
+            Box::new(|b| b.swap(0, 1)),
+        ];
+        for change in variants {
+            let mut other = base.clone();
+            change(&mut other);
+            assert_eq!(is_manifest_of(&other, &cap), other == manifest(&cap));
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! The journal: the durable statement of intent (spec/store.md §9). Pure format, construction
 //! and validity conditions; the I/O is in [`crate::store::commit`] / [`crate::store::recovery`].
 
-use crate::plan::digest::{self, ManifestEntry, REPLACE_KEY_PREFIX};
+use crate::plan::digest::{self, REPLACE_KEY_PREFIX};
 use crate::store::receipt::{self, ChangedFile, Invalid, Receipt, ReceiptFile};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -203,20 +203,13 @@ impl Journal {
 }
 
 fn binding(j: &Journal) -> String {
-    let base: Vec<ManifestEntry> = j
-        .base
-        .iter()
-        .map(|b| ManifestEntry {
-            path: b.path.clone(),
-            size: b.size,
-            digest: b.digest.clone(),
-        })
-        .collect();
     digest::base_binding(
         &j.request_digest,
         &j.base_revision,
         &j.result_revision,
-        &base,
+        j.base
+            .iter()
+            .map(|b| (b.path.as_str(), b.size, b.digest.as_str())),
     )
 }
 

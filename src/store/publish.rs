@@ -284,12 +284,22 @@ pub(crate) fn read_receipt(h: &Handle<'_>, name: &str) -> std::io::Result<Option
 /// # Errors
 /// Post-boundary I/O.
 pub(crate) fn prune(h: &Handle<'_>, now_ns: i128) -> Result<(), StoreError> {
-    let mut valid: Vec<(i128, String)> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
     for e in h.receipts.entries().map_err(post_io(h, "prune"))? {
         let e = e.map_err(post_io(h, "prune"))?;
-        let Some(name) = e.file_name().to_str().map(str::to_owned) else {
-            continue;
-        };
+        if let Some(name) = e.file_name().to_str() {
+            if name.ends_with(".json") {
+                names.push(name.to_owned());
+            }
+        }
+    }
+    // Only receipts past the newest KEEP_RECEIPTS can go, and every valid receipt is one of
+    // these names: with no more names than that, nothing is read or decoded.
+    if names.len() <= KEEP_RECEIPTS {
+        return Ok(());
+    }
+    let mut valid: Vec<(i128, String)> = Vec::new();
+    for name in names {
         let Some(stem) = name.strip_suffix(".json") else {
             continue;
         };

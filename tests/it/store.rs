@@ -826,6 +826,33 @@ fn sto_10_retention_keeps_the_1000_newest_and_never_young_or_corrupt() {
 }
 
 #[test]
+fn sto_10_retention_boundary_at_exactly_1000_receipts() {
+    // 999 old receipts + the new one: 1,000 in all, none pruned.
+    let b = Bundle::new();
+    seed_receipts(&b, 999, 48 * 3600);
+    let _ = run(
+        &b,
+        &request(&b, "at", &[("notes/keep.md", b"a\n")]),
+        &fast(),
+    )
+    .expect("commit");
+    assert_eq!(b.listing("receipts").len(), 1000);
+    // 1,000 old receipts + the new one: the oldest goes.
+    let c = Bundle::new();
+    let names = seed_receipts(&c, 1000, 48 * 3600);
+    let _ = run(
+        &c,
+        &request(&c, "past", &[("notes/keep.md", b"b\n")]),
+        &fast(),
+    )
+    .expect("commit");
+    let left = c.listing("receipts");
+    assert_eq!(left.len(), 1000);
+    assert!(!left.contains(&names[999]), "the oldest is pruned");
+    assert!(left.contains(&names[998]));
+}
+
+#[test]
 fn sto_11_private_state_path_must_be_a_real_directory() {
     let b = Bundle::new();
     std::os::unix::fs::symlink(b.path.join("notes"), b.okf()).expect("symlink");
