@@ -33,6 +33,7 @@ use crate::store::root::Root;
 use crate::wire::envelope::{codes, ToolError};
 use cap_fs_ext::{DirExt, MetadataExt};
 use serde_json::Value;
+use std::sync::Arc;
 
 /// What a commit is asked to persist (spec/store.md §9, §10).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -350,6 +351,7 @@ fn write_locked(
         receipt::format_commit_time(chrono::Utc::now()),
     )
     .map_err(|_| StoreError::Rejected("the planned transaction is inconsistent"))?;
+    let j = Arc::new(j);
     if !is_manifest_of(&j.base, cap) {
         return Err(StoreError::Rejected(
             "the planned transaction is inconsistent",
@@ -608,25 +610,26 @@ fn pre_publish_checks(
 #[must_use = "a staged transaction must reach its commit point or be abandoned"]
 struct Staged<'h, 'r> {
     h: &'h Handle<'r>,
-    j: Journal,
+    /// Shared, not copied: the journal holds the whole base manifest.
+    j: Arc<Journal>,
 }
 
 /// The journal is renamed: the transaction is committed (durability boundary).
 #[must_use = "a durable transaction must be published"]
 struct Durable {
-    j: Journal,
+    j: Arc<Journal>,
 }
 
 /// Every write is visible and verified; only the receipt and cleanup remain.
 #[must_use = "a published transaction must write its receipt"]
 struct Published {
-    j: Journal,
+    j: Arc<Journal>,
 }
 
 /// C8 (spec/store.md §10.1).
 fn stage<'h, 'r>(
     h: &'h Handle<'r>,
-    j: &Journal,
+    j: &Arc<Journal>,
     req: &CommitRequest,
     cancel: &Cancel,
 ) -> Result<Staged<'h, 'r>, StoreError> {
@@ -663,7 +666,10 @@ fn stage<'h, 'r>(
     h.fs().sync_dir(sat).map_err(io("stage"))?;
     h.fs().sync_dir(at).map_err(io("stage"))?;
     point(&h.opts, Point::AfterStageFsync, Some(cancel))?;
-    Ok(Staged { h, j: j.clone() })
+    Ok(Staged {
+        h,
+        j: Arc::clone(j),
+    })
 }
 
 impl Staged<'_, '_> {
@@ -742,7 +748,7 @@ fn finish(
     opts: &Options,
     cancel: &Cancel,
 ) -> Result<CommitOutcome, StoreError> {
-    let j = durable.j.clone();
+    let j = Arc::clone(&durable.j);
     let first = durable.publish(&h, cancel).and_then(|p| p.complete(&h));
     let cause = match first {
         Ok(receipt) => {
