@@ -30,7 +30,7 @@
 use crate::okf::temporal::Profile;
 use crate::okf::validate::Finding;
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 /// Upper bound of the digests, and of the findings entries, of one generation (a generation
@@ -51,15 +51,20 @@ pub struct DocOptions {
     pub as_of: Option<String>,
 }
 
-/// The hasher of the digest-keyed tables: the keys are SHA-256 digests, already uniformly
-/// distributed, so a multiply-rotate fold of their bytes spreads them as well as SipHash at a
-/// fraction of its cost. Correct for any input (only the spread depends on the keys).
-#[derive(Default, Clone, Copy)]
+/// The hasher of the digest-keyed tables. The keys are SHA-256 digests, so a multiply-rotate
+/// fold of their bytes, started from a per-process random seed and finished with the
+/// splitmix64 mixer, spreads them at a fraction of SipHash's cost; the seed keeps documents
+/// crafted to collide in the table's buckets from being computed ahead. Correct for any input
+/// (only the spread depends on the keys).
+#[derive(Clone, Copy)]
 struct DigestHasher(u64);
 
 impl Hasher for DigestHasher {
     fn finish(&self) -> u64 {
-        self.0
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
     }
 
     fn write(&mut self, bytes: &[u8]) {
@@ -76,8 +81,26 @@ impl Hasher for DigestHasher {
     }
 }
 
-/// Builds [`DigestHasher`]s.
-type DigestHash = BuildHasherDefault<DigestHasher>;
+/// Builds [`DigestHasher`]s from the process's seed.
+#[derive(Clone, Copy)]
+struct DigestHash(u64);
+
+impl Default for DigestHash {
+    fn default() -> Self {
+        static SEED: LazyLock<u64> = LazyLock::new(|| {
+            std::hash::BuildHasher::hash_one(&std::hash::RandomState::new(), 0x006f_6b66_u64)
+        });
+        DigestHash(*SEED)
+    }
+}
+
+impl std::hash::BuildHasher for DigestHash {
+    type Hasher = DigestHasher;
+
+    fn build_hasher(&self) -> DigestHasher {
+        DigestHasher(self.0)
+    }
+}
 
 /// Findings of one `(digest, path)` under each options set seen.
 type ByOptions = Vec<(DocOptions, Arc<[Finding]>)>;
@@ -146,6 +169,21 @@ struct Memo {
 }
 
 impl Memo {
+    fn knows(&self, path: &str, digest: &[u8; 32], opts: &DocOptions) -> bool {
+        self.is_clean(digest) && self.findings(path, digest, opts).is_some()
+    }
+
+    fn remember_clean(
+        &mut self,
+        path: &str,
+        digest: &[u8; 32],
+        opts: &DocOptions,
+        found: Arc<[Finding]>,
+    ) {
+        self.mark_clean(&[*digest]);
+        self.remember(path, digest, opts, found);
+    }
+
     fn is_clean(&self, digest: &[u8; 32]) -> bool {
         self.clean.contains(digest) || self.clean_previous.contains(digest)
     }
@@ -275,8 +313,7 @@ pub fn knows(path: &str, digest: &[u8; 32], opts: &DocOptions) -> bool {
     if bypass() {
         return false;
     }
-    let m = memo();
-    m.is_clean(digest) && m.findings(path, digest, opts).is_some()
+    memo().knows(path, digest, opts)
 }
 
 /// Remembers that the document `(path, digest)` is clean and its findings under `opts` (one
@@ -285,9 +322,7 @@ pub fn remember_clean(path: &str, digest: &[u8; 32], opts: &DocOptions, found: A
     if bypass() {
         return;
     }
-    let mut m = memo();
-    m.mark_clean(&[*digest]);
-    m.remember(path, digest, opts, found);
+    memo().remember_clean(path, digest, opts, found);
 }
 
 /// Approximate heap bytes of one remembered entry.
@@ -428,19 +463,24 @@ mod tests {
 
     #[test]
     fn remember_clean_is_mark_clean_and_remember_findings() {
+        // A local memo: the process-wide one is cleared by concurrent tests.
+        let mut m = Memo::default();
         let d = [12u8; 32];
         let path = "memo-test/clean.md";
-        assert!(!knows(path, &d, &opts(true)));
+        assert!(!m.knows(path, &d, &opts(true)));
         // Findings alone, or a clean digest alone, are not enough.
-        remember_findings(path, &d, &opts(true), Arc::from(Vec::new()));
-        assert!(!knows(path, &d, &opts(true)));
+        m.remember(path, &d, &opts(true), Arc::from(Vec::new()));
+        assert!(!m.knows(path, &d, &opts(true)));
+        let c = [14u8; 32];
+        m.mark_clean(&[c]);
+        assert!(!m.knows(path, &c, &opts(true)));
         let e = [13u8; 32];
-        remember_clean(path, &e, &opts(true), Arc::from(Vec::new()));
-        assert!(is_clean(&e));
-        assert!(findings(path, &e, &opts(true)).is_some());
-        assert!(knows(path, &e, &opts(true)));
-        assert!(!knows(path, &e, &opts(false)));
-        assert!(!knows("memo-test/other.md", &e, &opts(true)));
+        m.remember_clean(path, &e, &opts(true), Arc::from(Vec::new()));
+        assert!(m.is_clean(&e));
+        assert!(m.findings(path, &e, &opts(true)).is_some());
+        assert!(m.knows(path, &e, &opts(true)));
+        assert!(!m.knows(path, &e, &opts(false)));
+        assert!(!m.knows("memo-test/other.md", &e, &opts(true)));
     }
 
     #[test]
@@ -454,5 +494,11 @@ mod tests {
         assert_ne!(a, b);
         assert_ne!(a, h.hash_one(c), "every byte counts");
         assert_eq!(a, h.hash_one([1u8; 32]));
+        // The low bits (the bucket index) depend on the first byte too (the final mixer).
+        let mut e = [1u8; 32];
+        e[0] = 2;
+        assert_ne!(a & 0xffff, h.hash_one(e) & 0xffff);
+        // Seeded: another seed gives another hash.
+        assert_ne!(a, DigestHash(h.0 ^ 1).hash_one([1u8; 32]));
     }
 }

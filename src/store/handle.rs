@@ -469,7 +469,8 @@ fn probe(h: &mut Handle<'_>, tag: &str) -> Result<(), StoreError> {
         .follow(FollowSymlinks::No)
         .mode(0o644);
     let io = StoreError::io("folding probe");
-    // `-mode` was a separate probe of earlier versions; its leftovers are removed too.
+    // `-mode`: the mode probe when the case probe cannot be created (below), and the
+    // separate mode probe of earlier versions, whose leftovers are removed too.
     let mode_name = format!("{tag}-mode");
     let case_name = format!("{tag}-case-a");
     let nf_name = format!("{tag}-nf-\u{e9}");
@@ -479,8 +480,12 @@ fn probe(h: &mut Handle<'_>, tag: &str) -> Result<(), StoreError> {
         let _ = h.caps.remove_file(n);
     }
     // The case probe file also gives the umask-derived mode of new files: one file fewer
-    // to create and delete per open.
-    let f = h.caps.open_with(&case_name, &o).map_err(io)?;
+    // to create and delete per open. Should it not be creatable (an entry that could not be
+    // removed holds its name), `-mode` measures the mode and case folding reads as absent.
+    let (f, case_probe) = match h.caps.open_with(&case_name, &o) {
+        Ok(f) => (f, &case_name),
+        Err(_) => (h.caps.open_with(&mode_name, &o).map_err(io)?, &mode_name),
+    };
     h.new_file_mode = f
         .metadata()
         .map_err(StoreError::io("folding probe"))?
@@ -488,17 +493,18 @@ fn probe(h: &mut Handle<'_>, tag: &str) -> Result<(), StoreError> {
         .mode()
         & 0o777;
     drop(f);
+    let case =
+        case_probe == &case_name && h.caps.symlink_metadata(case_name.to_uppercase()).is_ok();
+    let _ = h.caps.remove_file(case_probe);
     #[cfg(feature = "fault-injection")]
     if let Some(f) = h.opts.folding {
-        let _ = h.caps.remove_file(&case_name);
         h.folding = f;
         return Ok(());
     }
     let mut folding = Folding {
-        case: h.caps.symlink_metadata(case_name.to_uppercase()).is_ok(),
+        case,
         ..Folding::default()
     };
-    let _ = h.caps.remove_file(&case_name);
     if h.caps.open_with(&nf_name, &o).is_ok() {
         folding.normalization = h
             .caps

@@ -1285,6 +1285,23 @@ fn leftovers_of_a_crashed_probe_do_not_block_the_next_open() {
     assert!(b.listing("capabilities").is_empty());
 }
 
+#[test]
+fn an_unremovable_case_probe_name_does_not_block_the_open() {
+    // A directory holds the case probe's name: the umask is measured on `-mode` instead and
+    // case folding reads as absent, as before the two probes were merged.
+    let b = Bundle::new();
+    let req = three_writes(&b, "probe-dir");
+    let txn = digest::txn_id(&req.request_digest, &req.idempotency_key);
+    for d in ["transactions", "staging", "receipts", "capabilities"] {
+        std::fs::create_dir_all(b.okf().join(d)).expect("mkdir");
+    }
+    let blocker = b.okf().join("capabilities").join(format!("{txn}-case-a"));
+    std::fs::create_dir_all(blocker.join("inside")).expect("blocker");
+    let out = run(&b, &req, &fast()).expect("commit");
+    assert_eq!(out.source, Source::Committed);
+    assert_eq!(b.listing("capabilities"), vec![format!("{txn}-case-a")]);
+}
+
 /// Child-process half of `env_fault_crash_in_a_real_process_lands_on_the_post_state`: a no-op
 /// unless `OKF_MCP_STORE_CHILD` names a bundle; then it commits through the production entry
 /// point, whose options come from the environment (`OKF_MCP_FAULT`).

@@ -35,8 +35,9 @@ pub(super) fn parse(text: &str) -> Option<Yaml> {
         t: text.as_bytes(),
         pos: 0,
         nodes: 0,
-        // Mostly a key and a value per line: one allocation for the usual document.
-        opaque: Vec::with_capacity(2 * line_starts.len()),
+        // Mostly a key and a value per line: one allocation for the usual document (capped:
+        // a long text of blank or comment lines records few ranges).
+        opaque: Vec::with_capacity((2 * line_starts.len()).min(512)),
     };
     let root = match p.next_content(0) {
         None => None,
