@@ -511,25 +511,20 @@ pub fn capture_with(
             }
             spawned
         };
-        let mut w = Walk {
-            root: dir,
+        let start: &dyn Fn() -> bool = &start;
+        #[allow(unused_mut)] // set below only with fault injection
+        let mut w = Walk::new(
+            dir,
             cancel,
-            files: Vec::new(),
-            total: 0,
-            pending: 0,
-            pending_bytes: 0,
-            pending_dirs: 0,
-            last_parent: None,
-            next_index: 0,
             threads,
             spill,
-            miss: Arc::new(AtomicBool::new(false)),
-            pipe: &pipe,
-            start_helper: (threads >= 2).then_some(&start as &dyn Fn() -> bool),
-            scratch: Vec::new(),
-            #[cfg(feature = "fault-injection")]
-            hooks,
-        };
+            &pipe,
+            (threads >= 2).then_some(start),
+        );
+        #[cfg(feature = "fault-injection")]
+        {
+            w.hooks = hooks;
+        }
         // Lets the helper leave once the queue is empty, also if the walk unwinds.
         let _close = CloseOnDrop(&pipe);
         let walked = walk_dir(dir, None, "", 0, &mut w);
@@ -676,7 +671,37 @@ fn walk_dir(
     Ok(())
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
+    /// A walk that has found nothing yet (fault hooks: none; the caller sets them).
+    fn new(
+        root: &'a Dir,
+        cancel: &'a Cancel,
+        threads: usize,
+        spill: Option<&'a Spill<'a>>,
+        pipe: &'a Pipe,
+        start_helper: Option<&'a dyn Fn() -> bool>,
+    ) -> Self {
+        Walk {
+            root,
+            cancel,
+            files: Vec::new(),
+            total: 0,
+            pending: 0,
+            pending_bytes: 0,
+            pending_dirs: 0,
+            last_parent: None,
+            next_index: 0,
+            threads,
+            spill,
+            miss: Arc::new(AtomicBool::new(false)),
+            pipe,
+            start_helper,
+            scratch: Vec::new(),
+            #[cfg(feature = "fault-injection")]
+            hooks: crate::store::hooks::CaptureHooks::default(),
+        }
+    }
+
     /// Queues one regular file after the limit checks a one-file-at-a-time capture makes
     /// before reading it: file count, then the `lstat` size against the per-file limit, then
     /// against the total (on the bytes actually read before it: the queued files are read
@@ -1148,25 +1173,7 @@ mod tests {
             false
         };
         let spill = Spill { visit: &visit };
-        let mut w = Walk {
-            root: &root.dir,
-            cancel: &c,
-            files: Vec::new(),
-            total: 0,
-            pending: 0,
-            pending_bytes: 0,
-            pending_dirs: 0,
-            last_parent: None,
-            next_index: 0,
-            threads: 2,
-            spill: Some(&spill),
-            miss: Arc::new(AtomicBool::new(false)),
-            pipe: &pipe,
-            start_helper: None,
-            scratch: Vec::new(),
-            #[cfg(feature = "fault-injection")]
-            hooks: crate::store::hooks::CaptureHooks::default(),
-        };
+        let mut w = Walk::new(&root.dir, &c, 2, Some(&spill), &pipe, None);
         walk_dir(&root.dir, None, "", 0, &mut w).expect("walk");
         for i in 0..20 {
             fs::OpenOptions::new()
@@ -1251,25 +1258,7 @@ mod tests {
         // helper started): the walking thread reads nothing and nothing is returned.
         let c = Cancel::new();
         let pipe = Pipe::default();
-        let mut w = Walk {
-            root: &root.dir,
-            cancel: &c,
-            files: Vec::new(),
-            total: 0,
-            pending: 0,
-            pending_bytes: 0,
-            pending_dirs: 0,
-            last_parent: None,
-            next_index: 0,
-            threads: 2,
-            spill: None,
-            miss: Arc::new(AtomicBool::new(false)),
-            pipe: &pipe,
-            start_helper: None,
-            scratch: Vec::new(),
-            #[cfg(feature = "fault-injection")]
-            hooks: crate::store::hooks::CaptureHooks::default(),
-        };
+        let mut w = Walk::new(&root.dir, &c, 2, None, &pipe, None);
         walk_dir(&root.dir, None, "", 0, &mut w).expect("walk");
         assert_eq!(w.pending, 300);
         assert_eq!(pipe.lock().queue.len(), 300);

@@ -900,9 +900,7 @@ fn sto_11_private_state_path_must_be_a_real_directory() {
 
 /// Holds `.okf/lock` as another writer would (its store already created the layout).
 fn hold_lock(b: &Bundle) -> std::fs::File {
-    for d in ["transactions", "staging", "receipts", "capabilities"] {
-        std::fs::create_dir_all(b.okf().join(d)).expect("okf");
-    }
+    make_private_dirs(b);
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -1262,14 +1260,19 @@ fn cancellation_while_waiting_for_the_lock_is_a_checkpoint() {
     assert_eq!(crate::util::snapshot(&b.path), snap, "tree unchanged");
 }
 
+/// Creates `.okf/` and its four subdirectories, as a first open would.
+fn make_private_dirs(b: &Bundle) {
+    for d in ["transactions", "staging", "receipts", "capabilities"] {
+        std::fs::create_dir_all(b.okf().join(d)).expect("mkdir");
+    }
+}
+
 #[test]
 fn leftovers_of_a_crashed_probe_do_not_block_the_next_open() {
     let b = Bundle::new();
     let req = three_writes(&b, "probe");
     let txn = digest::txn_id(&req.request_digest, &req.idempotency_key);
-    for d in ["transactions", "staging", "receipts", "capabilities"] {
-        std::fs::create_dir_all(b.okf().join(d)).expect("mkdir");
-    }
+    make_private_dirs(&b);
     put(
         b.okf().join("capabilities").join(format!("{txn}-mode")),
         b"",
@@ -1292,9 +1295,7 @@ fn an_unremovable_case_probe_name_does_not_block_the_open() {
     let b = Bundle::new();
     let req = three_writes(&b, "probe-dir");
     let txn = digest::txn_id(&req.request_digest, &req.idempotency_key);
-    for d in ["transactions", "staging", "receipts", "capabilities"] {
-        std::fs::create_dir_all(b.okf().join(d)).expect("mkdir");
-    }
+    make_private_dirs(&b);
     let blocker = b.okf().join("capabilities").join(format!("{txn}-case-a"));
     std::fs::create_dir_all(blocker.join("inside")).expect("blocker");
     let out = run(&b, &req, &fast()).expect("commit");
