@@ -15,6 +15,7 @@ mod demo;
 #[cfg(feature = "fault-injection")]
 mod durability;
 mod framing;
+mod golden;
 mod hygiene;
 mod lockfirst;
 mod mcp;

@@ -255,6 +255,28 @@ impl Mcp {
         }
     }
 
+    /// Sends a request and returns every line read up to and including its response, verbatim
+    /// (the golden transcripts pin the bytes, not the parsed value).
+    pub fn request_raw(&mut self, method: &str, params: Value) -> Vec<String> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send_line(
+            &json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}).to_string(),
+        );
+        let mut lines = Vec::new();
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).expect("read");
+            assert!(n > 0, "server closed stdout");
+            assert_no_host_path_in_result(&line);
+            let m: Value = serde_json::from_str(&line).expect("stdout carries only JSON-RPC");
+            lines.push(line);
+            if m["id"] == json!(id) {
+                return lines;
+            }
+        }
+    }
+
     /// `tools/call`; returns the JSON-RPC `result` (or the whole message on a protocol error).
     pub fn call(&mut self, tool: &str, args: &Value) -> Value {
         let m = self.request("tools/call", json!({"name": tool, "arguments": args}));
