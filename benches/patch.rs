@@ -21,13 +21,15 @@ use okf_mcp::okf::temporal::Profile;
 use okf_mcp::okf::validate::{self, Options};
 use okf_mcp::okf::version::Target;
 use okf_mcp::plan::digest;
-use okf_mcp::plan::patch::identity::ChangeSet;
+use okf_mcp::plan::identity::ChangeSet;
 use okf_mcp::plan::patch::ops::parse_patch_request;
-use okf_mcp::plan::patch::planner::{overlay_capture, plan_patch, validation_options};
+use okf_mcp::plan::patch::planner::{plan_patch, validation_options};
 use okf_mcp::store::capture;
+use okf_mcp::store::capture::overlay_capture;
 use okf_mcp::store::commit::{self, manifest, CommitRequest, Mode};
 use okf_mcp::store::root;
-use okf_mcp::wire::dispatch::{call, Ctx};
+use okf_mcp::tools::Ctx;
+use okf_mcp::wire::dispatch::call;
 use serde_json::{json, Value};
 use std::hint::black_box;
 use std::io::Write;
@@ -613,7 +615,7 @@ fn phases(dir: &Path, first: usize, reps: usize) -> Res<Vec<(&'static str, Durat
 
         let change_set = ChangeSet::concept_patch(&req.actor, &rev, &req.operations);
         let key =
-            digest::idempotency_key(okf_mcp::tools::apply_concept_patch::NAMESPACE, &plan_digest)
+            digest::idempotency_key(<okf_mcp::tools::concept_patch::ConceptPatch as okf_mcp::tools::spine::Workflow>::NAMESPACE, &plan_digest)
                 .map_err(|()| "idempotency key")?;
         let request = CommitRequest {
             change_set_id: change_set.id.clone(),

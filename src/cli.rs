@@ -4,7 +4,8 @@
 //! Exit codes: 0 success, 1 tool error (`isError: true`), 2 usage error, 3 internal fault.
 
 use crate::cancel::Cancel;
-use crate::wire::dispatch::{self, Ctx};
+use crate::tools::Ctx;
+use crate::wire::dispatch;
 use crate::wire::registry;
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;

@@ -3,7 +3,8 @@
 //! each step: list → preview → apply → exact replay → read → write_concept (+ replay) →
 //! validate.
 
-use crate::wire::dispatch::{self, Ctx};
+use crate::tools::Ctx;
+use crate::wire::dispatch;
 use serde_json::{json, Value};
 
 /// The embedded demo bundle: (bundle-relative path, bytes).

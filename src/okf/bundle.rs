@@ -9,6 +9,7 @@ use crate::okf::grammar::{classify, DocClass};
 use crate::okf::memo;
 use crate::okf::yaml::{self, Node, Yaml, YamlError};
 use crate::store::capture::{Capture, CapturedFile};
+use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
 use std::sync::OnceLock;
 
 /// Why a concept or reserved document cannot be parsed (spec/surface.md §13.1).
@@ -126,6 +127,39 @@ pub enum BundleFault {
     Limit { path: String },
     /// A YAML graph fault in `path` → `invalid_yaml_graph`.
     Graph { path: String },
+}
+
+impl BundleFault {
+    /// The tool error every tool answers with (spec/store.md §3.4): `resource_limit` or
+    /// `invalid_yaml_graph`, with one diagnostic naming the document.
+    #[must_use]
+    pub fn to_tool_error(&self) -> ToolError {
+        match self {
+            BundleFault::Limit { path } => {
+                ToolError::resource_limit("a document exceeds the YAML resource limits")
+                    .with_diagnostic(
+                        Diagnostic::new(
+                            codes::RESOURCE_LIMIT,
+                            Severity::Error,
+                            "frontmatter exceeds the YAML resource limits",
+                        )
+                        .with_file(path.clone()),
+                    )
+            }
+            BundleFault::Graph { path } => ToolError::new(
+                codes::INVALID_YAML_GRAPH,
+                "a document has a broken YAML graph",
+            )
+            .with_diagnostic(
+                Diagnostic::new(
+                    codes::INVALID_YAML_GRAPH,
+                    Severity::Error,
+                    "frontmatter has a broken YAML graph",
+                )
+                .with_file(path.clone()),
+            ),
+        }
+    }
 }
 
 /// The parsed bundle: every concept and reserved document, in path order.

@@ -22,7 +22,7 @@ use crate::okf::project::{
 use crate::okf::temporal::{parse_date, parse_offset_datetime, Profile};
 use crate::okf::version::{self, Declaration, Target, Version};
 use crate::okf::yaml::{Node, Resolved};
-use crate::store::capture::{Capture, CapturedFile};
+use crate::store::capture::{overlay_capture, Capture, CapturedFile};
 use crate::wire::envelope::{Diagnostic, Severity};
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
@@ -352,7 +352,7 @@ pub fn validate_staged(
         .into_iter()
         .collect();
     if opts.check_links || opts.check_orphans {
-        return validate(&overlay(base, &latest), opts);
+        return validate(&overlay_capture(base, writes), opts);
     }
     let written = Capture::from_files(latest.iter().map(|(p, b)| ((*p).to_owned(), b.to_vec())));
     let parsed = parse_bundle(&written)?;
@@ -365,7 +365,7 @@ pub fn validate_staged(
     let version = version::resolve(&declaration, opts.spec_version);
     let v02 = version.effective != Some("0.1");
     if v02 != (base_report.version.effective != Some("0.1")) {
-        return validate(&overlay(base, &latest), opts);
+        return validate(&overlay_capture(base, writes), opts);
     }
     let mut cx = Ctx {
         opts,
@@ -392,20 +392,6 @@ pub fn validate_staged(
         scanned_files: base_report.scanned_files + new_md,
         findings: sorted(cx.out),
     })
-}
-
-/// The overlay capture `base + writes` (writes unique per path); the fallback of
-/// [`validate_staged`].
-fn overlay(base: &Capture, writes: &[(&str, &[u8])]) -> Capture {
-    let mut files: std::collections::BTreeMap<String, Vec<u8>> = base
-        .files
-        .iter()
-        .map(|f| (f.path.clone(), f.bytes().to_vec()))
-        .collect();
-    for (p, b) in writes {
-        files.insert((*p).to_owned(), b.to_vec());
-    }
-    Capture::from_files(files)
 }
 
 /// Findings in report order: by (file bytes, code, message).

@@ -7,7 +7,7 @@
 //! rendered with the fixed templates of §4.3.
 //!
 //! Two layers:
-//! - `plan_*` functions compute the edits of one primitive against a [`Source`] and fail closed
+//! - `plan_*` functions compute the edits of one primitive against a [`EditSource`] and fail closed
 //!   (§4.5) without touching anything;
 //! - [`Frontmatter`] owns a text and applies primitives one at a time. Each step applies the
 //!   edits, re-parses, and runs the mandatory post-check of §4.1 rule 3 ([`verify`]): the new
@@ -150,7 +150,7 @@ impl NewValue {
 
 /// A frontmatter text with its tree and newline style, the input of every `plan_*` function.
 #[derive(Debug, Clone, Copy)]
-pub struct Source<'a> {
+pub struct EditSource<'a> {
     pub text: &'a str,
     pub yaml: &'a Yaml,
     /// `"\r\n"` for a CRLF document (spec/surface.md §13.1 rule 4), else `"\n"`.
@@ -506,7 +506,7 @@ fn check_touched(n: &Node) -> Result<(), EditError> {
 
 /// §4.4 rule 3: a flow collection may be re-rendered only when it lies on one line and holds no
 /// comment, anchor, alias or tag.
-fn check_flow(src: &Source<'_>, n: &Node) -> Result<(), EditError> {
+fn check_flow(src: &EditSource<'_>, n: &Node) -> Result<(), EditError> {
     if src.text[n.span.clone()].contains(['\n', '\r'])
         || src.yaml.has_comment_in(&n.span)
         || n.has_props_inside()
@@ -518,7 +518,7 @@ fn check_flow(src: &Source<'_>, n: &Node) -> Result<(), EditError> {
 
 /// Resolves `path` to the collection it names, checking every collection on the way.
 /// `Ok(None)`: empty path on an empty document.
-fn resolve<'y>(src: &Source<'y>, path: &[Seg<'_>]) -> Result<Option<&'y Node>, EditError> {
+fn resolve<'y>(src: &EditSource<'y>, path: &[Seg<'_>]) -> Result<Option<&'y Node>, EditError> {
     let Some(mut node) = src.yaml.root.as_ref() else {
         return if path.is_empty() {
             Ok(None)
@@ -569,7 +569,7 @@ fn find_entry<'y>(entries: &'y [(Node, Node)], key: &str) -> Option<(usize, &'y 
 /// [`EditError`] per §4.5: props/merge keys on the path or touched value → `Ambiguous`;
 /// literal/folded value, opaque flow mapping, wrong kind → `Invalid`.
 pub fn plan_set(
-    src: &Source<'_>,
+    src: &EditSource<'_>,
     path: &[Seg<'_>],
     key: &str,
     value: &NewValue,
@@ -703,7 +703,11 @@ fn verbatim_flow_entry(text: &str, k: &Node, v: &Node) -> String {
 /// # Errors
 /// As [`plan_set`]; also `Invalid` for the only entry of a nested block mapping and for a key
 /// sharing its line with a sequence dash.
-pub fn plan_remove(src: &Source<'_>, path: &[Seg<'_>], key: &str) -> Result<Vec<Edit>, EditError> {
+pub fn plan_remove(
+    src: &EditSource<'_>,
+    path: &[Seg<'_>],
+    key: &str,
+) -> Result<Vec<Edit>, EditError> {
     let text = src.text;
     let Some(map) = resolve(src, path)? else {
         return Ok(Vec::new());
@@ -754,7 +758,7 @@ pub fn plan_remove(src: &Source<'_>, path: &[Seg<'_>], key: &str) -> Result<Vec<
 /// As [`plan_set`]; `Invalid` for an index out of range, the only item of a block sequence, or
 /// an item not starting its own line.
 pub fn plan_remove_item(
-    src: &Source<'_>,
+    src: &EditSource<'_>,
     path: &[Seg<'_>],
     index: usize,
 ) -> Result<Vec<Edit>, EditError> {
@@ -806,7 +810,7 @@ pub fn plan_remove_item(
 /// # Errors
 /// As [`plan_set`].
 pub fn plan_append_item(
-    src: &Source<'_>,
+    src: &EditSource<'_>,
     path: &[Seg<'_>],
     value: &NewValue,
 ) -> Result<Vec<Edit>, EditError> {
@@ -1026,8 +1030,8 @@ impl Frontmatter {
         self.yaml.value()
     }
 
-    fn source(&self) -> Source<'_> {
-        Source {
+    fn source(&self) -> EditSource<'_> {
+        EditSource {
             text: &self.text,
             yaml: &self.yaml,
             nl: self.nl,

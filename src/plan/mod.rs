@@ -3,4 +3,6 @@
 pub mod diff;
 pub mod digest;
 pub mod edit;
+pub mod identity;
 pub mod patch;
+pub mod stage;

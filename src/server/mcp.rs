@@ -21,7 +21,8 @@
 
 use crate::cancel::Cancel;
 use crate::server::framing::{self, RawEntry, SideTable};
-use crate::wire::dispatch::{self, Ctx, ToolResult};
+use crate::tools::Ctx;
+use crate::wire::dispatch::{self, ToolResult};
 use crate::wire::envelope::ToolError;
 use crate::wire::registry;
 use crate::wire::schema::advertised;

@@ -186,6 +186,23 @@ impl Capture {
     }
 }
 
+/// `capture` with `writes` applied (replaced or added; a repeated path: the last write wins),
+/// re-hashed: the staged bundle of a plan as a capture of its own, with every file resident
+/// (the bytes of every base file are read, so a spilled `capture` reports
+/// [`Capture::missed`]).
+#[must_use]
+pub fn overlay_capture(capture: &Capture, writes: &[(String, Vec<u8>)]) -> Capture {
+    let mut files: std::collections::BTreeMap<String, Vec<u8>> = capture
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.bytes().to_vec()))
+        .collect();
+    for (p, b) in writes {
+        files.insert(p.clone(), b.clone());
+    }
+    Capture::from_files(files)
+}
+
 /// What a capture keeps in memory of each file it reads: the bytes of a file are dropped
 /// right after `visit` returned `false` for it (the path, size and digest stay). `visit`
 /// runs on the capture's reading threads with the bundle-relative path, the bytes and their

@@ -114,7 +114,7 @@ impl ReplayBasis {
 
 /// Where the receipt of a successful call came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
+pub enum ReceiptSource {
     /// This attempt committed (possibly completed by the in-process retry of §10.2).
     Committed,
     /// A receipt lookup hit (C4).
@@ -128,7 +128,7 @@ pub struct CommitOutcome {
     /// The persisted (or replayed) receipt file.
     pub receipt: ReceiptFile,
     /// Fresh commit or lookup hit.
-    pub source: Source,
+    pub source: ReceiptSource,
 }
 
 /// Runs a commit (spec/store.md §10) with the production options.
@@ -428,7 +428,7 @@ fn find(
     };
     Ok(Some(CommitOutcome {
         receipt: r,
-        source: Source::Replayed(basis),
+        source: ReceiptSource::Replayed(basis),
     }))
 }
 
@@ -754,7 +754,7 @@ fn finish(
         Ok(receipt) => {
             return Ok(CommitOutcome {
                 receipt,
-                source: Source::Committed,
+                source: ReceiptSource::Committed,
             })
         }
         Err(e @ StoreError::PublicationBlocked { .. }) => return Err(e),
@@ -783,7 +783,7 @@ fn finish(
             if done && stored.as_deref() == Some(expected.encode().as_slice()) {
                 return Ok(CommitOutcome {
                     receipt: expected,
-                    source: Source::Committed,
+                    source: ReceiptSource::Committed,
                 });
             }
             Err(committed(&j, cause))

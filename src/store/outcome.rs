@@ -2,14 +2,14 @@
 //! Pure functions of a store result and the authorised request.
 
 use crate::plan::digest;
-use crate::store::commit::{CommitOutcome, ReplayBasis, Source};
+use crate::store::commit::{CommitOutcome, ReceiptSource, ReplayBasis};
 use crate::store::error::{corrupt_receipt, plan_mismatch, Flavor, StoreError};
 use crate::store::receipt::ReceiptFile;
 use crate::wire::envelope::ToolError;
 
 /// The authorised request a receipt must match (spec/store.md §12.2).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Expected {
+pub struct ReceiptMatch {
     /// The change set id.
     pub change_set_id: String,
     /// The derived key (or the `write_concept` change id).
@@ -28,7 +28,7 @@ pub struct Expected {
 
 /// Whether `r` matches the authorised request (spec/store.md §12.2).
 #[must_use]
-pub fn receipt_matches(r: &ReceiptFile, e: &Expected) -> bool {
+pub fn receipt_matches(r: &ReceiptFile, e: &ReceiptMatch) -> bool {
     let x = &r.receipt;
     let base_ok = e
         .base_revision
@@ -59,7 +59,7 @@ pub fn receipt_matches(r: &ReceiptFile, e: &Expected) -> bool {
 
 /// A successful classification (spec/store.md §12 step 5).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Success {
+pub struct Classified {
     /// The validated, matching receipt.
     pub receipt: ReceiptFile,
     /// `noop` when the receipt's base equals its result (`concept-patch.md` §6.2 step 8).
@@ -68,7 +68,7 @@ pub struct Success {
     pub replayed: Option<ReplayBasis>,
 }
 
-impl Success {
+impl Classified {
     /// `changed_paths` of the tool outputs: the union of `changed_files[].path` and non-empty
     /// `from`, ascending (`concept-patch.md` §5.2).
     #[must_use]
@@ -94,14 +94,14 @@ impl Success {
 /// match the request.
 pub fn classify(
     result: Result<CommitOutcome, StoreError>,
-    expected: &Expected,
+    expected: &ReceiptMatch,
     flavor: Flavor,
-) -> Result<Success, ToolError> {
+) -> Result<Classified, ToolError> {
     let (receipt, replayed, journal) = match result {
         Ok(CommitOutcome { receipt, source }) => {
             let replayed = match source {
-                Source::Committed => None,
-                Source::Replayed(b) => Some(b),
+                ReceiptSource::Committed => None,
+                ReceiptSource::Replayed(b) => Some(b),
             };
             (receipt, replayed, None)
         }
@@ -125,7 +125,7 @@ pub fn classify(
         return Err(plan_mismatch(flavor));
     }
     let noop = receipt.receipt.base_revision == receipt.receipt.result_revision;
-    Ok(Success {
+    Ok(Classified {
         receipt,
         noop,
         replayed,
@@ -141,21 +141,21 @@ mod tests {
         format!("okf-plan-v1-{}", "a".repeat(64))
     }
 
-    fn expected() -> Expected {
+    fn expected() -> ReceiptMatch {
         let r = sample(&key());
-        Expected {
+        ReceiptMatch {
             change_set_id: r.receipt.change_set_id.clone(),
             idempotency_key: key(),
             request_digest: r.digest.clone(),
             base_revision: Some(r.receipt.base_revision.clone()),
-            ..Expected::default()
+            ..ReceiptMatch::default()
         }
     }
 
     fn ok(r: ReceiptFile) -> Result<CommitOutcome, StoreError> {
         Ok(CommitOutcome {
             receipt: r,
-            source: Source::Committed,
+            source: ReceiptSource::Committed,
         })
     }
 
@@ -168,7 +168,7 @@ mod tests {
         })
     }
 
-    fn code(r: Result<Success, ToolError>) -> (String, bool) {
+    fn code(r: Result<Classified, ToolError>) -> (String, bool) {
         match r {
             Ok(s) => (if s.noop { "noop" } else { "applied" }.to_owned(), false),
             Err(e) => (e.code, e.retryable),
@@ -269,7 +269,7 @@ mod tests {
         let r = classify(
             Ok(CommitOutcome {
                 receipt: good.clone(),
-                source: Source::Replayed(ReplayBasis::Undone),
+                source: ReceiptSource::Replayed(ReplayBasis::Undone),
             }),
             &e,
             Flavor::ConceptPatch,

@@ -1,18 +1,14 @@
 //! Helpers shared by tool handlers: the pure argument checks of spec/surface.md §9.1 step 5
 //! (temporal profile, `as_of`, `concept_id`), capture of a validated `bundle_path`, and the
-//! mapping of bundle-wide and per-document parse faults (spec/store.md §3.4, README R4, R37;
-//! spec/surface.md §12.6).
+//! read tools' mapping of per-document parse faults (README R4, R37; spec/surface.md §12.6).
 
-use crate::cancel::Cancel;
-use crate::okf::bundle::{Bundle, BundleFault};
+use crate::okf::bundle::Bundle;
 use crate::okf::grammar::{check_concept_id, ConceptIdError};
 use crate::okf::temporal::{normalise_instant_text, parse_date, Profile};
 use crate::okf::validate;
-use crate::plan::patch::ops::PatchRequest;
-use crate::plan::patch::planner::{documents_read, validation_options};
-use crate::store::capture::{self, Capture, Spill};
-use crate::store::root::{self, Root};
-use crate::wire::dispatch::Ctx;
+use crate::store::capture::{self, Capture};
+use crate::store::root;
+use crate::tools::Ctx;
 use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
 use serde_json::{json, Value};
 
@@ -24,72 +20,6 @@ pub fn capture_bundle(bundle_path: &str, ctx: &Ctx) -> Result<Capture, ToolError
     ctx.cancel.check()?;
     let root = root::open(bundle_path)?;
     capture::capture(&root, &ctx.cancel)
-}
-
-/// Captures `root` for a concept-patch plan of `req` and runs `plan` on the capture; returns
-/// the capture and what `plan` returned.
-///
-/// Memory (docs/store.md §3.2): the capture keeps in memory only the documents the plan reads
-/// ([`documents_read`]); every other document is parsed and checked while it is read
-/// ([`validate::spill_visitor`]) and then only its path, size and digest stay. If `plan`
-/// nevertheless read a spilled file ([`Capture::missed`], e.g. because the parse memo was
-/// cleared in between), its result is discarded and the tree is captured again with every
-/// file resident and `plan` run on that: the answer is always the one of a resident capture.
-///
-/// # Errors
-/// The capture errors, and `plan`'s error on the capture whose result stands.
-pub fn with_patch_capture<T>(
-    root: &Root,
-    req: &PatchRequest,
-    cancel: &Cancel,
-    mut plan: impl FnMut(&Capture) -> Result<T, ToolError>,
-) -> Result<(Capture, T), ToolError> {
-    let read = documents_read(req);
-    let keep = |p: &str| read.contains(p);
-    if let Some(visit) = validate::spill_visitor(&validation_options(req), &keep) {
-        let spilled = capture::capture_with(root, cancel, Some(&Spill { visit: &visit }))?;
-        #[cfg(feature = "fault-injection")]
-        if crate::store::hooks::current().forget_memo_after_spill {
-            crate::okf::memo::clear();
-        }
-        let out = plan(&spilled);
-        if !spilled.missed() {
-            return out.map(|t| (spilled, t));
-        }
-    }
-    let capture = capture::capture(root, cancel)?;
-    let out = plan(&capture)?;
-    Ok((capture, out))
-}
-
-/// Maps a bundle-wide YAML fault to its tool error (spec/store.md §3.4).
-#[must_use]
-pub fn bundle_fault(f: &BundleFault) -> ToolError {
-    match f {
-        BundleFault::Limit { path } => {
-            ToolError::resource_limit("a document exceeds the YAML resource limits")
-                .with_diagnostic(
-                    Diagnostic::new(
-                        codes::RESOURCE_LIMIT,
-                        Severity::Error,
-                        "frontmatter exceeds the YAML resource limits",
-                    )
-                    .with_file(path.clone()),
-                )
-        }
-        BundleFault::Graph { path } => ToolError::new(
-            codes::INVALID_YAML_GRAPH,
-            "a document has a broken YAML graph",
-        )
-        .with_diagnostic(
-            Diagnostic::new(
-                codes::INVALID_YAML_GRAPH,
-                Severity::Error,
-                "frontmatter has a broken YAML graph",
-            )
-            .with_file(path.clone()),
-        ),
-    }
 }
 
 /// A required string argument of a schema-valid object (the schema guarantees presence).
@@ -296,7 +226,3 @@ mod tests {
         assert_eq!(parse_failure(&refs).diagnostics.len(), 64);
     }
 }
-
-#[cfg(test)]
-#[path = "patch_capture_tests.rs"]
-mod patch_capture_tests;

@@ -7,10 +7,10 @@
 use crate::okf::bundle::parse_bundle;
 use crate::okf::project;
 use crate::okf::version;
-use crate::tools::common::{as_of_arg, bundle_fault, capture_bundle, profile_arg, str_arg};
-use crate::wire::dispatch::Ctx;
+use crate::tools::common::{as_of_arg, capture_bundle, profile_arg, str_arg};
+use crate::tools::Ctx;
+use crate::tools::Success;
 use crate::wire::envelope::{codes, Diagnostic, ToolError};
-use crate::wire::registry::Success;
 use serde_json::{json, Map, Value};
 
 /// Most concepts one listing may return (spec/surface.md §11).
@@ -29,7 +29,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let as_of = as_of_arg(&args, profile)?;
     let bundle_path = str_arg(&args, "bundle_path").to_owned();
     let capture = capture_bundle(&bundle_path, ctx)?;
-    let bundle = parse_bundle(&capture).map_err(|f| bundle_fault(&f))?;
+    let bundle = parse_bundle(&capture).map_err(|f| f.to_tool_error())?;
     let decl = version::declaration(&bundle);
     let ver = version::resolve(&decl, None);
     let mut concepts: Vec<(&str, Value)> = Vec::new();

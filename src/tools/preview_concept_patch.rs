@@ -2,12 +2,11 @@
 //! never creates `.okf/`.
 
 use crate::plan::patch::ops::parse_patch_request;
-use crate::plan::patch::planner::{plan_patch, Status};
-use crate::store::root;
-use crate::tools::common::with_patch_capture;
-use crate::wire::dispatch::Ctx;
-use crate::wire::envelope::{codes, Diagnostic, ToolError};
-use crate::wire::registry::Success;
+use crate::plan::stage::PlanStatus;
+use crate::tools::concept_patch::ConceptPatch;
+use crate::tools::spine::{self, has_severity, state_violation, strictly_ascending};
+use crate::tools::{Ctx, Success};
+use crate::wire::envelope::{Diagnostic, ToolError};
 use serde_json::{json, Value};
 
 /// Runs the tool on schema-valid arguments.
@@ -18,12 +17,8 @@ use serde_json::{json, Value};
 /// (`status: "rejected"`).
 pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let req = parse_patch_request(&args, false)?;
-    ctx.cancel.check()?;
-    let root = root::open(&req.bundle_path)?;
-    let (_, plan) = with_patch_capture(&root, &req, &ctx.cancel, |capture| {
-        plan_patch(capture, &req, &capture.revision, &ctx.cancel)
-    })?;
-    let applicable = plan.status == Status::Applicable;
+    let plan = spine::preview::<ConceptPatch>(&req, ctx)?;
+    let applicable = plan.status == PlanStatus::Applicable;
     let affected: Vec<&str> = if applicable {
         plan.writes.iter().map(|(p, _)| p.as_str()).collect()
     } else {
@@ -38,34 +33,10 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         "diff_truncated": applicable && plan.diff.truncated,
         "affected_paths": affected,
         "diagnostics": plan.diagnostics.iter().map(Diagnostic::to_wire).collect::<Vec<_>>(),
-        "unknown_preserved": plan.status != Status::Rejected,
+        "unknown_preserved": plan.status != PlanStatus::Rejected,
     });
     check_state(&out)?;
     Ok(Success::json(out))
-}
-
-/// `schema_validation` (`tool output violates its advertised state invariants`).
-pub(crate) fn state_violation() -> ToolError {
-    ToolError::new(
-        codes::SCHEMA_VALIDATION,
-        "tool output violates its advertised state invariants",
-    )
-}
-
-/// Whether `paths` (a JSON array of strings) is strictly ascending (sorted and unique).
-pub(crate) fn strictly_ascending(paths: &Value) -> bool {
-    paths.as_array().is_some_and(|a| {
-        a.iter().all(Value::is_string)
-            && a.windows(2)
-                .all(|w| w[0].as_str().unwrap_or("") < w[1].as_str().unwrap_or(""))
-    })
-}
-
-/// Whether any diagnostic of `out` has `severity` equal to `sev`.
-pub(crate) fn has_severity(out: &Value, sev: &str) -> bool {
-    out["diagnostics"]
-        .as_array()
-        .is_some_and(|d| d.iter().any(|x| x["severity"] == sev))
 }
 
 /// The cross-field state invariants of a preview result that the JSON Schema cannot express

@@ -8,12 +8,10 @@ use crate::okf::bundle::parse_bundle;
 use crate::okf::grammar::DocClass;
 use crate::okf::project;
 use crate::okf::version;
-use crate::tools::common::{
-    bundle_fault, capture_bundle, concept_id_arg, parse_failure, profile_arg, str_arg,
-};
-use crate::wire::dispatch::Ctx;
+use crate::tools::common::{capture_bundle, concept_id_arg, parse_failure, profile_arg, str_arg};
+use crate::tools::Ctx;
+use crate::tools::Success;
 use crate::wire::envelope::{codes, Diagnostic, ToolError};
-use crate::wire::registry::Success;
 use serde_json::{json, Map, Value};
 
 /// Tool description (spec/surface.md §17.5).
@@ -30,7 +28,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     concept_id_arg(&id)?;
     let bundle_path = str_arg(&args, "bundle_path").to_owned();
     let capture = capture_bundle(&bundle_path, ctx)?;
-    let bundle = parse_bundle(&capture).map_err(|f| bundle_fault(&f))?;
+    let bundle = parse_bundle(&capture).map_err(|f| f.to_tool_error())?;
     let path = format!("{id}.md");
     let Some(doc) = bundle
         .doc(&path)

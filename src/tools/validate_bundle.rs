@@ -6,10 +6,10 @@
 
 use crate::okf::validate::{self, Options};
 use crate::okf::version::Target;
-use crate::tools::common::{as_of_arg, bundle_fault, capture_bundle, profile_arg, str_arg};
-use crate::wire::dispatch::Ctx;
+use crate::tools::common::{as_of_arg, capture_bundle, profile_arg, str_arg};
+use crate::tools::Ctx;
+use crate::tools::Success;
 use crate::wire::envelope::{Severity, ToolError};
-use crate::wire::registry::Success;
 use serde_json::{json, Map, Value};
 
 /// Most diagnostics one report may carry (spec/surface.md §11).
@@ -42,7 +42,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     };
     let bundle_path = str_arg(&args, "bundle_path").to_owned();
     let capture = capture_bundle(&bundle_path, ctx)?;
-    let bundle = validate::parse_for_validation(&capture, &opts).map_err(|f| bundle_fault(&f))?;
+    let bundle = validate::parse_for_validation(&capture, &opts).map_err(|f| f.to_tool_error())?;
     ctx.cancel.check()?;
     let report = validate::validate_bundle(&bundle, &opts);
     if report.findings.len() > MAX_DIAGNOSTICS {

@@ -8,16 +8,16 @@ use crate::okf::validate::{self, Options};
 use crate::okf::version::{self, Target};
 use crate::okf::yaml::{self, YamlError};
 use crate::plan::digest::{self, Encoder};
-use crate::plan::patch::planner::{finish_diagnostics, judge_staged, overlay_capture};
-use crate::store::capture::{self, Capture};
+use crate::plan::stage::{finish_diagnostics, judge};
+use crate::store::capture::{self, overlay_capture, Capture};
 use crate::store::commit::{self, manifest, CommitRequest, Mode};
 use crate::store::error::{Flavor, StoreError};
-use crate::store::outcome::{self, Expected};
+use crate::store::outcome::{self, ReceiptMatch};
 use crate::store::root::{self, Root};
-use crate::tools::common::{bundle_fault, concept_id_arg, str_arg};
-use crate::wire::dispatch::Ctx;
+use crate::tools::common::{concept_id_arg, str_arg};
+use crate::tools::Ctx;
+use crate::tools::Success;
 use crate::wire::envelope::{codes, Diagnostic, ToolError, ERROR_RESULT_CAP};
-use crate::wire::registry::Success;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 
@@ -190,7 +190,7 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
             "the concept path is a directory in the bundle",
         ));
     }
-    let bundle = parse_bundle(&capture).map_err(|f| bundle_fault(&f))?;
+    let bundle = parse_bundle(&capture).map_err(|f| f.to_tool_error())?;
     let decl = version::declaration(&bundle);
     let ver = version::resolve(&decl, None);
     // Step 5.2: identity.
@@ -209,11 +209,11 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
         .str(&input.concept_id)
         .bytes(&input.document);
     let request_digest = rd.digest();
-    let expected = Expected {
+    let expected = ReceiptMatch {
         change_set_id: change_id.clone(),
         idempotency_key: change_id.clone(),
         request_digest: request_digest.clone(),
-        ..Expected::default()
+        ..ReceiptMatch::default()
     };
     // Step 5.3: receipt lookup only when `.okf/` exists.
     if root::has_private_state(root)? {
@@ -247,10 +247,10 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
     };
     let writes = vec![(input.path.clone(), input.document.clone())];
     let staged: Capture = overlay_capture(&capture, &writes);
-    let base_report = validate::validate(&capture, &opts).map_err(|f| bundle_fault(&f))?;
-    let staged_report = validate::validate(&staged, &opts).map_err(|f| bundle_fault(&f))?;
+    let base_report = validate::validate(&capture, &opts).map_err(|f| f.to_tool_error())?;
+    let staged_report = validate::validate(&staged, &opts).map_err(|f| f.to_tool_error())?;
     let written: BTreeSet<&str> = std::iter::once(input.path.as_str()).collect();
-    let verdict = judge_staged(&base_report, &staged_report, &written);
+    let verdict = judge(&base_report, &staged_report, &written);
     if !verdict.blocking.is_empty() {
         let mut all = verdict.projected.clone();
         all.extend(verdict.blocking);

@@ -1,17 +1,10 @@
 //! The one dispatcher behind MCP `tools/call` and `okf-mcp call` (spec/surface.md §9.1, R1).
 
-use crate::cancel::Cancel;
+use crate::tools::{Ctx, Success, MAY_HAVE_COMMITTED};
 use crate::wire::envelope::{codes, ToolError};
-use crate::wire::registry::{self, Success, ToolSpec};
+use crate::wire::registry::{self, ToolSpec};
 use crate::wire::{alias, raw, schema};
 use serde_json::{Map, Value};
-
-/// Per-call context handed to tool handlers.
-#[derive(Debug, Clone, Default)]
-pub struct Ctx {
-    /// The request's cancellation flag (spec/store.md §14).
-    pub cancel: Cancel,
-}
 
 /// The three members every result carries (spec/surface.md §1.2, §3).
 #[derive(Debug, Clone, PartialEq)]
@@ -95,10 +88,6 @@ fn run(spec: &ToolSpec, raw_args: &[u8], ctx: &Ctx) -> Result<Success, ToolError
     // Steps 5–7 belong to the tool: pure checks, then bundle_path, then I/O.
     (spec.run)(args, ctx)
 }
-
-/// Message of an output-enforcement failure after a store `Commit` ran (spec/surface.md §3).
-pub const MAY_HAVE_COMMITTED: &str =
-    "the change may have been committed; inspect the bundle and repeat the same call";
 
 fn enforce_success(spec: &ToolSpec, s: Success) -> ToolResult {
     if let Err(mut e) = schema::validate_output(spec.name, &s.structured, false) {

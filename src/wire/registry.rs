@@ -1,46 +1,10 @@
 //! The registered tools: names, annotations, descriptions, checked-in schemas, handlers
 //! (spec/surface.md §2, §17).
 
-use crate::tools;
+use crate::tools::{self, Ctx, Success};
 use crate::wire::descriptions;
-use crate::wire::dispatch::Ctx;
 use crate::wire::envelope::ToolError;
 use serde_json::Value;
-
-/// A handler's success: the structured object and, where the tool's text differs from the
-/// compact JSON of the structured object (spec/surface.md §3), that text.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Success {
-    /// `structuredContent`: the tool's success object.
-    pub structured: Value,
-    /// The text content when it is not the compact JSON of `structured`.
-    pub text: Option<String>,
-    /// Whether a store `Commit` (spec/store.md §10) ran for this call: output-enforcement
-    /// failures then say the change may have been committed (spec/surface.md §3).
-    pub committed: bool,
-}
-
-impl Success {
-    /// A success whose text content is the compact JSON of `structured`.
-    #[must_use]
-    pub fn json(structured: Value) -> Self {
-        Self {
-            structured,
-            text: None,
-            committed: false,
-        }
-    }
-
-    /// A success whose text content differs from the compact JSON (spec/surface.md §3).
-    #[must_use]
-    pub fn with_text(structured: Value, text: String) -> Self {
-        Self {
-            structured,
-            text: Some(text),
-            committed: false,
-        }
-    }
-}
 
 /// A handler: receives schema-valid arguments of its own tool only (spec/surface.md §9.1).
 pub type Handler = fn(Value, &Ctx) -> Result<Success, ToolError>;

@@ -13,7 +13,8 @@
 #![allow(clippy::disallowed_methods)] // tests build their own temp trees
 
 use crate::util::*;
-use okf_mcp::wire::dispatch::{self, Ctx};
+use okf_mcp::tools::Ctx;
+use okf_mcp::wire::dispatch;
 use okf_mcp::wire::registry::{self, ToolSpec};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;

@@ -9,13 +9,14 @@ use okf_mcp::cancel::Cancel;
 use okf_mcp::plan::digest::{self, Encoder};
 use okf_mcp::store::capture::{capture, Capture};
 use okf_mcp::store::commit::{
-    commit_with, lookup_with, manifest, CommitOutcome, CommitRequest, Mode, ReplayBasis, Source,
+    commit_with, lookup_with, manifest, CommitOutcome, CommitRequest, Mode, ReceiptSource,
+    ReplayBasis,
 };
 use okf_mcp::store::durable::{check_sync_discipline, durable_renames, Op, RecordingFs};
 use okf_mcp::store::error::{Corrupt, Flavor, StoreError};
 use okf_mcp::store::fault::{Action, Faults, Point};
 use okf_mcp::store::handle::{Folding, Options};
-use okf_mcp::store::outcome::{classify, Expected};
+use okf_mcp::store::outcome::{classify, ReceiptMatch};
 use okf_mcp::store::receipt::{self, ReceiptFile};
 use okf_mcp::store::root::{self, Root};
 use std::collections::BTreeMap;
@@ -261,7 +262,7 @@ fn sto_01_02_05_crash_at_every_fault_point_lands_on_pre_or_post_state() {
             } else {
                 ReplayBasis::Plain
             };
-            assert_eq!(hit.source, Source::Replayed(want), "{p}");
+            assert_eq!(hit.source, ReceiptSource::Replayed(want), "{p}");
             assert_eq!(hit.receipt.receipt.result_revision, req.result_revision);
             assert!(receipt_path(&b, &req).exists());
         } else {
@@ -334,7 +335,7 @@ fn durability_seam_records_fsync_before_every_rename_and_index_last() {
     let req = three_writes(&b, "seam");
     let fs = RecordingFs::new();
     let out = run(&b, &req, &fast().with_fs(fs.clone())).expect("commit");
-    assert_eq!(out.source, Source::Committed);
+    assert_eq!(out.source, ReceiptSource::Committed);
     let log = fs.log();
     assert_eq!(check_sync_discipline(&log), None, "{log:#?}");
     let renames: Vec<&str> = log
@@ -435,7 +436,7 @@ fn post_boundary_io_failure_is_retried_once_then_reported_committed() {
     let pre = b.visible();
     let opts = fast().with_faults(Faults::new().with(Point::AfterReceiptTmp, Action::IoError, 1));
     let out = run(&b, &req, &opts).expect("retried");
-    assert_eq!(out.source, Source::Committed);
+    assert_eq!(out.source, ReceiptSource::Committed);
     assert_eq!(b.visible(), post_state(&pre, &req));
     assert!(receipt_path(&b, &req).exists() && b.listing("transactions").is_empty());
 
@@ -447,17 +448,20 @@ fn post_boundary_io_failure_is_retried_once_then_reported_committed() {
     let r = run(&b, &req, &opts);
     assert!(matches!(r, Err(StoreError::Committed { .. })), "{r:?}");
     assert_eq!(b.listing("transactions").len(), 1, "journal kept");
-    let expected = Expected {
+    let expected = ReceiptMatch {
         change_set_id: req.change_set_id.clone(),
         idempotency_key: req.idempotency_key.clone(),
         request_digest: req.request_digest.clone(),
         base_revision: Some(req.base_revision.clone()),
-        ..Expected::default()
+        ..ReceiptMatch::default()
     };
     let s = classify(r, &expected, Flavor::ConceptPatch).expect("success");
     assert!(!s.noop && s.replayed.is_none());
     let hit = reopen(&b, &req).expect("reopen").expect("hit");
-    assert_eq!(hit.source, Source::Replayed(ReplayBasis::CompletedNow));
+    assert_eq!(
+        hit.source,
+        ReceiptSource::Replayed(ReplayBasis::CompletedNow)
+    );
     assert_eq!(b.visible(), post_state(&pre, &req));
 }
 
@@ -546,7 +550,10 @@ fn sto_06_foreign_write_after_the_boundary_blocks_publication() {
         if resolve == "restore_base" {
             b.write("tables/orders.md", &base_orders);
             let hit = reopen(&b, &req).expect("recovered").expect("hit");
-            assert_eq!(hit.source, Source::Replayed(ReplayBasis::CompletedNow));
+            assert_eq!(
+                hit.source,
+                ReceiptSource::Replayed(ReplayBasis::CompletedNow)
+            );
             assert_eq!(b.visible(), post_state(&pre, &req));
         } else {
             std::fs::remove_file(b.okf().join("transactions").join(format!("{txn}.json")))
@@ -634,7 +641,7 @@ fn sto_07_tampered_receipts_are_corrupt_never_absent() {
     }
     put(&path, &good).expect("restore");
     let hit = run(&b, &req, &fast()).expect("replay");
-    assert!(matches!(hit.source, Source::Replayed(_)));
+    assert!(matches!(hit.source, ReceiptSource::Replayed(_)));
 }
 
 #[test]
@@ -998,11 +1005,14 @@ fn sto_13_concurrent_commits_one_wins_and_identical_ones_replay_plainly() {
         .into_iter()
         .map(|t| t.join().expect("join").expect("ok"))
         .collect();
-    let mut sources: Vec<Source> = outs.iter().map(|o| o.source).collect();
+    let mut sources: Vec<ReceiptSource> = outs.iter().map(|o| o.source).collect();
     sources.sort_by_key(|s| format!("{s:?}"));
     assert_eq!(
         sources,
-        [Source::Committed, Source::Replayed(ReplayBasis::Plain)]
+        [
+            ReceiptSource::Committed,
+            ReceiptSource::Replayed(ReplayBasis::Plain)
+        ]
     );
     assert_eq!(outs[0].receipt, outs[1].receipt);
 }
@@ -1118,7 +1128,7 @@ fn can_03_cancellation_before_the_boundary_rolls_back_and_cleans_up() {
         assert!(b.listing("transactions").is_empty(), "{p}: no journal temp");
         // The same call repeated performs the commit (§13 row 5).
         let out = run(&b, &req, &fast()).expect("repeat");
-        assert_eq!(out.source, Source::Committed);
+        assert_eq!(out.source, ReceiptSource::Committed);
     }
 }
 
@@ -1132,7 +1142,7 @@ fn can_04_cancellation_from_the_commit_point_on_is_ignored() {
         let opts = fast().with_faults(Faults::new().with(p, Action::Cancel, 1));
         let out = commit_with(&b.root(), &req, Mode::Fresh, &cancel, &opts).expect("applied");
         assert!(cancel.is_cancelled(), "{p}: the request was cancelled");
-        assert_eq!(out.source, Source::Committed, "{p}");
+        assert_eq!(out.source, ReceiptSource::Committed, "{p}");
         assert_eq!(b.visible(), post_state(&pre, &req), "{p}: post-state");
     }
 }
@@ -1150,7 +1160,7 @@ fn replay_only_mode_and_lookup_never_create_private_state() {
     // Replay-only after the bundle moved: the stored receipt answers; nothing is written.
     let snap = crate::util::snapshot(&b.path);
     let out = commit_with(&b.root(), &req, Mode::ReplayOnly, &Cancel::new(), &fast()).expect("hit");
-    assert_eq!(out.source, Source::Replayed(ReplayBasis::Plain));
+    assert_eq!(out.source, ReceiptSource::Replayed(ReplayBasis::Plain));
     assert_eq!(crate::util::snapshot(&b.path), snap);
     // A miss in replay-only mode with `.okf/` present is the CAS conflict.
     let other = request(&b, "never", &[("notes/keep.md", b"n")]);
@@ -1182,7 +1192,7 @@ fn idempotency_conflict_and_undone_replay() {
     std::fs::remove_dir(b.path.join("glossary")).expect("rmdir");
     assert_eq!(b.visible(), pre);
     let out = run(&b, &req, &fast()).expect("replay");
-    assert_eq!(out.source, Source::Replayed(ReplayBasis::Undone));
+    assert_eq!(out.source, ReceiptSource::Replayed(ReplayBasis::Undone));
     assert_eq!(b.visible(), pre, "nothing re-applied");
 }
 
@@ -1284,7 +1294,7 @@ fn leftovers_of_a_crashed_probe_do_not_block_the_next_open() {
     )
     .expect("leftover");
     let out = run(&b, &req, &fast()).expect("commit");
-    assert_eq!(out.source, Source::Committed);
+    assert_eq!(out.source, ReceiptSource::Committed);
     assert!(b.listing("capabilities").is_empty());
 }
 
@@ -1299,7 +1309,7 @@ fn an_unremovable_case_probe_name_does_not_block_the_open() {
     let blocker = b.okf().join("capabilities").join(format!("{txn}-case-a"));
     std::fs::create_dir_all(blocker.join("inside")).expect("blocker");
     let out = run(&b, &req, &fast()).expect("commit");
-    assert_eq!(out.source, Source::Committed);
+    assert_eq!(out.source, ReceiptSource::Committed);
     assert_eq!(b.listing("capabilities"), vec![format!("{txn}-case-a")]);
 }
 
@@ -1351,7 +1361,7 @@ fn env_fault_crash_in_a_real_process_lands_on_the_post_state() {
             assert_eq!(b.visible(), post_state(&pre, &req), "{fault}");
             assert_eq!(
                 hit.map(|h| h.source),
-                Some(Source::Replayed(ReplayBasis::CompletedNow))
+                Some(ReceiptSource::Replayed(ReplayBasis::CompletedNow))
             );
         } else {
             assert_eq!(b.visible(), pre, "{fault}");

@@ -1,17 +1,18 @@
 //! Unit tests of operation encodings, change-set identity and the plan digest.
 
 use super::*;
+use crate::plan::digest::digest_str;
 use crate::plan::patch::ops::{
     AttestedComputation, BundleVersion, ComputationBody, Executor, Generated, Lifecycle, Operation,
-    Parameter, Source, SourceSelector, Status, Verification, Window,
+    Parameter, PatchSource, SourceSelector, Status, Verification, Window,
 };
 use std::collections::HashSet;
 
 const BASE: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
 const RESULT: &str = "sha256:2222222222222222222222222222222222222222222222222222222222222222";
 
-fn src() -> Source {
-    Source {
+fn src() -> PatchSource {
+    PatchSource {
         id: Some("s1".into()),
         resource: "https://ex.test/r".into(),
         title: Some("T".into()),
@@ -132,7 +133,7 @@ fn operation_bytes_follow_the_tables_of_7_1() {
         e.finish()
     );
     // remove_source with an exact selector: str("exact") SRC, opt() for count and window.
-    let anon = Source {
+    let anon = PatchSource {
         id: None,
         resource: "r".into(),
         title: None,
@@ -257,7 +258,7 @@ fn mutations() -> Vec<Operation> {
     }
     push(4, &|o| {
         if let Operation::RemoveSource { selector, .. } = o {
-            *selector = SourceSelector::Exact(Source { id: None, ..src() });
+            *selector = SourceSelector::Exact(PatchSource { id: None, ..src() });
         }
     });
     push(5, &|o| {
@@ -583,25 +584,6 @@ fn plan_digest_rule_6_checks() {
         }),
         Err(PlanDigestError::DuplicateWrite)
     );
-}
-
-#[test]
-fn result_revision_applies_writes_to_the_base_manifest() {
-    let base = [("a.md", sha256(b"old")), ("index.md", sha256(b"i"))];
-    assert_eq!(
-        result_revision(base, &[]),
-        revision(base.iter().map(|(p, d)| (*p, d)))
-    );
-    let replaced = result_revision(base, &[("a.md", b"new")]);
-    let expect = [("a.md", sha256(b"new")), ("index.md", sha256(b"i"))];
-    assert_eq!(replaced, revision(expect.iter().map(|(p, d)| (*p, d))));
-    let added = result_revision(base, &[("b.md", b"x")]);
-    let expect = [
-        ("a.md", sha256(b"old")),
-        ("b.md", sha256(b"x")),
-        ("index.md", sha256(b"i")),
-    ];
-    assert_eq!(added, revision(expect.iter().map(|(p, d)| (*p, d))));
 }
 
 proptest::proptest! {

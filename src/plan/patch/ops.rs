@@ -29,6 +29,7 @@ use crate::okf::actor::{self, RequestActorError, MAX_ACTOR_BYTES};
 use crate::okf::grammar::{check_concept_id, ConceptIdError};
 use crate::okf::temporal::{parse_offset_datetime, Profile};
 use crate::plan::digest::is_canonical_digest;
+use crate::plan::identity::Authorisation;
 use crate::wire::envelope::{codes, Diagnostic, ToolError};
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
@@ -61,16 +62,7 @@ pub struct PatchRequest {
     /// The operations, in request order (1..256).
     pub operations: Vec<Operation>,
     /// Apply only: the canonical expectations of spec/concept-patch.md §6.2.
-    pub expected: Option<Expected>,
-}
-
-/// The apply-side expectations, both canonical `sha256:<64 hex>` strings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Expected {
-    /// `expected_revision`: the preview's `base_revision`.
-    pub revision: String,
-    /// `expected_plan_digest`: the preview's `plan_digest`.
-    pub plan_digest: String,
+    pub expected: Option<Authorisation>,
 }
 
 /// One typed operation (spec/concept-patch.md §2.2, §3).
@@ -92,7 +84,10 @@ pub enum Operation {
         verification: Verification,
     },
     /// `put_source` (§3.4).
-    PutSource { concept_id: String, source: Source },
+    PutSource {
+        concept_id: String,
+        source: PatchSource,
+    },
     /// `remove_source` (§3.4): exactly one selector.
     RemoveSource {
         concept_id: String,
@@ -181,7 +176,7 @@ pub struct Window {
 
 /// `source` payload (spec/concept-patch.md §2.3). Temporal values are kept verbatim.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Source {
+pub struct PatchSource {
     /// Stable key of the source (footnote label); `None` for an anonymous source.
     pub id: Option<String>,
     /// The artifact or scope descriptor (passive data, never fetched).
@@ -191,7 +186,7 @@ pub struct Source {
     /// Who produced the source (actor convention).
     pub author: Option<String>,
     /// The canonical decimal text of a u64 (`^(0|[1-9][0-9]*)$`, ≤ 20 characters); see
-    /// [`Source::usage_count_value`].
+    /// [`PatchSource::usage_count_value`].
     pub usage_count: Option<String>,
     /// When the source last changed, per the temporal profile.
     pub last_modified: Option<String>,
@@ -199,7 +194,7 @@ pub struct Source {
     pub usage_window: Option<Window>,
 }
 
-impl Source {
+impl PatchSource {
     /// The numeric `usage_count`. Validation guarantees that a present text parses.
     #[must_use]
     pub fn usage_count_value(&self) -> Option<u64> {
@@ -213,7 +208,7 @@ pub enum SourceSelector {
     /// `source_id`: the exact structured id.
     Id(String),
     /// An anonymous exact `source` (never carries `id`).
-    Exact(Source),
+    Exact(PatchSource),
 }
 
 /// `lifecycle.status` values.
@@ -419,7 +414,7 @@ pub fn plan_mismatch(message: &str) -> ToolError {
     ))
 }
 
-fn parse_expected(obj: &Map<String, Value>) -> Result<Expected, ToolError> {
+fn parse_expected(obj: &Map<String, Value>) -> Result<Authorisation, ToolError> {
     let revision = match obj.get("expected_revision") {
         Some(Value::String(s)) if is_canonical_digest(s) => s.clone(),
         _ => {
@@ -433,7 +428,7 @@ fn parse_expected(obj: &Map<String, Value>) -> Result<Expected, ToolError> {
         Some(Value::String(s)) if is_canonical_digest(s) => s.clone(),
         _ => return Err(plan_mismatch("expected_plan_digest is not canonical")),
     };
-    Ok(Expected {
+    Ok(Authorisation {
         revision,
         plan_digest,
     })
@@ -484,7 +479,7 @@ struct Draft {
     concept_id: Option<String>,
     generated: Option<Generated>,
     verification: Option<Verification>,
-    source: Option<Source>,
+    source: Option<PatchSource>,
     source_id: Option<String>,
     usage_window: Option<Option<Window>>,
     lifecycle: Option<Lifecycle>,
@@ -522,7 +517,7 @@ fn parse_window(v: &Value) -> Option<Window> {
     })
 }
 
-fn parse_source(v: &Value) -> Option<Source> {
+fn parse_source(v: &Value) -> Option<PatchSource> {
     let o = v.as_object()?;
     closed(
         o,
@@ -540,7 +535,7 @@ fn parse_source(v: &Value) -> Option<Source> {
         None => None,
         Some(w) => Some(parse_window(w)?),
     };
-    Some(Source {
+    Some(PatchSource {
         id: opt_str(o, "id")?,
         resource: req_str(o, "resource")?,
         title: opt_str(o, "title")?,
@@ -703,7 +698,7 @@ impl Draft {
     }
 
     /// The sources this operation carries (payload or selector).
-    fn sources(&self) -> impl Iterator<Item = &Source> {
+    fn sources(&self) -> impl Iterator<Item = &PatchSource> {
         self.source.iter()
     }
 
@@ -943,13 +938,13 @@ impl Draft {
     /// The typed operation; `None` only if the draft misses a payload its kind requires
     /// (impossible after [`Draft::parse`] and [`Draft::validate`]).
     fn into_operation(self) -> Option<Operation> {
-        let selector = |source_id: Option<String>, source: Option<Source>| match (source_id, source)
-        {
-            (Some(id), None) => Some(Some(SourceSelector::Id(id))),
-            (None, Some(s)) => Some(Some(SourceSelector::Exact(s))),
-            (None, None) => Some(None),
-            (Some(_), Some(_)) => None,
-        };
+        let selector =
+            |source_id: Option<String>, source: Option<PatchSource>| match (source_id, source) {
+                (Some(id), None) => Some(Some(SourceSelector::Id(id))),
+                (None, Some(s)) => Some(Some(SourceSelector::Exact(s))),
+                (None, None) => Some(None),
+                (Some(_), Some(_)) => None,
+            };
         let concept_id = self.concept_id;
         Some(match self.kind.as_str() {
             "set_generated" => Operation::SetGenerated {

@@ -760,7 +760,7 @@ fn apply_checks_expected_revision_then_plan_digest() {
     let r = apply(json!(REV), json!(DIG)).unwrap();
     assert_eq!(
         r.expected,
-        Some(Expected {
+        Some(Authorisation {
             revision: REV.into(),
             plan_digest: DIG.into()
         })

@@ -9,77 +9,25 @@
 use crate::cancel::Cancel;
 use crate::okf::bundle::Bundle;
 use crate::okf::document;
-use crate::okf::grammar::{classify, DocClass};
 use crate::okf::temporal::parse_offset_datetime;
-use crate::okf::validate::{self, Finding, Options};
-use crate::okf::version::{Declaration, Target};
+use crate::okf::validate::{self, Options};
+use crate::okf::version::Target;
 use crate::okf::yaml::{Node, NodeKind, Style};
-use crate::plan::diff::{self, Diff, FileChange};
+use crate::plan::diff::Diff;
 use crate::plan::edit::{self, EditError, Frontmatter, NewValue, Scalar, Seg};
+use crate::plan::identity::ChangeSet;
 use crate::plan::patch::computation;
-use crate::plan::patch::identity::{self, ChangeSet, PlanInputs, PlanWrite, Ref};
 use crate::plan::patch::ops::{
     AttestedComputation, BundleVersion, ComputationBody, Lifecycle, Operation, PatchRequest,
-    Source, SourceSelector, Verification, Window,
+    PatchSource, SourceSelector, Verification, Window,
 };
+use crate::plan::stage::{self, finish_diagnostics, Plan, PlanStatus, Sealed, Verdict};
 use crate::store::capture::Capture;
-use crate::tools::common::bundle_fault;
 use crate::wire::envelope::{Diagnostic, Severity, ToolError};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Maximum affected paths of a plan (spec/surface.md §11).
 pub const MAX_AFFECTED_PATHS: usize = 10_000;
-/// Maximum `preexisting_error` warnings before `preexisting_errors_truncated`.
-pub const MAX_PREEXISTING: usize = 100;
-
-/// The outcome status of a plan (spec/concept-patch.md §5.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// At least one file changes; the plan digest may be applied.
-    Applicable,
-    /// Zero writes: result revision = base revision.
-    Noop,
-    /// An operation or the staged validation refused the patch; no committable result.
-    Rejected,
-}
-
-impl Status {
-    /// Wire spelling.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Applicable => "applicable",
-            Status::Noop => "noop",
-            Status::Rejected => "rejected",
-        }
-    }
-}
-
-/// A built plan.
-#[derive(Debug, Clone)]
-pub struct Plan {
-    /// The outcome (§5.1).
-    pub status: Status,
-    /// The captured revision.
-    pub base_revision: String,
-    /// `None` only when rejected.
-    pub result_revision: Option<String>,
-    /// The change set's request digest (spec/store.md §4).
-    pub request_digest: String,
-    /// The change-set id (spec/concept-patch.md §7.2).
-    pub change_set_id: String,
-    /// The plan digest for applicable/noop; the request digest when rejected.
-    pub plan_digest: String,
-    /// Written files `(path, new bytes)`, ascending by path; empty unless applicable.
-    pub writes: Vec<(String, Vec<u8>)>,
-    /// Concept ids of written concept files, sorted.
-    pub changed_refs: Vec<String>,
-    /// The unified diff of the writes, cut by whole file sections past 1 MiB (§5.4).
-    pub diff: Diff,
-    /// Wire diagnostics, sorted (§5.3).
-    pub diagnostics: Vec<Diagnostic>,
-}
-
 /// A rejection raised by one operation: code and the document it concerns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Reject {
@@ -118,7 +66,7 @@ pub fn plan_patch(
 ) -> Result<Plan, ToolError> {
     cancel.check()?;
     let bundle = validate::parse_for_validation(capture, &validation_options(req))
-        .map_err(|f| bundle_fault(&f))?;
+        .map_err(|f| f.to_tool_error())?;
     plan_patch_parsed(&bundle, req, change_set_base, cancel)
 }
 
@@ -186,7 +134,7 @@ pub fn plan_patch_parsed(
                 .with_file(reject.file.clone()),
         );
         Plan {
-            status: Status::Rejected,
+            status: PlanStatus::Rejected,
             base_revision: capture.revision.clone(),
             result_revision: None,
             request_digest: request_digest.clone(),
@@ -202,20 +150,14 @@ pub fn plan_patch_parsed(
         return Ok(rejected(&r, Vec::new()));
     }
 
-    // Drop writes whose bytes equal the current bytes (§3 rule 4).
-    let writes: Vec<(String, Vec<u8>)> = overlay
-        .into_iter()
-        .filter(|(p, t)| capture.get(p).is_none_or(|f| f.bytes() != t.as_bytes()))
-        .map(|(p, t)| (p, t.into_bytes()))
-        .collect();
+    let writes = stage::changed_writes(capture, overlay);
     if writes.len() > MAX_AFFECTED_PATHS {
         return Err(ToolError::resource_limit("patch affects too many paths"));
     }
     cancel.check()?;
     // Incremental: only the written documents are parsed again (proptest-equivalent to a full
     // validation of the overlay, `validate::validate_staged`).
-    let staged_report = validate::validate_staged(bundle, &base_report, &writes, &opts)
-        .map_err(|f| bundle_fault(&f))?;
+    let (staged_report, verdict) = stage::validate_staged(bundle, &base_report, &writes, &opts)?;
 
     // set_bundle_version "0.2" while v0.1 constructs remain (§3.8, README R41).
     let declares_02 = req.operations.iter().any(|o| {
@@ -244,11 +186,10 @@ pub fn plan_patch_parsed(
         }
     }
 
-    let written: BTreeSet<&str> = writes.iter().map(|(p, _)| p.as_str()).collect();
     let Verdict {
         projected,
         blocking,
-    } = judge_staged(&base_report, &staged_report, &written);
+    } = verdict;
     if !blocking.is_empty() {
         let mut diags = projected;
         diags.extend(blocking);
@@ -262,62 +203,16 @@ pub fn plan_patch_parsed(
         ));
     }
 
-    let result_revision = crate::plan::digest::revision_with(
-        capture.files.iter().map(|f| (f.path.as_str(), &f.digest)),
-        &writes,
-    );
-    let changed_refs: Vec<String> = writes
-        .iter()
-        .filter_map(|(p, _)| match classify(p) {
-            DocClass::Concept(id) => Some(id),
-            _ => None,
-        })
-        .collect();
-    let hexes: Vec<String> = writes
-        .iter()
-        .map(|(_, b)| identity::content_hex(b))
-        .collect();
-    let plan_digest = identity::plan_digest(&PlanInputs {
-        request_digest: &request_digest,
-        change_set_base,
-        base_revision: &capture.revision,
-        result_revision: &result_revision,
-        reads: capture.files.iter().map(|f| f.path.as_str()).collect(),
-        writes: writes
-            .iter()
-            .zip(&hexes)
-            .map(|((p, b), h)| PlanWrite {
-                path: p,
-                content: b,
-                digest_hex: h,
-            })
-            .collect(),
-        affected_refs: changed_refs
-            .iter()
-            .map(|id| Ref {
-                concept_id: id.clone(),
-                fragment: None,
-            })
-            .collect(),
-    })
-    .map_err(|_| ToolError::invalid_request("cannot compute the plan digest"))?;
-    let diff = {
-        let changes: Vec<FileChange<'_>> = writes
-            .iter()
-            .map(|(p, b)| FileChange {
-                path: p,
-                old: capture
-                    .get(p)
-                    .map(|f| std::str::from_utf8(f.bytes()).unwrap_or_default()),
-                new: std::str::from_utf8(b).unwrap_or_default(),
-            })
-            .collect();
-        diff::render(&changes)
-    };
+    let Sealed {
+        result_revision,
+        changed_refs,
+        plan_digest,
+        diff,
+    } = stage::seal(capture, &request_digest, change_set_base, &writes)?;
     let status = if writes.is_empty() {
-        Status::Noop
+        PlanStatus::Noop
     } else {
-        Status::Applicable
+        PlanStatus::Applicable
     };
     Ok(Plan {
         status,
@@ -331,126 +226,6 @@ pub fn plan_patch_parsed(
         diff,
         diagnostics: finish_diagnostics(projected),
     })
-}
-
-/// The staged-validation verdict of spec/concept-patch.md §3 rule 3 (README R32).
-#[derive(Debug, Clone, Default)]
-pub struct Verdict {
-    /// Non-blocking findings: staged `WARN`/`INFO` plus one `preexisting_error` `WARN` per
-    /// untouched document whose `ERROR`s already existed in the base.
-    pub projected: Vec<Diagnostic>,
-    /// Blocking `ERROR`s: in written documents, bundle-level, or caused by the change.
-    pub blocking: Vec<Diagnostic>,
-}
-
-/// Compares the base and staged validation reports ("do no harm", §3 rule 3): an `ERROR`
-/// blocks when it is in a written document, bundle-level (`version_declaration_invalid`,
-/// `version_assertion_failed`) or absent from the base by (`file`, `code`).
-#[must_use]
-pub fn judge_staged(
-    base: &validate::Report,
-    staged: &validate::Report,
-    written: &BTreeSet<&str>,
-) -> Verdict {
-    let base_errors: BTreeSet<(&str, &str)> = base
-        .findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .map(|f| (f.file.as_str(), f.code))
-        .collect();
-    let declared_01 = matches!(&base.declaration, Declaration::Valid(v) if v == "0.1");
-    let mut projected: Vec<Diagnostic> = Vec::new();
-    let mut blocking: Vec<Diagnostic> = Vec::new();
-    let mut preexisting: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for f in &staged.findings {
-        if f.severity != Severity::Error {
-            projected.push(finding_diag(f, declared_01));
-            continue;
-        }
-        let bundle_level = matches!(
-            f.code,
-            "version_declaration_invalid" | "version_assertion_failed"
-        );
-        let caused = !base_errors.contains(&(f.file.as_str(), f.code));
-        if written.contains(f.file.as_str()) || bundle_level || caused {
-            blocking.push(finding_diag(f, declared_01));
-        } else {
-            preexisting
-                .entry(f.file.as_str())
-                .or_default()
-                .insert(f.code);
-        }
-    }
-    for (i, (file, codes)) in preexisting.iter().enumerate() {
-        if i == MAX_PREEXISTING {
-            projected.push(Diagnostic::new(
-                "preexisting_errors_truncated",
-                Severity::Warn,
-                "more documents hold errors that existed before this change",
-            ));
-            break;
-        }
-        let names: Vec<&str> = codes.iter().copied().collect();
-        projected.push(
-            Diagnostic::new(
-                "preexisting_error",
-                Severity::Warn,
-                format!(
-                    "this document already had errors before the change: {}",
-                    names.join(", ")
-                ),
-            )
-            .with_file(*file),
-        );
-    }
-    Verdict {
-        projected,
-        blocking,
-    }
-}
-
-/// The capture with `writes` applied (replaced or added), re-hashed.
-#[must_use]
-pub fn overlay_capture(capture: &Capture, writes: &[(String, Vec<u8>)]) -> Capture {
-    let mut files: BTreeMap<String, Vec<u8>> = capture
-        .files
-        .iter()
-        .map(|f| (f.path.clone(), f.bytes().to_vec()))
-        .collect();
-    for (p, b) in writes {
-        files.insert(p.clone(), b.clone());
-    }
-    Capture::from_files(files)
-}
-
-fn finding_diag(f: &Finding, declared_01: bool) -> Diagnostic {
-    let message = if f.code == "version_assertion_failed" && declared_01 {
-        "the bundle declares 0.1; migrate it with preview_v02_migration first".to_owned()
-    } else {
-        f.message.to_owned()
-    };
-    Diagnostic::new(f.code, f.severity, message).with_file(f.file.clone())
-}
-
-/// Sorts by (severity, file, code, message) and removes exact duplicates (§5.3).
-#[must_use]
-pub fn finish_diagnostics(mut d: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    d.sort_by(|a, b| {
-        (
-            a.severity,
-            a.file.as_bytes(),
-            a.code.as_bytes(),
-            a.message.as_bytes(),
-        )
-            .cmp(&(
-                b.severity,
-                b.file.as_bytes(),
-                b.code.as_bytes(),
-                b.message.as_bytes(),
-            ))
-    });
-    d.dedup();
-    d
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1031,7 +806,7 @@ struct Projection {
     usage_window: Option<(String, String)>,
 }
 
-fn desired_projection(s: &Source, window: Option<&Window>) -> Projection {
+fn desired_projection(s: &PatchSource, window: Option<&Window>) -> Projection {
     Projection {
         resource: Some(s.resource.clone()),
         title: s.title.clone(),
@@ -1130,7 +905,7 @@ fn source_items(doc: &DocEdit) -> OpResult<Option<Vec<Node>>> {
     Ok(Some(items.to_vec()))
 }
 
-fn rendered_source(s: &Source) -> Vec<(String, NewValue)> {
+fn rendered_source(s: &PatchSource) -> Vec<(String, NewValue)> {
     let mut e = Vec::new();
     if let Some(id) = &s.id {
         e.push(("id".to_owned(), NewValue::str(id)));
@@ -1161,7 +936,7 @@ fn window_value(w: &Window) -> NewValue {
     ])
 }
 
-fn append_source(doc: &mut DocEdit, s: &Source) -> OpResult<()> {
+fn append_source(doc: &mut DocEdit, s: &PatchSource) -> OpResult<()> {
     let item = NewValue::BlockMap(rendered_source(s));
     if root_get(doc, "sources").is_none() {
         set_value(doc, &[], "sources", &NewValue::BlockSeq(vec![item]))
@@ -1229,7 +1004,7 @@ fn check_candidate(doc: &DocEdit, item: &Node) -> OpResult<()> {
 }
 
 /// §3.4 `put_source`.
-fn put_source(doc: &mut DocEdit, s: &Source) -> OpResult<()> {
+fn put_source(doc: &mut DocEdit, s: &PatchSource) -> OpResult<()> {
     let Some(items) = source_items(doc)? else {
         return append_source(doc, s);
     };

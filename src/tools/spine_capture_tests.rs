@@ -1,4 +1,4 @@
-//! [`with_patch_capture`]: a plan on the spilled capture equals the plan on a resident one,
+//! [`with_capture`] (concept patch): a plan on the spilled capture equals the plan on a resident one,
 //! the spilled capture holds only the documents the plan reads, and a plan that reads a
 //! spilled file is discarded and rebuilt on a resident capture.
 
@@ -7,8 +7,9 @@
 use super::*;
 use crate::okf::grammar::{classify, DocClass};
 use crate::okf::memo;
-use crate::plan::patch::ops::parse_patch_request;
-use crate::plan::patch::planner::plan_patch;
+use crate::plan::patch::ops::{parse_patch_request, PatchRequest};
+use crate::plan::patch::planner::{documents_read, plan_patch};
+use crate::tools::concept_patch::ConceptPatch;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -136,7 +137,7 @@ fn spilled_plans_equal_resident_plans_and_keep_only_the_documents_read() {
                 memo::clear();
             }
             let mut calls = 0;
-            let got = with_patch_capture(&root, &req, &cancel, |c| {
+            let got = with_capture::<ConceptPatch, _>(&root, &req, &cancel, |c| {
                 calls += 1;
                 plan_patch(c, &req, &c.revision, &cancel)
             });
@@ -220,7 +221,7 @@ fn a_plan_that_reads_a_spilled_file_is_rebuilt_on_a_resident_capture() {
     // The memo forgets what the spilling capture learnt before the plan reads it: the
     // validation must then parse spilled documents, which marks the capture as missed.
     let mut seen: Vec<bool> = Vec::new();
-    let (c, got) = with_patch_capture(&root, &req, &cancel, |c| {
+    let (c, got) = with_capture::<ConceptPatch, _>(&root, &req, &cancel, |c| {
         seen.push(c.is_complete());
         if seen.len() == 1 {
             memo::clear();

@@ -1,0 +1,63 @@
+//! The concept-patch workflow on the spine (spec/concept-patch.md §6): what
+//! `preview_concept_patch` and `apply_concept_patch` supply to [`crate::tools::spine`].
+
+use crate::cancel::Cancel;
+use crate::okf::bundle::Bundle;
+use crate::okf::validate::Options;
+use crate::plan::identity::{Authorisation, ChangeSet};
+use crate::plan::patch::ops::{plan_mismatch, PatchRequest};
+use crate::plan::patch::planner::{documents_read, plan_patch_parsed, validation_options};
+use crate::plan::stage::Plan;
+use crate::store::error::Flavor;
+use crate::tools::apply_concept_patch::check_state;
+use crate::tools::spine::Workflow;
+use crate::wire::envelope::ToolError;
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// The concept patch (spec/concept-patch.md).
+#[derive(Debug, Clone, Copy)]
+pub struct ConceptPatch;
+
+impl Workflow for ConceptPatch {
+    type Request = PatchRequest;
+    const NAMESPACE: &'static str = "mcp:concept-patch";
+    const FLAVOR: Flavor = Flavor::ConceptPatch;
+
+    fn bundle_path(req: &PatchRequest) -> &str {
+        &req.bundle_path
+    }
+
+    fn authorisation(req: &PatchRequest) -> Option<&Authorisation> {
+        req.expected.as_ref()
+    }
+
+    fn change_set(req: &PatchRequest, base_revision: &str) -> ChangeSet {
+        ChangeSet::concept_patch(&req.actor, base_revision, &req.operations)
+    }
+
+    fn validation_options(req: &PatchRequest) -> Options {
+        validation_options(req)
+    }
+
+    fn documents_read(req: &PatchRequest) -> BTreeSet<String> {
+        documents_read(req)
+    }
+
+    fn plan(
+        bundle: &Bundle<'_>,
+        req: &PatchRequest,
+        change_set_base: &str,
+        cancel: &Cancel,
+    ) -> Result<Plan, ToolError> {
+        plan_patch_parsed(bundle, req, change_set_base, cancel)
+    }
+
+    fn mismatch(message: &str) -> ToolError {
+        plan_mismatch(message)
+    }
+
+    fn check_apply_state(out: &Value) -> Result<(), ToolError> {
+        check_state(out)
+    }
+}

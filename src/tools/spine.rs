@@ -1,0 +1,459 @@
+//! The one preview/apply pipeline of every workflow (spec/store.md §10–§13,
+//! spec/concept-patch.md §6, spec/migration.md §9): capture → plan → authorise → commit →
+//! classify.
+//!
+//! A workflow (the concept patch today; the 0.1 → 0.2 migration and the temporal upgrade
+//! next) implements [`Workflow`]: its pure request, its planner, its idempotency namespace and
+//! outcome flavour, its validator options, the documents its planner reads, and a hook that
+//! runs before a replay-only commit. Everything else is written once, here:
+//!
+//! - [`preview`]: open `bundle_path`, capture (spilled: only the documents the plan reads stay
+//!   in memory), parse once under the workflow's validator options, plan. Writes nothing.
+//! - [`apply`]: the authorised identity (change set, idempotency key, request digest) before
+//!   any I/O; the lock-first reservation when `.okf/` exists (`docs/store.md` §3.1); one
+//!   capture; on the authorised base revision (branch A) rebuild the plan and compare its
+//!   digest, then commit; off it (branch B) the workflow's replay hook and a replay-only
+//!   commit; then the outcome classification of spec/store.md §12, the `receipt_replayed`
+//!   diagnostic (§12 step 6) and the may-have-committed flag of spec/surface.md §3.
+//!
+//! A tool module shrinks to: decode its arguments into the request, call [`preview`] or
+//! [`apply`], render.
+
+use crate::cancel::Cancel;
+use crate::okf::bundle::Bundle;
+use crate::okf::validate::{self, Options};
+use crate::plan::digest;
+use crate::plan::identity::{Authorisation, ChangeSet};
+use crate::plan::stage::{Plan, PlanStatus};
+use crate::store::capture::{self, Capture, Spill};
+use crate::store::commit::{self, manifest, CommitRequest, Mode, Session};
+use crate::store::error::{Flavor, StoreError};
+use crate::store::outcome::{self, ReceiptMatch};
+use crate::store::root::{self, Root};
+use crate::tools::{Ctx, Success, MAY_HAVE_COMMITTED};
+use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+
+/// What a workflow supplies to the spine. Every method is pure (no I/O).
+pub trait Workflow {
+    /// The validated request (spec/surface.md §9.1 step 5).
+    type Request;
+    /// The idempotency namespace of the apply tool (spec/store.md §6.1).
+    const NAMESPACE: &'static str;
+    /// The outcome flavour: which field names and codes the store errors carry (§12.1).
+    const FLAVOR: Flavor;
+
+    /// The request's `bundle_path` (validated by [`root::open`]).
+    fn bundle_path(req: &Self::Request) -> &str;
+    /// The apply request's authorisation: the previewed base revision and plan digest.
+    /// `None` (a preview request) makes [`apply`] answer plan mismatch.
+    fn authorisation(req: &Self::Request) -> Option<&Authorisation>;
+    /// The change set of `req` on `base_revision` (spec/store.md §4).
+    fn change_set(req: &Self::Request, base_revision: &str) -> ChangeSet;
+    /// The validator options of the base and staged validations; the capture is parsed once
+    /// under them ([`validate::parse_for_validation`]).
+    fn validation_options(req: &Self::Request) -> Options;
+    /// The bundle-relative paths whose bytes the planner reads; every other document is
+    /// spilled by the capture (docs/store.md §3.2).
+    fn documents_read(req: &Self::Request) -> BTreeSet<String>;
+    /// The planner: `bundle` (parsed under [`Workflow::validation_options`]) and `req` in,
+    /// the plan out, with the change set on `change_set_base` (preview: the captured
+    /// revision; apply: the authorised one, equal to it in branch A).
+    ///
+    /// # Errors
+    /// The workflow's planning errors (cancellation, limits, bundle faults).
+    fn plan(
+        bundle: &Bundle<'_>,
+        req: &Self::Request,
+        change_set_base: &str,
+        cancel: &Cancel,
+    ) -> Result<Plan, ToolError>;
+    /// Runs in branch B (the bundle moved since the preview), on the capture the replay is
+    /// answered from, before the replay-only commit (spec/migration.md §9 step 10).
+    ///
+    /// # Errors
+    /// The error to answer instead of the replay.
+    fn before_replay(bundle: &Bundle<'_>, req: &Self::Request) -> Result<(), ToolError> {
+        let _ = (bundle, req);
+        Ok(())
+    }
+    /// The error for an authorisation that does not hold (plan mismatch, with the workflow's
+    /// recovery step).
+    fn mismatch(message: &str) -> ToolError;
+    /// The cross-field state invariants of an apply result (spec/concept-patch.md §5.2).
+    ///
+    /// # Errors
+    /// `schema_validation` when `out` violates them.
+    fn check_apply_state(out: &Value) -> Result<(), ToolError>;
+    /// The apply tool's success object of `answer`; by default [`ApplyAnswer::to_json`].
+    fn render_apply(answer: &ApplyAnswer<'_>, req: &Self::Request) -> Value {
+        let _ = req;
+        answer.to_json()
+    }
+}
+
+/// The status of an apply answer (spec/concept-patch.md §5.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApplyStatus {
+    /// Committed now or replayed from the stored receipt.
+    Applied,
+    /// Nothing to write.
+    Noop,
+    /// The rebuilt plan was rejected.
+    Rejected,
+}
+
+impl ApplyStatus {
+    /// Wire spelling.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApplyStatus::Applied => "applied",
+            ApplyStatus::Noop => "noop",
+            ApplyStatus::Rejected => "rejected",
+        }
+    }
+}
+
+/// An apply answer before rendering.
+#[derive(Debug, Clone)]
+pub struct ApplyAnswer<'a> {
+    /// The status.
+    pub status: ApplyStatus,
+    /// The receipt's (or the capture's) base revision.
+    pub base_revision: String,
+    /// The receipt's result revision; the base revision unless applied.
+    pub result_revision: String,
+    /// The authorised plan digest, echoed.
+    pub plan_digest: &'a str,
+    /// `changed_paths`, ascending.
+    pub changed_paths: Vec<String>,
+    /// Wire diagnostics: the rejection's, or the `receipt_replayed` `INFO` of a replay.
+    pub diagnostics: Vec<Value>,
+}
+
+impl ApplyAnswer<'_> {
+    /// `{status, base_revision, result_revision, plan_digest, changed_paths, diagnostics}`.
+    #[must_use]
+    pub fn to_json(&self) -> Value {
+        json!({
+            "status": self.status.as_str(),
+            "base_revision": self.base_revision,
+            "result_revision": self.result_revision,
+            "plan_digest": self.plan_digest,
+            "changed_paths": self.changed_paths,
+            "diagnostics": self.diagnostics,
+        })
+    }
+}
+
+/// Builds the preview plan of `req`: opens `bundle_path`, captures ([`with_capture`]) and
+/// plans on the captured revision. Writes nothing and never creates `.okf/`.
+///
+/// # Errors
+/// `bundle_path` and capture errors, then the workflow's planning errors.
+pub fn preview<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Plan, ToolError> {
+    ctx.cancel.check()?;
+    let root = root::open(W::bundle_path(req))?;
+    let (_, plan) = with_capture::<W, _>(&root, req, &ctx.cancel, |capture| {
+        plan_capture::<W>(capture, req, &capture.revision, &ctx.cancel)
+    })?;
+    Ok(plan)
+}
+
+/// Parses `capture` under the workflow's validator options and plans on it.
+///
+/// # Errors
+/// `operation_cancelled`; bundle-wide YAML faults (spec/store.md §3.4); the planner's errors.
+pub fn plan_capture<W: Workflow>(
+    capture: &Capture,
+    req: &W::Request,
+    change_set_base: &str,
+    cancel: &Cancel,
+) -> Result<Plan, ToolError> {
+    cancel.check()?;
+    let bundle = validate::parse_for_validation(capture, &W::validation_options(req))
+        .map_err(|f| f.to_tool_error())?;
+    W::plan(&bundle, req, change_set_base, cancel)
+}
+
+/// Captures `root` for a plan of `req` and runs `plan` on the capture; returns the capture
+/// and what `plan` returned.
+///
+/// Memory (docs/store.md §3.2): the capture keeps in memory only the documents the plan reads
+/// ([`Workflow::documents_read`]); every other document is parsed and checked while it is
+/// read ([`validate::spill_visitor`]) and then only its path, size and digest stay. If `plan`
+/// nevertheless read a spilled file ([`Capture::missed`], e.g. because the parse memo was
+/// cleared in between), its result is discarded and the tree is captured again with every
+/// file resident and `plan` run on that: the answer is always the one of a resident capture.
+///
+/// # Errors
+/// The capture errors, and `plan`'s error on the capture whose result stands.
+pub fn with_capture<W: Workflow, T>(
+    root: &Root,
+    req: &W::Request,
+    cancel: &Cancel,
+    mut plan: impl FnMut(&Capture) -> Result<T, ToolError>,
+) -> Result<(Capture, T), ToolError> {
+    let read = W::documents_read(req);
+    let keep = |p: &str| read.contains(p);
+    if let Some(visit) = validate::spill_visitor(&W::validation_options(req), &keep) {
+        let spilled = capture::capture_with(root, cancel, Some(&Spill { visit: &visit }))?;
+        #[cfg(feature = "fault-injection")]
+        if crate::store::hooks::current().forget_memo_after_spill {
+            crate::okf::memo::clear();
+        }
+        let out = plan(&spilled);
+        if !spilled.missed() {
+            return out.map(|t| (spilled, t));
+        }
+    }
+    let capture = capture::capture(root, cancel)?;
+    let out = plan(&capture)?;
+    Ok((capture, out))
+}
+
+/// Runs the apply of `req`: plan, authorise, commit, classify; renders the answer with
+/// [`Workflow::render_apply`] and checks it with [`Workflow::check_apply_state`].
+///
+/// Gating before any I/O: the authorisation, the idempotency key and the change set. Then
+/// one capture (lock-first when `.okf/` exists). Branch A (the bundle is still at the
+/// authorised revision) rebuilds the plan: `rejected` is answered as is, a different digest
+/// is a plan mismatch, `noop` is answered without the store; otherwise the writes are
+/// committed. Branch B (the bundle moved) runs [`Workflow::before_replay`] and can only
+/// succeed through an exact replay answered from a stored receipt.
+///
+/// Lock-first (`docs/store.md` §3.1): when `.okf/` already exists, the store is reserved
+/// (lock taken without waiting, no journal pending; nothing created or written) before that
+/// one capture, so the capture is the fresh capture under the lock of C5 and also the §12
+/// step 6 replay basis; the tree is captured once per call (twice only when the spilled
+/// capture of [`with_capture`] missed), and the probe and recovery run only when the store is
+/// needed. Otherwise (no `.okf/`, lock busy, journal pending) the capture comes first as in
+/// spec/store.md §10.1 and `.okf/` is created only by a fresh commit (rule S-2). A
+/// reservation error other than cancellation is reported only where the store is needed, so
+/// noop, rejected and plan-mismatch answers stay as §13 rows 2 and 6 say.
+///
+/// # Errors
+/// The envelope errors of the workflow's apply tool; a cancellation after the input checks
+/// carries the recovery step of spec/surface.md §6.2. Rejections are successes.
+pub fn apply<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, ToolError> {
+    apply_checked::<W>(req, ctx).map_err(|e| {
+        if e.code == codes::OPERATION_CANCELLED {
+            StoreError::Cancelled.to_tool_error(W::FLAVOR)
+        } else {
+            e
+        }
+    })
+}
+
+/// What the planning step under the capture decided.
+enum Planned {
+    /// A pre-commit answer (`rejected` with its diagnostics, or `noop`).
+    Answer(ApplyStatus, Vec<Value>),
+    /// Branch A with writes: commit them.
+    Fresh {
+        result_revision: String,
+        writes: Vec<(String, Vec<u8>)>,
+        changed_refs: Vec<String>,
+    },
+    /// Branch B: only a stored receipt can answer.
+    ReplayOnly,
+}
+
+fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, ToolError> {
+    let Some(auth) = W::authorisation(req) else {
+        return Err(W::mismatch("expected_plan_digest is not canonical"));
+    };
+    let key = digest::idempotency_key(W::NAMESPACE, &auth.plan_digest)
+        .map_err(|()| W::mismatch("cannot derive transaction identity"))?;
+    let change_set = W::change_set(req, &auth.revision);
+    let request_digest = change_set.request_digest();
+    let expected = ReceiptMatch {
+        change_set_id: change_set.id.clone(),
+        idempotency_key: key.clone(),
+        request_digest: request_digest.clone(),
+        base_revision: Some(auth.revision.clone()),
+        ..ReceiptMatch::default()
+    };
+
+    ctx.cancel.check()?;
+    let root = root::open(W::bundle_path(req))?;
+    // Lock-first reservation when the store already exists (docs/store.md §3.1): no wait,
+    // nothing created or written; `None` keeps the spec's capture-first order. An unreadable
+    // `.okf` is reported only where the store is needed (branch B or the commit).
+    let (session, deferred): (Option<Session<'_>>, Option<StoreError>) =
+        if root::has_private_state(&root).unwrap_or(false) {
+            match commit::open_locked(&root, &key, &request_digest, &ctx.cancel) {
+                Ok(s) => (s, None),
+                Err(StoreError::Cancelled) => {
+                    return Err(StoreError::Cancelled.to_tool_error(W::FLAVOR))
+                }
+                Err(e) => (None, Some(e)),
+            }
+        } else {
+            (None, None)
+        };
+    // With a session this is the capture under the lock (C5); planning runs under the lock.
+    // YAML limits and graph faults fail the capture of every tool (spec/store.md §3.4):
+    // parsed once, under the options the plan validates with, also in branch B.
+    let (capture, planned) = with_capture::<W, _>(&root, req, &ctx.cancel, |capture| {
+        let bundle = validate::parse_for_validation(capture, &W::validation_options(req))
+            .map_err(|f| f.to_tool_error())?;
+        if capture.revision != auth.revision {
+            // Branch B: no rebuild, no digest comparison.
+            W::before_replay(&bundle, req)?;
+            return Ok(Planned::ReplayOnly);
+        }
+        // Branch A.
+        let plan = W::plan(&bundle, req, &auth.revision, &ctx.cancel)?;
+        if plan.status == PlanStatus::Rejected {
+            let diagnostics = plan.diagnostics.iter().map(Diagnostic::to_wire).collect();
+            return Ok(Planned::Answer(ApplyStatus::Rejected, diagnostics));
+        }
+        if plan.plan_digest != auth.plan_digest {
+            return Err(W::mismatch(
+                "the rebuilt plan differs from expected_plan_digest",
+            ));
+        }
+        if plan.status == PlanStatus::Noop {
+            return Ok(Planned::Answer(ApplyStatus::Noop, Vec::new()));
+        }
+        Ok(Planned::Fresh {
+            result_revision: plan.result_revision.clone().unwrap_or_default(),
+            writes: plan.writes,
+            changed_refs: plan.changed_refs,
+        })
+    })?;
+
+    let mut request = CommitRequest {
+        change_set_id: change_set.id.clone(),
+        idempotency_key: key,
+        request_digest,
+        base_revision: auth.revision.clone(),
+        result_revision: auth.revision.clone(),
+        base: manifest(&capture),
+        writes: Vec::new(),
+        changed_refs: Vec::new(),
+        replay: None,
+    };
+    let mode = match planned {
+        Planned::Answer(status, diagnostics) => {
+            let answer = ApplyAnswer {
+                status,
+                base_revision: capture.revision.clone(),
+                result_revision: capture.revision.clone(),
+                plan_digest: &auth.plan_digest,
+                changed_paths: Vec::new(),
+                diagnostics,
+            };
+            let out = W::render_apply(&answer, req);
+            W::check_apply_state(&out)?;
+            return Ok(Success::json(out));
+        }
+        Planned::Fresh {
+            result_revision,
+            writes,
+            changed_refs,
+        } => {
+            request.result_revision = result_revision;
+            request.writes = writes;
+            request.changed_refs = changed_refs;
+            Mode::Fresh
+        }
+        Planned::ReplayOnly => {
+            if session.is_none() && deferred.is_none() && !root::has_private_state(&root)? {
+                return Err(StoreError::Conflict { retryable: true }.to_tool_error(W::FLAVOR));
+            }
+            Mode::ReplayOnly
+        }
+    };
+    let result = match (session, deferred) {
+        (Some(s), _) => match mode {
+            Mode::Fresh => s.commit(&request, &capture, &ctx.cancel),
+            Mode::ReplayOnly => s
+                .lookup(
+                    &request.idempotency_key,
+                    &request.request_digest,
+                    &capture,
+                    &ctx.cancel,
+                )
+                .and_then(|hit| hit.ok_or(StoreError::Conflict { retryable: true })),
+        },
+        // The lock-first open failed: the open of `Commit` would report the same error.
+        (None, Some(e)) => Err(e),
+        (None, None) => commit::commit(&root, &request, mode, &ctx.cancel),
+    };
+    // The store reads paths, sizes and digests of the (possibly spilled) capture, never bytes.
+    debug_assert!(!capture.missed(), "the store read a spilled file");
+    let ok = outcome::classify(result, &expected, W::FLAVOR)?;
+    let diagnostics: Vec<Value> = ok
+        .replayed
+        .map(|basis| Diagnostic::new("receipt_replayed", Severity::Info, basis.message()).to_wire())
+        .into_iter()
+        .collect();
+    let r = &ok.receipt.receipt;
+    let answer = ApplyAnswer {
+        status: if ok.noop {
+            ApplyStatus::Noop
+        } else {
+            ApplyStatus::Applied
+        },
+        base_revision: r.base_revision.clone(),
+        result_revision: r.result_revision.clone(),
+        plan_digest: &auth.plan_digest,
+        changed_paths: ok.changed_paths(),
+        diagnostics,
+    };
+    let out = W::render_apply(&answer, req);
+    committed(out, W::check_apply_state)
+}
+
+/// The success of a call whose store `Commit` ran: a state violation then says the change
+/// may have been committed (spec/surface.md §3).
+///
+/// # Errors
+/// `check`'s error, with the [`MAY_HAVE_COMMITTED`] message.
+pub fn committed(
+    out: Value,
+    check: impl Fn(&Value) -> Result<(), ToolError>,
+) -> Result<Success, ToolError> {
+    if let Err(mut e) = check(&out) {
+        e.message = MAY_HAVE_COMMITTED.to_owned();
+        return Err(e);
+    }
+    let mut s = Success::json(out);
+    s.committed = true;
+    Ok(s)
+}
+
+/// `schema_validation` (`tool output violates its advertised state invariants`).
+#[must_use]
+pub fn state_violation() -> ToolError {
+    ToolError::new(
+        codes::SCHEMA_VALIDATION,
+        "tool output violates its advertised state invariants",
+    )
+}
+
+/// Whether `paths` (a JSON array of strings) is strictly ascending (sorted and unique).
+#[must_use]
+pub fn strictly_ascending(paths: &Value) -> bool {
+    paths.as_array().is_some_and(|a| {
+        a.iter().all(Value::is_string)
+            && a.windows(2)
+                .all(|w| w[0].as_str().unwrap_or("") < w[1].as_str().unwrap_or(""))
+    })
+}
+
+/// Whether any diagnostic of `out` has `severity` equal to `sev`.
+#[must_use]
+pub fn has_severity(out: &Value, sev: &str) -> bool {
+    out["diagnostics"]
+        .as_array()
+        .is_some_and(|d| d.iter().any(|x| x["severity"] == sev))
+}
+
+#[cfg(test)]
+#[path = "spine_capture_tests.rs"]
+mod spine_capture_tests;
