@@ -15,17 +15,17 @@
 //! Every scenario works on a bundle in a temp dir; nothing under the repository is touched.
 
 use okf_mcp::cancel::Cancel;
+use okf_mcp::digest;
 use okf_mcp::okf::bundle::parse_bundle;
+use okf_mcp::okf::capture::overlay_capture;
 use okf_mcp::okf::memo;
 use okf_mcp::okf::temporal::Profile;
 use okf_mcp::okf::validate::{self, Options};
 use okf_mcp::okf::version::Target;
-use okf_mcp::plan::digest;
 use okf_mcp::plan::identity::ChangeSet;
 use okf_mcp::plan::patch::ops::parse_patch_request;
 use okf_mcp::plan::patch::planner::{plan_patch, validation_options};
 use okf_mcp::store::capture;
-use okf_mcp::store::capture::overlay_capture;
 use okf_mcp::store::commit::{self, manifest, CommitRequest, Mode};
 use okf_mcp::store::root;
 use okf_mcp::tools::Ctx;
@@ -676,7 +676,7 @@ fn child_peak(exe: &PathBuf, args: &[&str]) -> Res<u64> {
     Ok(String::from_utf8(out.stdout)?.trim().parse()?)
 }
 
-fn capture_only(dir: &Path) -> Res<capture::Capture> {
+fn capture_only(dir: &Path) -> Res<okf_mcp::okf::capture::Capture> {
     let rt = root::open(&dir.to_string_lossy()).map_err(|e| e.message)?;
     Ok(capture::capture(&rt, &Cancel::default()).map_err(|e| e.message)?)
 }

@@ -4,7 +4,7 @@
 //! itself. The MCP server wires it to `notifications/cancelled` and stdin EOF; the CLI to
 //! SIGINT/SIGTERM.
 
-use crate::wire::envelope::ToolError;
+use crate::envelope::ToolError;
 use tokio_util::sync::CancellationToken;
 
 /// A cheap, clonable cancellation flag shared by one request's work.

@@ -2,20 +2,28 @@
 //! (Open Knowledge Format) bundle on disk.
 //!
 //! Layout (functional core, imperative shell):
+//! - [`envelope`]: the error vocabulary every layer may use — tool errors, diagnostics,
+//!   severities and the stable wire codes (spec/surface.md §4–§6).
+//! - [`digest`]: canonical length-prefixed encodings and digests (revision, keys, names;
+//!   spec/store.md §2, §3.6, §6), shared by every layer.
 //! - [`okf`]: pure OKF document layer — frontmatter split, YAML with byte spans, grammars,
 //!   projections, version resolution, the validator. Bytes in, values out; no I/O.
-//! - [`plan`]: pure planners and digests (revision, request and plan digests).
+//! - [`plan`]: pure planners: the lossless editor, identity (change set, request and plan
+//!   digests), shared staging, the concept patch.
 //! - [`store`]: every filesystem effect — `bundle_path` walk, capture, and the transactional
 //!   writer under `.okf/`.
-//! - [`tools`]: one module per MCP tool: a pure `parse` of validated arguments, then `execute`.
+//! - [`tools`]: the workflow spine (`tools::spine`) and one module per MCP tool: a pure parse
+//!   of validated arguments, then the I/O through the store.
 //! - [`wire`]: the shared dispatcher — raw-argument boundary, aliases, JSON Schema, error
-//!   envelope, output enforcement. MCP and CLI both call [`wire::dispatch::call`].
+//!   output enforcement. MCP and CLI both call [`wire::dispatch::call`].
 //! - [`server`]: the stdio MCP server (rmcp) and its framing layer.
 //! - [`cli`]: `okf-mcp serve | call | demo`.
 
 pub mod cancel;
 pub mod cli;
 pub mod demo;
+pub mod digest;
+pub mod envelope;
 pub mod okf;
 pub mod plan;
 pub mod server;

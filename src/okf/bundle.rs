@@ -4,12 +4,12 @@
 //! limits and graph faults fail the whole bundle; ordinary parse problems are recorded per
 //! document for each tool to handle.
 
+use crate::envelope::{codes, Diagnostic, Severity, ToolError};
+use crate::okf::capture::{Capture, CapturedFile};
 use crate::okf::document::{self, Split};
 use crate::okf::grammar::{classify, DocClass};
 use crate::okf::memo;
 use crate::okf::yaml::{self, Node, Yaml, YamlError};
-use crate::store::capture::{Capture, CapturedFile};
-use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
 use std::sync::OnceLock;
 
 /// Why a concept or reserved document cannot be parsed (spec/surface.md §13.1).

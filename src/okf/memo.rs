@@ -27,8 +27,8 @@
 //! nothing is ever wrong, only slower). Holds no document text: 32-byte digests, paths and the
 //! fixed finding sentences only.
 
+use crate::okf::finding::Finding;
 use crate::okf::temporal::Profile;
-use crate::okf::validate::Finding;
 use std::collections::{HashMap, HashSet};
 use std::hash::Hasher;
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
@@ -360,7 +360,7 @@ pub fn len() -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::envelope::Severity;
+    use crate::envelope::Severity;
 
     fn opts(v02: bool) -> DocOptions {
         DocOptions {

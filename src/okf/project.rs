@@ -522,7 +522,7 @@ pub fn read_projection(doc: &Doc<'_>, profile: Profile) -> Option<(Value, Value)
 mod tests {
     use super::*;
     use crate::okf::bundle::parse_bundle;
-    use crate::store::capture::Capture;
+    use crate::okf::capture::Capture;
 
     fn with_doc<R>(text: &str, f: impl FnOnce(&Doc<'_>) -> R) -> R {
         let c = Capture::from_files([("c.md".to_owned(), text.as_bytes().to_vec())]);

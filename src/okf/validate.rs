@@ -8,11 +8,14 @@
 //! Messages are fixed neutral sentences: they never contain frontmatter values, document text
 //! or argument values; the finding's `file` names the document.
 
+use crate::envelope::Severity;
 use crate::okf::actor::is_document_actor;
 use crate::okf::bundle::{
     parse_bundle, parse_bundle_visiting, parse_document, Bundle, BundleFault, Doc, ParseFault,
     Parsed,
 };
+use crate::okf::capture::{overlay_capture, Capture, CapturedFile};
+use crate::okf::finding::Finding;
 use crate::okf::grammar::DocClass;
 use crate::okf::markdown;
 use crate::okf::memo::{self, DocOptions};
@@ -22,8 +25,6 @@ use crate::okf::project::{
 use crate::okf::temporal::{parse_date, parse_offset_datetime, Profile};
 use crate::okf::version::{self, Declaration, Target, Version};
 use crate::okf::yaml::{Node, Resolved};
-use crate::store::capture::{overlay_capture, Capture, CapturedFile};
-use crate::wire::envelope::{Diagnostic, Severity};
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -42,25 +43,6 @@ pub struct Options {
     pub temporal_profile: Profile,
     /// `as_of` already validated under `temporal_profile`; enables `stale_concept`.
     pub as_of: Option<String>,
-}
-
-/// One validator finding; becomes a wire diagnostic through [`Finding::to_diagnostic`].
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Finding {
-    /// Bundle-relative path, or `""` for bundle-level findings without a document.
-    pub file: String,
-    /// A code of the spec/surface.md §13.2 table.
-    pub code: &'static str,
-    pub message: &'static str,
-    pub severity: Severity,
-}
-
-impl Finding {
-    /// The seven-member diagnostic (spec/surface.md §6.1).
-    #[must_use]
-    pub fn to_diagnostic(&self) -> Diagnostic {
-        Diagnostic::new(self.code, self.severity, self.message).with_file(self.file.clone())
-    }
 }
 
 /// The validator's result.
@@ -1077,11 +1059,7 @@ mod tests {
         );
         let got: BTreeSet<&str> = all.findings.iter().map(|f| f.code).collect();
         for f in &all.findings {
-            assert!(
-                !crate::wire::envelope::is_sensitive(f.message),
-                "{}",
-                f.message
-            );
+            assert!(!crate::envelope::is_sensitive(f.message), "{}", f.message);
         }
         for c in [
             "invalid_generated",
@@ -1347,7 +1325,7 @@ mod tests {
             proptest::prop_assert_eq!(fast, full);
             let digests = base.files.iter().map(|f| (f.path.as_str(), &f.digest));
             proptest::prop_assert_eq!(
-                crate::plan::digest::revision_with(digests, &writes),
+                crate::digest::revision_with(digests, &writes),
                 overlay.revision
             );
         }

@@ -236,7 +236,7 @@ pub fn resolve(decl: &Declaration, target: Option<Target>) -> Version {
 mod tests {
     use super::*;
     use crate::okf::bundle::parse_bundle;
-    use crate::store::capture::Capture;
+    use crate::okf::capture::Capture;
 
     fn decl_of(index: &str) -> Declaration {
         let c = Capture::from_files([("index.md".to_owned(), index.as_bytes().to_vec())]);

@@ -6,7 +6,7 @@
 //! Everything here is deterministic and pure: the same inputs give the same bytes on every
 //! run and machine, and every encoded input changes the digest (spec/store.md §2 rule 4).
 
-use crate::plan::digest::{digest_str, hex, is_canonical_digest, sha256, Encoder};
+use crate::digest::{digest_str, hex, is_canonical_digest, sha256, Encoder};
 
 /// What a preview authorised, as an apply request carries it back: both canonical
 /// `sha256:<64 hex>` strings (spec/concept-patch.md §6.2 `expected_revision` and

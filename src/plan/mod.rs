@@ -1,7 +1,6 @@
 //! Pure planners and digests. No I/O: captures and arguments in, plans and digests out.
 
 pub mod diff;
-pub mod digest;
 pub mod edit;
 pub mod identity;
 pub mod patch;

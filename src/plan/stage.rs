@@ -12,15 +12,16 @@
 //! - [`Plan`] / [`PlanStatus`]: the plan every workflow returns to the spine
 //!   (`crate::tools::spine`).
 
+use crate::digest;
+use crate::envelope::{Diagnostic, Severity, ToolError};
 use crate::okf::bundle::Bundle;
+use crate::okf::capture::Capture;
+use crate::okf::finding::Finding;
 use crate::okf::grammar::{classify, DocClass};
-use crate::okf::validate::{self, Finding, Options, Report};
+use crate::okf::validate::{self, Options, Report};
 use crate::okf::version::Declaration;
 use crate::plan::diff::{self, Diff, FileChange};
-use crate::plan::digest;
 use crate::plan::identity::{self, PlanInputs, PlanWrite, Ref};
-use crate::store::capture::Capture;
-use crate::wire::envelope::{Diagnostic, Severity, ToolError};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Maximum `preexisting_error` warnings before `preexisting_errors_truncated`.

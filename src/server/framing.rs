@@ -19,7 +19,7 @@
 //! Invariants: argument bytes never travel inside a frame rmcp reads; the server never writes a
 //! −32700 reply; nothing here touches the bundle (step 7).
 
-use crate::wire::envelope::ToolError;
+use crate::envelope::ToolError;
 use crate::wire::raw;
 use rmcp::model::{ClientRequest, JsonRpcMessage, RequestId};
 use rmcp::service::RxJsonRpcMessage;

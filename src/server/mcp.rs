@@ -20,10 +20,10 @@
 //! `<tool>` panic inside the handler (MCP and CLI alike), see [`crate::server::test_panic`].
 
 use crate::cancel::Cancel;
+use crate::envelope::ToolError;
 use crate::server::framing::{self, RawEntry, SideTable};
 use crate::tools::Ctx;
 use crate::wire::dispatch::{self, ToolResult};
-use crate::wire::envelope::ToolError;
 use crate::wire::registry;
 use crate::wire::schema::advertised;
 use rmcp::model::{

@@ -18,16 +18,17 @@
 //!   not representable (spec/store.md §3.2 rules 1–2) is never echoed.
 
 use crate::cancel::Cancel;
-use crate::plan::digest;
+use crate::digest;
+use crate::envelope::{codes, Diagnostic, Severity, ToolError};
+use crate::okf::capture::{Capture, CapturedFile};
 use crate::store::root::{same_identity, Root};
-use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, Metadata, OpenOptions};
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// Visible-file limit: at most 10,000 visible files (spec/store.md §3.3).
@@ -51,157 +52,6 @@ pub const MSG_UNSUPPORTED: &str = "bundle contains an unsupported file type";
 pub const DIAG_SYMLINK: &str = "symlink_refused";
 /// Diagnostic code of a refused FIFO, socket or device (spec/store.md §3.1).
 pub const DIAG_UNSUPPORTED: &str = "unsupported_file_type";
-
-/// One visible regular file.
-///
-/// Its bytes are **resident** (held in memory) unless the capture was taken with a
-/// [`Spill`] that let them go after visiting them; a spilled file keeps its path, size and
-/// digest. Reading the bytes of a spilled file through [`CapturedFile::bytes`] yields an empty
-/// slice and marks the capture as missed ([`Capture::missed`]), so a caller discards whatever
-/// it computed and captures again with every file resident.
-#[derive(Debug, Clone)]
-pub struct CapturedFile {
-    /// Bundle-relative path (spec/store.md §3.2).
-    pub path: String,
-    /// The exact bytes read (empty when spilled).
-    bytes: Vec<u8>,
-    /// Length of the bytes read, in bytes (also when spilled).
-    pub size: u64,
-    /// `H(bytes)`: raw SHA-256 (spec/store.md §3.6 step 1).
-    pub digest: [u8; 32],
-    /// `Some(miss flag of the capture)` when the bytes were spilled.
-    spilled: Option<Arc<AtomicBool>>,
-}
-
-impl CapturedFile {
-    /// A resident file.
-    #[must_use]
-    pub fn new(path: String, bytes: Vec<u8>) -> Self {
-        let digest = digest::sha256(&bytes);
-        Self {
-            path,
-            size: bytes.len() as u64,
-            bytes,
-            digest,
-            spilled: None,
-        }
-    }
-
-    /// The exact bytes read. For a spilled file: the empty slice, and the capture is marked
-    /// as missed (see the type's docs).
-    #[must_use]
-    pub fn bytes(&self) -> &[u8] {
-        if let Some(miss) = &self.spilled {
-            miss.store(true, Ordering::Relaxed);
-        }
-        &self.bytes
-    }
-
-    /// Whether the bytes are held in memory.
-    #[must_use]
-    pub fn is_resident(&self) -> bool {
-        self.spilled.is_none()
-    }
-}
-
-impl PartialEq for CapturedFile {
-    /// Same path, size, digest and residency (the bytes of two resident files with equal
-    /// digests are compared too).
-    fn eq(&self, other: &Self) -> bool {
-        self.path == other.path
-            && self.size == other.size
-            && self.digest == other.digest
-            && self.is_resident() == other.is_resident()
-            && self.bytes == other.bytes
-    }
-}
-
-impl Eq for CapturedFile {}
-
-/// The visible tree, sorted by path bytes, with its revision.
-#[derive(Debug, Clone)]
-pub struct Capture {
-    /// Every visible file, ascending by path bytes.
-    pub files: Vec<CapturedFile>,
-    /// `sha256:<64 hex>` (spec/store.md §3.6).
-    pub revision: String,
-    /// Set once the bytes of a spilled file were asked for (shared with its files).
-    miss: Arc<AtomicBool>,
-}
-
-impl PartialEq for Capture {
-    fn eq(&self, other: &Self) -> bool {
-        self.files == other.files && self.revision == other.revision
-    }
-}
-
-impl Eq for Capture {}
-
-impl Capture {
-    /// Builds a capture from in-memory files (tests, overlays); sorts by path bytes and
-    /// computes the revision of spec/store.md §3.6. Paths are taken as given (no grammar
-    /// check). Every file is resident.
-    #[must_use]
-    pub fn from_files(files: impl IntoIterator<Item = (String, Vec<u8>)>) -> Self {
-        let mut files: Vec<CapturedFile> = files
-            .into_iter()
-            .map(|(path, bytes)| CapturedFile::new(path, bytes))
-            .collect();
-        files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
-        let revision = digest::revision(files.iter().map(|f| (f.path.as_str(), &f.digest)));
-        Self {
-            files,
-            revision,
-            miss: Arc::new(AtomicBool::new(false)),
-        }
-    }
-
-    /// The file at `path`, if visible.
-    #[must_use]
-    pub fn get(&self, path: &str) -> Option<&CapturedFile> {
-        self.files
-            .binary_search_by(|f| f.path.as_bytes().cmp(path.as_bytes()))
-            .ok()
-            .map(|i| &self.files[i])
-    }
-
-    /// Total bytes of all visible files.
-    #[must_use]
-    pub fn total_bytes(&self) -> u64 {
-        self.files.iter().map(|f| f.size).sum()
-    }
-
-    /// Whether the bytes of a spilled file were asked for since the capture was taken: a
-    /// result computed from this capture may then be wrong and MUST be discarded (capture
-    /// again without a [`Spill`]). Always false for a capture with every file resident.
-    #[must_use]
-    pub fn missed(&self) -> bool {
-        self.miss.load(Ordering::Relaxed)
-    }
-
-    /// Whether every file's bytes are held in memory.
-    #[must_use]
-    pub fn is_complete(&self) -> bool {
-        self.files.iter().all(CapturedFile::is_resident)
-    }
-}
-
-/// `capture` with `writes` applied (replaced or added; a repeated path: the last write wins),
-/// re-hashed: the staged bundle of a plan as a capture of its own, with every file resident
-/// (the bytes of every base file are read, so a spilled `capture` reports
-/// [`Capture::missed`]).
-#[must_use]
-pub fn overlay_capture(capture: &Capture, writes: &[(String, Vec<u8>)]) -> Capture {
-    let mut files: std::collections::BTreeMap<String, Vec<u8>> = capture
-        .files
-        .iter()
-        .map(|f| (f.path.clone(), f.bytes().to_vec()))
-        .collect();
-    for (p, b) in writes {
-        files.insert(p.clone(), b.clone());
-    }
-    Capture::from_files(files)
-}
 
 /// What a capture keeps in memory of each file it reads: the bytes of a file are dropped
 /// right after `visit` returned `false` for it (the path, size and digest stay). `visit`
@@ -553,11 +403,7 @@ pub fn capture_with(
     cancel.check()?;
     files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
     let revision = digest::revision(files.iter().map(|f| (f.path.as_str(), &f.digest)));
-    Ok(Capture {
-        files,
-        revision,
-        miss,
-    })
+    Ok(Capture::walked(files, revision, miss))
 }
 
 fn unreadable() -> ToolError {
@@ -874,13 +720,13 @@ impl<'a> Walk<'a> {
         }
         // Both checks passed, so n <= budget and n is the whole of the bytes read.
         self.total += n;
-        self.files.push(CapturedFile {
-            path: job.path,
-            bytes: read.bytes,
-            size: read.len,
-            digest: read.digest,
-            spilled: (!read.keep).then(|| Arc::clone(&self.miss)),
-        });
+        self.files.push(CapturedFile::read(
+            job.path,
+            read.bytes,
+            read.len,
+            read.digest,
+            (!read.keep).then(|| Arc::clone(&self.miss)),
+        ));
         #[cfg(feature = "fault-injection")]
         self.hooks.after_file_read(self.files.len(), self.cancel);
         self.cancel.check()
@@ -961,6 +807,7 @@ mod tests {
     use super::*;
     use std::fs;
     use std::path::Path;
+    use std::sync::atomic::Ordering;
 
     fn open(p: &Path) -> Root {
         crate::store::root::open(p.to_str().expect("utf-8")).expect("root")

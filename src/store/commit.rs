@@ -21,16 +21,18 @@
 //! - `Committed`: durable; do not assume rollback — the next store open completes it.
 
 use crate::cancel::Cancel;
-use crate::plan::digest;
-use crate::store::capture::{self, Capture, Spill, MAX_FILES, MAX_FILE_BYTES, MAX_TOTAL_BYTES};
+use crate::digest;
+use crate::envelope::{codes, ToolError};
+use crate::okf::capture::Capture;
+use crate::store::capture::{self, Spill, MAX_FILES, MAX_FILE_BYTES, MAX_TOTAL_BYTES};
 use crate::store::error::{Corrupt, StoreError};
 use crate::store::fault::Point;
-use crate::store::handle::{self, checkpoint, is_crash, point, Create, Handle, Options};
+use crate::store::handle::{checkpoint, is_crash, point, Handle, Options};
 use crate::store::journal::{self, BaseEntry, Journal};
+use crate::store::open::{self, Create};
 use crate::store::publish;
 use crate::store::receipt::{self, ReceiptFile};
 use crate::store::root::Root;
-use crate::wire::envelope::{codes, ToolError};
 use cap_fs_ext::{DirExt, MetadataExt};
 use serde_json::Value;
 use std::sync::Arc;
@@ -170,7 +172,7 @@ pub fn lookup_with(
     opts: &Options,
 ) -> Result<Option<CommitOutcome>, StoreError> {
     let tag = digest::txn_id(request_digest, key);
-    let Some(h) = handle::open(root, opts, Some(cancel), Create::No, &tag)? else {
+    let Some(h) = open::open(root, opts, Some(cancel), Create::No, &tag)? else {
         return Ok(None);
     };
     find(&h, key, request_digest, Basis::Skip)
@@ -193,7 +195,7 @@ pub fn commit_with(
         Mode::Fresh => Create::Yes,
         Mode::ReplayOnly => Create::No,
     };
-    let Some(h) = handle::open(root, opts, Some(cancel), create, &txn_id)? else {
+    let Some(h) = open::open(root, opts, Some(cancel), create, &txn_id)? else {
         return Err(StoreError::Conflict { retryable: true });
     };
     // C4.
@@ -262,7 +264,7 @@ pub fn open_locked_with<'r>(
     opts: &Options,
 ) -> Result<Option<Session<'r>>, StoreError> {
     let txn_id = digest::txn_id(request_digest, key);
-    let h = handle::open(root, opts, Some(cancel), Create::Existing, &txn_id)?;
+    let h = open::open(root, opts, Some(cancel), Create::Existing, &txn_id)?;
     Ok(h.map(|h| Session { h, txn_id }))
 }
 
@@ -764,7 +766,7 @@ fn finish(
     // §10.2: poison and release this handle, retry once on a fresh one (no checkpoints).
     h.poison();
     drop(h);
-    let retry = handle::open(root, opts, None, Create::No, &j.txn_id);
+    let retry = open::open(root, opts, None, Create::No, &j.txn_id);
     match retry {
         Err(e) if is_crash(&e) => Err(e),
         Err(e @ (StoreError::RecoveryBlocked { .. } | StoreError::PublicationBlocked { .. })) => {

@@ -1,7 +1,7 @@
 //! The store's error type and its one mapping to the wire (spec/store.md §10.4, §12.1).
 
+use crate::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::store::receipt::{Receipt, ReceiptFile};
-use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
 
 /// Which damaged private file a `StorageCorrupt` names.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! The journal: the durable statement of intent (spec/store.md §9). Pure format, construction
 //! and validity conditions; the I/O is in [`crate::store::commit`] / [`crate::store::recovery`].
 
-use crate::plan::digest::{self, REPLACE_KEY_PREFIX};
+use crate::digest::{self, REPLACE_KEY_PREFIX};
 use crate::store::receipt::{self, ChangedFile, Invalid, Receipt, ReceiptFile};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -133,7 +133,7 @@ impl Journal {
             return Err(Invalid("base order"));
         }
         for b in &self.base {
-            if !crate::wire::envelope::is_bundle_relative_path(&b.path)
+            if !crate::envelope::is_bundle_relative_path(&b.path)
                 || !digest::is_lower_hex64(&b.digest)
             {
                 return Err(Invalid("base entry"));
@@ -296,7 +296,7 @@ pub fn build(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::store::capture::Capture;
+    use crate::okf::capture::Capture;
 
     pub(crate) fn sample() -> Journal {
         let base = Capture::from_files([

@@ -3,8 +3,9 @@
 //! - [`root`]: the `bundle_path` walk from `/` with no-follow opens (spec/surface.md §7).
 //! - [`capture`]: one bounded, symlink-refusing read of the visible tree (spec/store.md §3).
 //! - The transactional writer (spec/store.md §6–§15; design: `docs/store.md`):
-//!   [`commit`] (the pipeline C1–C16 and the receipt lookup), [`handle`] (private state
-//!   layout, lock, folding probe, options), [`lock`], [`journal`] and [`receipt`] (pure
+//!   [`commit`] (the pipeline C1–C16 and the receipt lookup), [`handle`] (an open store:
+//!   private state layout, options, fault dispatch), [`open`] (opening it: private
+//!   directories, lock, folding probe, recovery), [`lock`], [`journal`] and [`receipt`] (pure
 //!   formats and validity), [`publish`] (post-boundary steps shared with recovery),
 //!   [`recovery`] (R1–R8), [`durable`] (the one durability seam), [`fault`] (fault points
 //!   and test hooks), [`error`] (the error type and its wire mapping) and [`outcome`] (the
@@ -20,6 +21,7 @@ pub mod handle;
 pub mod hooks;
 pub mod journal;
 pub mod lock;
+pub mod open;
 pub mod outcome;
 pub mod publish;
 pub mod receipt;

@@ -1,11 +1,11 @@
 //! Outcome classification and the receipt-to-request match (spec/store.md §12, §12.2).
 //! Pure functions of a store result and the authorised request.
 
-use crate::plan::digest;
+use crate::digest;
+use crate::envelope::ToolError;
 use crate::store::commit::{CommitOutcome, ReceiptSource, ReplayBasis};
 use crate::store::error::{corrupt_receipt, plan_mismatch, Flavor, StoreError};
 use crate::store::receipt::ReceiptFile;
-use crate::wire::envelope::ToolError;
 
 /// The authorised request a receipt must match (spec/store.md §12.2).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //!
 //! Invariant: nothing here checks cancellation — every function runs after the commit point.
 
-use crate::plan::digest;
+use crate::digest;
 use crate::store::durable::At;
 use crate::store::error::{Corrupt, StoreError};
 use crate::store::fault::Point;

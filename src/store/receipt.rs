@@ -9,7 +9,7 @@
 //! whitespace, trailing bytes, duplicate keys (also inside `replay`), key reordering, `null`
 //! for absent members and non-canonical escapes in one rule.
 
-use crate::plan::digest::{self, is_canonical_digest, REPLACE_KEY_PREFIX};
+use crate::digest::{self, is_canonical_digest, REPLACE_KEY_PREFIX};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -267,7 +267,7 @@ pub fn ref_key(r: &str) -> (&[u8], Option<&[u8]>) {
 /// A writable path (spec/store.md §3.2 rules 1–4, the writable form of rule 4).
 #[must_use]
 pub fn is_writable_path(p: &str) -> bool {
-    if !crate::wire::envelope::is_bundle_relative_path(p) {
+    if !crate::envelope::is_bundle_relative_path(p) {
         return false;
     }
     let first = p.split('/').next().unwrap_or_default().to_ascii_lowercase();

@@ -4,7 +4,7 @@
 //! (R7 skips published paths; R8 accepts an identical existing receipt), so a crash at any
 //! point of a recovery is repaired by the next one (STO-04).
 
-use crate::plan::digest;
+use crate::digest;
 use crate::store::error::{Corrupt, StoreError};
 use crate::store::handle::Handle;
 use crate::store::journal::Journal;

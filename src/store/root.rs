@@ -9,7 +9,7 @@
 //! Invariant: no message produced here contains the path or any part of it; at most a fixed
 //! rule text (spec/surface.md §7 table, §10).
 
-use crate::wire::envelope::ToolError;
+use crate::envelope::ToolError;
 use cap_fs_ext::{DirExt, MetadataExt};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, Metadata};
@@ -67,10 +67,18 @@ pub fn has_private_state(root: &Root) -> Result<bool, ToolError> {
         Ok(_) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(_) => Err(ToolError::new(
-            crate::wire::envelope::codes::OPERATION_REJECTED,
+            crate::envelope::codes::OPERATION_REJECTED,
             "private state could not be examined",
         )),
     }
+}
+
+/// Whether the bundle-relative `path` is itself a directory (`lstat`, never followed;
+/// spec/concept-patch.md §10.3 step 5.1). Also true for an empty directory, which a capture
+/// does not list; `false` when it does not exist or cannot be examined.
+#[must_use]
+pub fn is_directory(root: &Root, path: &str) -> bool {
+    root.dir.symlink_metadata(path).is_ok_and(|m| m.is_dir())
 }
 
 /// Maximum bytes of `bundle_path` (spec/surface.md §11).

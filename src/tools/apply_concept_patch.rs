@@ -2,11 +2,11 @@
 //! request is decoded here, the pipeline (gating, capture, branch A/B, commit, outcome) is
 //! [`crate::tools::spine::apply`] with the [`ConceptPatch`] workflow.
 
+use crate::envelope::ToolError;
 use crate::plan::patch::ops::parse_patch_request;
 use crate::tools::concept_patch::ConceptPatch;
 use crate::tools::spine::{self, has_severity, state_violation, strictly_ascending};
 use crate::tools::{Ctx, Success};
-use crate::wire::envelope::ToolError;
 use serde_json::Value;
 
 /// Runs the tool on schema-valid arguments.

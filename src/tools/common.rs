@@ -2,14 +2,15 @@
 //! (temporal profile, `as_of`, `concept_id`), capture of a validated `bundle_path`, and the
 //! read tools' mapping of per-document parse faults (README R4, R37; spec/surface.md §12.6).
 
+use crate::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::okf::bundle::Bundle;
+use crate::okf::capture::Capture;
 use crate::okf::grammar::{check_concept_id, ConceptIdError};
 use crate::okf::temporal::{normalise_instant_text, parse_date, Profile};
 use crate::okf::validate;
-use crate::store::capture::{self, Capture};
+use crate::store::capture;
 use crate::store::root;
 use crate::tools::Ctx;
-use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
 use serde_json::{json, Value};
 
 /// Validates `bundle_path` (spec/surface.md §7) and captures the bundle (spec/store.md §3).

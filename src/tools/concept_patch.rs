@@ -2,6 +2,7 @@
 //! `preview_concept_patch` and `apply_concept_patch` supply to [`crate::tools::spine`].
 
 use crate::cancel::Cancel;
+use crate::envelope::ToolError;
 use crate::okf::bundle::Bundle;
 use crate::okf::validate::Options;
 use crate::plan::identity::{Authorisation, ChangeSet};
@@ -11,7 +12,6 @@ use crate::plan::stage::Plan;
 use crate::store::error::Flavor;
 use crate::tools::apply_concept_patch::check_state;
 use crate::tools::spine::Workflow;
-use crate::wire::envelope::ToolError;
 use serde_json::Value;
 use std::collections::BTreeSet;
 

@@ -4,13 +4,13 @@
 //! projection of every concept. A document that cannot be parsed never fails the tool: its
 //! entry carries `parse_error`.
 
+use crate::envelope::{codes, Diagnostic, ToolError};
 use crate::okf::bundle::parse_bundle;
 use crate::okf::project;
 use crate::okf::version;
 use crate::tools::common::{as_of_arg, capture_bundle, profile_arg, str_arg};
 use crate::tools::Ctx;
 use crate::tools::Success;
-use crate::wire::envelope::{codes, Diagnostic, ToolError};
 use serde_json::{json, Map, Value};
 
 /// Most concepts one listing may return (spec/surface.md §11).

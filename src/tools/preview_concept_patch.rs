@@ -1,12 +1,12 @@
 //! `preview_concept_patch` (spec/concept-patch.md §5.1, §6.1). Read-only: never writes,
 //! never creates `.okf/`.
 
+use crate::envelope::{Diagnostic, ToolError};
 use crate::plan::patch::ops::parse_patch_request;
 use crate::plan::stage::PlanStatus;
 use crate::tools::concept_patch::ConceptPatch;
 use crate::tools::spine::{self, has_severity, state_violation, strictly_ascending};
 use crate::tools::{Ctx, Success};
-use crate::wire::envelope::{Diagnostic, ToolError};
 use serde_json::{json, Value};
 
 /// Runs the tool on schema-valid arguments.

@@ -4,6 +4,7 @@
 //! capture, and the projection of the one requested concept. Only a parse failure of that
 //! concept's own document fails the call.
 
+use crate::envelope::{codes, Diagnostic, ToolError};
 use crate::okf::bundle::parse_bundle;
 use crate::okf::grammar::DocClass;
 use crate::okf::project;
@@ -11,7 +12,6 @@ use crate::okf::version;
 use crate::tools::common::{capture_bundle, concept_id_arg, parse_failure, profile_arg, str_arg};
 use crate::tools::Ctx;
 use crate::tools::Success;
-use crate::wire::envelope::{codes, Diagnostic, ToolError};
 use serde_json::{json, Map, Value};
 
 /// Tool description (spec/surface.md §17.5).

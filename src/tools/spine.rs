@@ -20,18 +20,19 @@
 //! [`apply`], render.
 
 use crate::cancel::Cancel;
+use crate::digest;
+use crate::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::okf::bundle::Bundle;
+use crate::okf::capture::Capture;
 use crate::okf::validate::{self, Options};
-use crate::plan::digest;
 use crate::plan::identity::{Authorisation, ChangeSet};
 use crate::plan::stage::{Plan, PlanStatus};
-use crate::store::capture::{self, Capture, Spill};
+use crate::store::capture::{self, Spill};
 use crate::store::commit::{self, manifest, CommitRequest, Mode, Session};
 use crate::store::error::{Flavor, StoreError};
 use crate::store::outcome::{self, ReceiptMatch};
 use crate::store::root::{self, Root};
 use crate::tools::{Ctx, Success, MAY_HAVE_COMMITTED};
-use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 

@@ -4,12 +4,12 @@
 //! capture, and the validator of [`crate::okf::validate`]. A non-conformant bundle is a
 //! successful result; parse failures are reported as diagnostics, never as a tool error.
 
+use crate::envelope::{Severity, ToolError};
 use crate::okf::validate::{self, Options};
 use crate::okf::version::Target;
 use crate::tools::common::{as_of_arg, capture_bundle, profile_arg, str_arg};
 use crate::tools::Ctx;
 use crate::tools::Success;
-use crate::wire::envelope::{Severity, ToolError};
 use serde_json::{json, Map, Value};
 
 /// Most diagnostics one report may carry (spec/surface.md §11).

@@ -2,14 +2,16 @@
 //! §10.0): whole-document replacement with a content-derived change id, fixed actor
 //! `okf-mcp`, frontmatter written verbatim, exact replay of identical content.
 
+use crate::digest::{self, Encoder};
+use crate::envelope::{codes, Diagnostic, ToolError, ERROR_RESULT_CAP};
 use crate::okf::bundle::parse_bundle;
+use crate::okf::capture::{overlay_capture, Capture};
 use crate::okf::temporal::Profile;
 use crate::okf::validate::{self, Options};
 use crate::okf::version::{self, Target};
 use crate::okf::yaml::{self, YamlError};
-use crate::plan::digest::{self, Encoder};
 use crate::plan::stage::{finish_diagnostics, judge};
-use crate::store::capture::{self, overlay_capture, Capture};
+use crate::store::capture;
 use crate::store::commit::{self, manifest, CommitRequest, Mode};
 use crate::store::error::{Flavor, StoreError};
 use crate::store::outcome::{self, ReceiptMatch};
@@ -17,7 +19,6 @@ use crate::store::root::{self, Root};
 use crate::tools::common::{concept_id_arg, str_arg};
 use crate::tools::Ctx;
 use crate::tools::Success;
-use crate::wire::envelope::{codes, Diagnostic, ToolError, ERROR_RESULT_CAP};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 
@@ -181,10 +182,7 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
         .files
         .iter()
         .any(|f| f.path.starts_with(&dir_prefix))
-        || root
-            .dir
-            .symlink_metadata(&input.path)
-            .is_ok_and(|m| m.is_dir())
+        || root::is_directory(root, &input.path)
     {
         return Err(ToolError::invalid_request(
             "the concept path is a directory in the bundle",

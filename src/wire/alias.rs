@@ -9,7 +9,7 @@
 //! tool's input schema (any depth for Phase-1 tools, whose schemas exist; top level for the
 //! Phase 2/3 tools through [`PLANNED_TOP_LEVEL`]).
 
-use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
+use crate::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::wire::schema::{self, resolve};
 use serde_json::Value;
 

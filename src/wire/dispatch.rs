@@ -1,7 +1,7 @@
 //! The one dispatcher behind MCP `tools/call` and `okf-mcp call` (spec/surface.md §9.1, R1).
 
+use crate::envelope::{codes, ToolError};
 use crate::tools::{Ctx, Success, MAY_HAVE_COMMITTED};
-use crate::wire::envelope::{codes, ToolError};
 use crate::wire::registry::{self, ToolSpec};
 use crate::wire::{alias, raw, schema};
 use serde_json::{Map, Value};

@@ -7,7 +7,6 @@
 pub mod alias;
 pub mod descriptions;
 pub mod dispatch;
-pub mod envelope;
 pub mod raw;
 pub mod registry;
 pub mod schema;

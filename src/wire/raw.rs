@@ -20,7 +20,7 @@
 //! numbers decode exactly as `serde_json` decodes them. Recursion is bounded by the depth cap,
 //! so hostile input cannot overflow the stack.
 
-use crate::wire::envelope::ToolError;
+use crate::envelope::ToolError;
 use serde_json::{Map, Number, Value};
 use std::collections::HashSet;
 

@@ -1,9 +1,9 @@
 //! The registered tools: names, annotations, descriptions, checked-in schemas, handlers
 //! (spec/surface.md §2, §17).
 
+use crate::envelope::ToolError;
 use crate::tools::{self, Ctx, Success};
 use crate::wire::descriptions;
-use crate::wire::envelope::ToolError;
 use serde_json::Value;
 
 /// A handler: receives schema-valid arguments of its own tool only (spec/surface.md §9.1).

@@ -6,8 +6,8 @@
 //! of spec/surface.md §6.3: messages are written here per keyword and field; the library's own
 //! messages (which quote values and key names) are never forwarded.
 
+use crate::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::okf::temporal::{DATE_PATTERN, OFFSET_DATETIME_PATTERN};
-use crate::wire::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::wire::schema_gen::{
     example_operations, CONCEPT_ID_PATTERN, REVISION_PATTERN, USAGE_COUNT_PATTERN,
 };

@@ -5,7 +5,7 @@
 //! registered tools also through `okf-mcp call` with a bundle path that does not exist.
 
 use crate::util::*;
-use okf_mcp::wire::envelope::ToolError;
+use okf_mcp::envelope::ToolError;
 use okf_mcp::wire::{alias, schema};
 use serde_json::{json, Value};
 

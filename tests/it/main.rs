@@ -17,6 +17,7 @@ mod durability;
 mod framing;
 mod golden;
 mod hygiene;
+mod layers;
 mod lockfirst;
 mod mcp;
 mod patch;

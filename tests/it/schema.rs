@@ -53,8 +53,8 @@ fn schemas_are_current() {
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
+use okf_mcp::envelope::ToolError;
 use okf_mcp::okf::temporal::{parse_offset_datetime, Profile};
-use okf_mcp::wire::envelope::ToolError;
 use okf_mcp::wire::{alias, schema};
 
 fn read_schema(name: &str) -> Value {

@@ -6,8 +6,9 @@
 
 use crate::util::{copy_bundle, fixture};
 use okf_mcp::cancel::Cancel;
-use okf_mcp::plan::digest::{self, Encoder};
-use okf_mcp::store::capture::{capture, Capture};
+use okf_mcp::digest::{self, Encoder};
+use okf_mcp::okf::capture::Capture;
+use okf_mcp::store::capture::capture;
 use okf_mcp::store::commit::{
     commit_with, lookup_with, manifest, CommitOutcome, CommitRequest, Mode, ReceiptSource,
     ReplayBasis,

@@ -2,9 +2,9 @@
 
 use crate::read_tools::{err, ok, tmp_bundle};
 use crate::util::*;
+use okf_mcp::okf::capture::Capture;
 use okf_mcp::okf::validate::{validate, Options};
 use okf_mcp::okf::version::Target;
-use okf_mcp::store::capture::Capture;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 

@@ -7,7 +7,7 @@
 //! The temporal profile is never encoded.
 
 use super::ops::{Operation, PatchSource, SourceSelector};
-use crate::plan::digest::Encoder;
+use crate::digest::Encoder;
 #[cfg(test)]
 use crate::plan::identity::{
     content_hex, plan_digest, PlanDigestError, PlanInputs, PlanWrite, Precondition, Ref,

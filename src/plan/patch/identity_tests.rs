@@ -1,7 +1,7 @@
 //! Unit tests of operation encodings, change-set identity and the plan digest.
 
 use super::*;
-use crate::plan::digest::digest_str;
+use crate::digest::digest_str;
 use crate::plan::patch::ops::{
     AttestedComputation, BundleVersion, ComputationBody, Executor, Generated, Lifecycle, Operation,
     Parameter, PatchSource, SourceSelector, Status, Verification, Window,
@@ -435,9 +435,7 @@ fn every_change_set_field_changes_the_request_digest() {
     let mut all: HashSet<String> = variants.iter().map(ChangeSet::request_digest).collect();
     assert_eq!(all.len(), variants.len());
     assert!(all.insert(d));
-    assert!(crate::plan::digest::is_canonical_digest(
-        &cs.request_digest()
-    ));
+    assert!(crate::digest::is_canonical_digest(&cs.request_digest()));
 }
 
 fn plan_with<'a>(

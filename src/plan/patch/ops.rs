@@ -25,12 +25,12 @@
 //! - The operation-count cap (1..256) is checked before the per-operation rules; the
 //!   parameter and receipt count caps belong to rule 4.
 
+use crate::digest::is_canonical_digest;
+use crate::envelope::{codes, Diagnostic, ToolError};
 use crate::okf::actor::{self, RequestActorError, MAX_ACTOR_BYTES};
 use crate::okf::grammar::{check_concept_id, ConceptIdError};
 use crate::okf::temporal::{parse_offset_datetime, Profile};
-use crate::plan::digest::is_canonical_digest;
 use crate::plan::identity::Authorisation;
-use crate::wire::envelope::{codes, Diagnostic, ToolError};
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
 use std::collections::HashSet;

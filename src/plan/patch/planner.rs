@@ -7,7 +7,9 @@
 //! rules of §3 rule 3 ("do no harm") decide between `applicable`, `noop` and `rejected`.
 
 use crate::cancel::Cancel;
+use crate::envelope::{Diagnostic, Severity, ToolError};
 use crate::okf::bundle::Bundle;
+use crate::okf::capture::Capture;
 use crate::okf::document;
 use crate::okf::temporal::parse_offset_datetime;
 use crate::okf::validate::{self, Options};
@@ -22,8 +24,6 @@ use crate::plan::patch::ops::{
     PatchSource, SourceSelector, Verification, Window,
 };
 use crate::plan::stage::{self, finish_diagnostics, Plan, PlanStatus, Sealed, Verdict};
-use crate::store::capture::Capture;
-use crate::wire::envelope::{Diagnostic, Severity, ToolError};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Maximum affected paths of a plan (spec/surface.md §11).

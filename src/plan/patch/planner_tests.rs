@@ -1,9 +1,9 @@
 //! Planner tests on in-memory captures (spec/concept-patch.md §3, §4; scenarios OPS-*).
 
 use super::*;
+use crate::okf::capture::overlay_capture;
 use crate::plan::patch::ops::parse_patch_request;
 use crate::plan::stage::PlanStatus as Status;
-use crate::store::capture::overlay_capture;
 use serde_json::{json, Value};
 
 const CONCEPT: &str = "---\n# leading comment\ntype: Metric\ntitle: \"Orders\"   # keep\ntags: [a, \"b\"]\nx-opaque: keep\nv: 1.10\n---\n\n# Body\n\nText.[^s]\n";

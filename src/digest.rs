@@ -260,36 +260,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn revision_with_equals_the_revision_of_the_overlay_capture() {
-        use crate::store::capture::Capture;
-        let base = Capture::from_files([
-            ("b.md".to_owned(), b"b".to_vec()),
-            ("a/x.md".to_owned(), b"x".to_vec()),
-            ("index.md".to_owned(), b"i".to_vec()),
-        ]);
-        let writes = vec![
-            ("b.md".to_owned(), b"B1".to_vec()),
-            ("a/new.md".to_owned(), b"n".to_vec()),
-            ("b.md".to_owned(), b"B2".to_vec()),
-            ("z".to_owned(), Vec::new()),
-        ];
-        let overlay = Capture::from_files([
-            ("b.md".to_owned(), b"B2".to_vec()),
-            ("a/x.md".to_owned(), b"x".to_vec()),
-            ("index.md".to_owned(), b"i".to_vec()),
-            ("a/new.md".to_owned(), b"n".to_vec()),
-            ("z".to_owned(), Vec::new()),
-        ]);
-        let digests = || base.files.iter().map(|f| (f.path.as_str(), &f.digest));
-        assert_eq!(revision_with(digests(), &writes), overlay.revision);
-        assert_ne!(overlay.revision, base.revision);
-        // No writes: the base revision; a write of identical bytes: also the base revision.
-        assert_eq!(revision_with(digests(), &[]), base.revision);
-        let same = vec![("b.md".to_owned(), b"b".to_vec())];
-        assert_eq!(revision_with(digests(), &same), base.revision);
-    }
-
-    #[test]
     fn revision_is_order_independent_and_content_sensitive() {
         let a = sha256(b"a");
         let b = sha256(b"b");

@@ -1,0 +1,270 @@
+//! Opening the store (spec/store.md §7 steps 1–5, §10.1 C1–C3): the private directories,
+//! the lock, the folding probe and recovery, giving a [`Handle`].
+
+use crate::cancel::Cancel;
+use crate::envelope::{Diagnostic, Severity, ToolError};
+use crate::store::durable::{At, Durable};
+use crate::store::error::StoreError;
+use crate::store::fault::Point;
+use crate::store::handle::{checkpoint, point, Folding, Handle, Options, SUBDIRS};
+use crate::store::lock::{self, LockError};
+use crate::store::recovery;
+use crate::store::root::Root;
+use cap_fs_ext::{DirExt, FollowSymlinks, MetadataExt, OpenOptionsFollowExt};
+use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt, PermissionsExt};
+use std::cell::Cell;
+
+/// How [`open`] treats a missing `.okf/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Create {
+    /// Create `.okf/` and its subdirectories (a fresh commit).
+    Yes,
+    /// Report `None` (replay-only lookup: S-2 forbids creating private state).
+    No,
+    /// The lock-first reservation of `commit::open_locked` (docs/store.md §3.1): report `None`
+    /// unless `.okf/`, its four subdirectories and `.okf/lock` already exist, the lock is
+    /// free at the first attempt (no wait), and no journal is pending in `transactions/`.
+    /// Creates nothing and writes nothing: the folding probe and recovery (§7 steps 4–5)
+    /// are deferred to [`Handle::prepare`], run only once the store is actually needed.
+    Existing,
+}
+
+/// Opens the store (§7 steps 1–5, C1–C3). `cancel` is `Some` before the boundary (the
+/// checkpoints of §14 apply) and `None` for the post-boundary retry of §10.2.
+/// `probe_tag` names the folding-probe files (the transaction id). `Ok(None)`: `.okf/` is
+/// absent and `create` is not [`Create::Yes`], or (only for [`Create::Existing`]) one of its
+/// subdirectories is absent; nothing was created then.
+///
+/// # Errors
+/// `.okf` symlink → `Refused(invalid_request)`; not a directory → `Rejected`; lock timeout;
+/// cancellation; I/O; recovery errors.
+pub(crate) fn open<'r>(
+    root: &'r Root,
+    opts: &Options,
+    cancel: Option<&Cancel>,
+    create: Create,
+    probe_tag: &str,
+) -> Result<Option<Handle<'r>>, StoreError> {
+    checkpoint(cancel)?;
+    let fs = opts.fs.as_ref();
+    let root_at = At {
+        dir: &root.dir,
+        rel: "",
+    };
+    let okf = match private_dir(root_at, ".okf", fs, create)? {
+        Some(d) => d,
+        None => return Ok(None),
+    };
+    let okf_at = At {
+        dir: &okf,
+        rel: ".okf",
+    };
+    let sub_create = match create {
+        Create::Existing => Create::Existing,
+        Create::Yes | Create::No => Create::Yes,
+    };
+    let mut subs = Vec::with_capacity(4);
+    for name in SUBDIRS {
+        match private_dir(okf_at, name, fs, sub_create)? {
+            Some(d) => subs.push(d),
+            None if create == Create::Existing => return Ok(None),
+            None => return Err(StoreError::Rejected("private state is incomplete")),
+        }
+    }
+    let caps = subs.pop();
+    let receipts = subs.pop();
+    let staging = subs.pop();
+    let tx = subs.pop();
+    let (Some(tx), Some(staging), Some(receipts), Some(caps)) = (tx, staging, receipts, caps)
+    else {
+        return Err(StoreError::Rejected("private state is incomplete"));
+    };
+    let meta = root.dir.dir_metadata().map_err(StoreError::io("open"))?;
+    let reserve = create == Create::Existing;
+    if reserve && !okf.symlink_metadata("lock").is_ok_and(|m| m.is_file()) {
+        return Ok(None);
+    }
+    let timeout = if reserve {
+        std::time::Duration::ZERO
+    } else {
+        opts.lock_timeout
+    };
+    let lock = match lock::acquire(&okf, (meta.dev(), meta.ino()), timeout, cancel) {
+        Err(LockError::Timeout) if reserve => return Ok(None),
+        other => other,
+    };
+    let lock = lock.map_err(|e| match e {
+        LockError::Timeout => StoreError::LockTimeout,
+        LockError::Cancelled => StoreError::Cancelled,
+        LockError::Io(source) => StoreError::Io {
+            step: "lock",
+            source,
+        },
+    })?;
+    let mut h = Handle {
+        root,
+        okf,
+        tx,
+        staging,
+        receipts,
+        caps,
+        opts: opts.clone(),
+        folding: Folding::default(),
+        new_file_mode: 0o644,
+        completed: Vec::new(),
+        poisoned: Cell::new(false),
+        prepared: false,
+        lock,
+    };
+    if reserve {
+        if recovery::journal_pending(&h)? {
+            return Ok(None);
+        }
+        return Ok(Some(h));
+    }
+    h.prepare(probe_tag, cancel)?;
+    Ok(Some(h))
+}
+
+impl Handle<'_> {
+    /// §7 steps 4–5 on a locked handle: the `after_lock` fault point, the folding probe,
+    /// recovery (C3), the `after_recovery` point and a checkpoint. Runs once; a handle from
+    /// [`Create::Existing`] runs it when the store is first needed (its reservation saw no
+    /// pending journal and has held the lock since, so recovery changes nothing visible).
+    ///
+    /// # Errors
+    /// Probe and recovery errors; cancellation; injected faults.
+    pub(crate) fn prepare(
+        &mut self,
+        probe_tag: &str,
+        cancel: Option<&Cancel>,
+    ) -> Result<(), StoreError> {
+        if self.prepared {
+            return Ok(());
+        }
+        let opts = self.opts.clone();
+        point(&opts, Point::AfterLock, cancel)?;
+        probe(self, probe_tag)?;
+        self.completed = recovery::recover(self)?;
+        point(&opts, Point::AfterRecovery, cancel)?;
+        checkpoint(cancel)?;
+        self.prepared = true;
+        Ok(())
+    }
+}
+
+/// §7 step 2 for one private directory: absent → create (0700) when `create` is
+/// [`Create::Yes`], else `None`; symlink →
+/// `invalid_request`; not a directory → `operation_rejected`.
+fn private_dir(
+    parent: At<'_>,
+    name: &str,
+    fs: &dyn Durable,
+    create: Create,
+) -> Result<Option<Dir>, StoreError> {
+    let shown = parent.join(name);
+    match parent.dir.symlink_metadata(name) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(StoreError::Refused(
+                ToolError::invalid_request(format!("bundle contains a symlink: {shown}"))
+                    .with_diagnostic(Diagnostic::new(
+                        "symlink_refused",
+                        Severity::Error,
+                        "bundle contains a symlink",
+                    )),
+            ))
+        }
+        Ok(m) if !m.is_dir() => {
+            return Err(StoreError::Rejected(
+                "private state path is not a directory",
+            ))
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if create != Create::Yes {
+                return Ok(None);
+            }
+            match fs.mkdir(parent, name, 0o700) {
+                Ok(()) => {}
+                // Another writer created it between our lstat and mkdir: check it again.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    return private_dir(parent, name, fs, Create::No);
+                }
+                Err(source) => {
+                    return Err(StoreError::Io {
+                        step: "create private state",
+                        source,
+                    })
+                }
+            }
+            fs.sync_dir(parent)
+                .map_err(StoreError::io("create private state"))?;
+        }
+        Err(source) => {
+            return Err(StoreError::Io {
+                step: "open private state",
+                source,
+            })
+        }
+    }
+    parent
+        .dir
+        .open_dir_nofollow(name)
+        .map(Some)
+        .map_err(StoreError::io("open private state"))
+}
+
+/// §7 step 4: the folding probe, plus the umask-derived mode of new files (C11).
+fn probe(h: &mut Handle<'_>, tag: &str) -> Result<(), StoreError> {
+    let mut o = OpenOptions::new();
+    o.write(true)
+        .create_new(true)
+        .follow(FollowSymlinks::No)
+        .mode(0o644);
+    let io = StoreError::io("folding probe");
+    // `-mode`: the mode probe when the case probe cannot be created (below), and the
+    // separate mode probe of earlier versions, whose leftovers are removed too.
+    let mode_name = format!("{tag}-mode");
+    let case_name = format!("{tag}-case-a");
+    let nf_name = format!("{tag}-nf-\u{e9}");
+    // Leftovers of a crashed probe with the same tag would make `create_new` fail; R1 runs
+    // only after the probe, so remove them first.
+    for n in [&mode_name, &case_name, &nf_name] {
+        let _ = h.caps.remove_file(n);
+    }
+    // The case probe file also gives the umask-derived mode of new files: one file fewer
+    // to create and delete per open. Should it not be creatable (an entry that could not be
+    // removed holds its name), `-mode` measures the mode and case folding reads as absent.
+    let (f, case_probe) = match h.caps.open_with(&case_name, &o) {
+        Ok(f) => (f, &case_name),
+        Err(_) => (h.caps.open_with(&mode_name, &o).map_err(io)?, &mode_name),
+    };
+    h.new_file_mode = f
+        .metadata()
+        .map_err(StoreError::io("folding probe"))?
+        .permissions()
+        .mode()
+        & 0o777;
+    drop(f);
+    let case =
+        case_probe == &case_name && h.caps.symlink_metadata(case_name.to_uppercase()).is_ok();
+    let _ = h.caps.remove_file(case_probe);
+    #[cfg(feature = "fault-injection")]
+    if let Some(f) = h.opts.folding {
+        h.folding = f;
+        return Ok(());
+    }
+    let mut folding = Folding {
+        case,
+        ..Folding::default()
+    };
+    if h.caps.open_with(&nf_name, &o).is_ok() {
+        folding.normalization = h
+            .caps
+            .symlink_metadata(format!("{tag}-nf-e\u{301}"))
+            .is_ok();
+        let _ = h.caps.remove_file(&nf_name);
+    }
+    h.folding = folding;
+    Ok(())
+}

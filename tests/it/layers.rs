@@ -1,0 +1,152 @@
+//! The layers of `src/` hold: every `crate::<module>` path in a file (imports and inline
+//! paths, test code included, comments excluded) must name a module its layer may use.
+//!
+//! Layers, bottom up (a layer may use the ones below it and itself):
+//! - bottom: `cancel`, `envelope` (the error vocabulary), `digest` (canonical encodings);
+//! - `okf` (pure OKF documents, the capture value);
+//! - `plan` (pure planners, identity, staging);
+//! - `store` (every filesystem effect; it does not plan, so it does not use `plan`);
+//! - `tools` (the workflow spine and one module per tool);
+//! - `wire` (the dispatcher, schemas, registry);
+//! - `server`; and the entry points `cli`, `demo`, `main`, `lib`, which may use anything.
+
+use std::path::Path;
+
+/// The layer of a `src/`-relative file: its first path component without `.rs`.
+fn layer_of(rel: &str) -> &str {
+    let first = rel.split('/').next().unwrap_or(rel);
+    first.strip_suffix(".rs").unwrap_or(first)
+}
+
+/// What `layer` may use, or `None` when it may use anything.
+fn allowed(layer: &str) -> Option<&'static [&'static str]> {
+    const BOTTOM: &[&str] = &["cancel", "envelope", "digest"];
+    Some(match layer {
+        "cancel" | "envelope" | "digest" => BOTTOM,
+        "okf" => &["cancel", "envelope", "digest", "okf"],
+        "plan" => &["cancel", "envelope", "digest", "okf", "plan"],
+        "store" => &["cancel", "envelope", "digest", "okf", "store"],
+        "tools" => &[
+            "cancel", "envelope", "digest", "okf", "plan", "store", "tools",
+        ],
+        "wire" => &[
+            "cancel", "envelope", "digest", "okf", "plan", "store", "tools", "wire",
+        ],
+        "server" => &["cancel", "envelope", "digest", "tools", "wire", "server"],
+        _ => return None,
+    })
+}
+
+/// The forbidden uses in `files` (`src/`-relative path, text), as `path:line: layer -> module`.
+fn violations(files: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (rel, text) in files {
+        let layer = layer_of(rel);
+        let Some(ok) = allowed(layer) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") {
+                continue;
+            }
+            let code = code.split(" //").next().unwrap_or(code);
+            let mut rest = code;
+            while let Some(i) = rest.find("crate::") {
+                // `okf_mcp::`-free: only `crate::` paths exist inside the library.
+                let after = &rest[i + "crate::".len()..];
+                let module: String = after
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if after.starts_with('{') {
+                    out.push(format!(
+                        "{rel}:{}: {layer} -> a grouped crate import",
+                        n + 1
+                    ));
+                } else if !module.is_empty() && !ok.contains(&module.as_str()) {
+                    out.push(format!("{rel}:{}: {layer} -> {module}", n + 1));
+                }
+                rest = after;
+            }
+        }
+    }
+    out
+}
+
+fn read_src(dir: &Path, base: &Path, out: &mut Vec<(String, String)>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .map(|e| e.expect("dir entry").path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            read_src(&p, base, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            let rel = p
+                .strip_prefix(base)
+                .expect("under src")
+                .to_string_lossy()
+                .into_owned();
+            let text = std::fs::read_to_string(&p).expect("utf-8 source");
+            out.push((rel, text));
+        }
+    }
+}
+
+#[test]
+fn layers_hold_in_src() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    read_src(&src, &src, &mut files);
+    for must in [
+        "okf/validate.rs",
+        "plan/stage.rs",
+        "store/commit.rs",
+        "tools/spine.rs",
+    ] {
+        assert!(
+            files.iter().any(|(p, _)| p == must),
+            "src/{must} not found: the layering test read the wrong tree"
+        );
+    }
+    let bad = violations(&files);
+    assert!(
+        bad.is_empty(),
+        "imports that go the wrong way (see the layer table in tests/it/layers.rs):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_layer_check_catches_wrong_way_imports() {
+    let files = vec![
+        (
+            "okf/x.rs".to_owned(),
+            "use crate::store::capture::Capture;\n// use crate::tools::Ctx;\nlet _ = crate::okf::memo::clear();\n".to_owned(),
+        ),
+        (
+            "plan/y.rs".to_owned(),
+            "fn f() -> crate::tools::Ctx { todo!() } // crate::wire\n".to_owned(),
+        ),
+        (
+            "store/z.rs".to_owned(),
+            "use crate::plan::stage::Plan;\nuse crate::{okf, tools};\n".to_owned(),
+        ),
+        ("tools/w.rs".to_owned(), "use crate::wire::dispatch;\n".to_owned()),
+        ("digest.rs".to_owned(), "use crate::okf::capture::Capture;\n".to_owned()),
+        ("cli.rs".to_owned(), "use crate::server::mcp;\n".to_owned()),
+    ];
+    assert_eq!(
+        violations(&files),
+        vec![
+            "okf/x.rs:1: okf -> store",
+            "plan/y.rs:1: plan -> tools",
+            "store/z.rs:1: store -> plan",
+            "store/z.rs:2: store -> a grouped crate import",
+            "tools/w.rs:1: tools -> wire",
+            "digest.rs:1: digest -> okf",
+        ]
+    );
+}
