@@ -28,7 +28,7 @@ use crate::store::capture::{self, Spill, MAX_FILES, MAX_FILE_BYTES, MAX_TOTAL_BY
 use crate::store::error::{Corrupt, StoreError};
 use crate::store::fault::Point;
 use crate::store::handle::{checkpoint, is_crash, point, Handle, Options};
-use crate::store::journal::{self, BaseEntry, Journal};
+use crate::store::journal::{self, BaseEntry, Journal, PlannedWrite};
 use crate::store::open::{self, Create};
 use crate::store::publish;
 use crate::store::receipt::{self, ReceiptFile};
@@ -37,9 +37,12 @@ use cap_fs_ext::{DirExt, MetadataExt};
 use serde_json::Value;
 use std::sync::Arc;
 
-/// What a commit is asked to persist (spec/store.md §9, §10).
+/// What a commit is asked to persist (spec/store.md §9, §10). `W` is the form of the
+/// writes: their bytes (`Vec<(String, Vec<u8>)>`, the default, for plans held in memory) or
+/// only their paths, sizes and digests ([`PlannedWrite`]s, for [`commit_streamed`], whose
+/// payloads are produced under the lock as they are staged).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommitRequest {
+pub struct CommitRequest<W = Vec<(String, Vec<u8>)>> {
     /// The change set id (receipt `change_set_id`).
     pub change_set_id: String,
     /// The derived idempotency key (§6.1) or the `write_concept` change id (§10.0).
@@ -52,12 +55,52 @@ pub struct CommitRequest {
     pub result_revision: String,
     /// The base manifest (see [`manifest`]), sorted by path.
     pub base: Vec<BaseEntry>,
-    /// Files to write: bundle-relative path and full new bytes (any order).
-    pub writes: Vec<(String, Vec<u8>)>,
+    /// Files to write (any order): bundle-relative path and full new bytes, or
+    /// [`PlannedWrite`]s.
+    pub writes: W,
     /// Refs the plan changes (§5 rule 4), any order.
     pub changed_refs: Vec<String>,
     /// `write_concept` only: the success payload stored for replays (§10.0 step 3).
     pub replay: Option<Value>,
+}
+
+/// The sink [`Payloads::produce`] hands each payload to: bundle-relative path and bytes.
+pub type Emit<'e> = dyn FnMut(&str, &[u8]) -> Result<(), StoreError> + 'e;
+
+/// Produces the payloads of a commit at C8 (spec/migration.md §12.5 rule 2): called once,
+/// under the store lock and after the C5 compare-and-swap, with the capture that C5
+/// compared. It hands every planned write's bytes to `emit`, one at a time, in any order;
+/// the store stages each payload as it comes and keeps only its path and digest. A payload
+/// whose size or digest differs from its [`PlannedWrite`] abandons the attempt before the
+/// boundary ([`StoreError::PayloadMismatch`]); a path that is not planned, or emitted twice,
+/// or a planned path never emitted, abandons it as an internal inconsistency.
+pub trait Payloads {
+    /// Emits every payload.
+    ///
+    /// # Errors
+    /// The producer's own failure, or the first error `emit` returned (pass it on unchanged).
+    fn produce(&self, locked: &Capture, emit: &mut Emit<'_>) -> Result<(), StoreError>;
+}
+
+/// Payloads already in memory: emitted in publish order (ascending path bytes, root
+/// `index.md` last).
+#[derive(Debug, Clone, Copy)]
+pub struct InMemory<'a>(pub &'a [(String, Vec<u8>)]);
+
+impl Payloads for InMemory<'_> {
+    fn produce(&self, _locked: &Capture, emit: &mut Emit<'_>) -> Result<(), StoreError> {
+        let mut order: Vec<&(String, Vec<u8>)> = self.0.iter().collect();
+        journal::publish_order(&mut order, |w| &w.0);
+        for (p, b) in order {
+            emit(p, b)?;
+        }
+        Ok(())
+    }
+}
+
+/// The planned writes of in-memory writes.
+fn planned_of(writes: &[(String, Vec<u8>)]) -> Vec<PlannedWrite> {
+    writes.iter().map(|(p, b)| PlannedWrite::of(p, b)).collect()
 }
 
 /// The base manifest of a capture (spec/store.md §3.6 rule 4).
@@ -189,6 +232,60 @@ pub fn commit_with(
     cancel: &Cancel,
     opts: &Options,
 ) -> Result<CommitOutcome, StoreError> {
+    let planned = planned_of(&req.writes);
+    run_commit(
+        root,
+        req,
+        &planned,
+        &InMemory(&req.writes),
+        mode,
+        cancel,
+        opts,
+    )
+}
+
+/// A commit whose payloads are produced under the lock (spec/migration.md §12.5 rule 2):
+/// `req.writes` are only the [`PlannedWrite`]s; `payloads` emits the bytes at C8. Otherwise
+/// as [`commit`].
+///
+/// # Errors
+/// As [`commit`], plus [`StoreError::PayloadMismatch`] (rolled back).
+pub fn commit_streamed(
+    root: &Root,
+    req: &CommitRequest<Vec<PlannedWrite>>,
+    payloads: &dyn Payloads,
+    mode: Mode,
+    cancel: &Cancel,
+) -> Result<CommitOutcome, StoreError> {
+    commit_streamed_with(root, req, payloads, mode, cancel, &Options::from_env())
+}
+
+/// [`commit_streamed`] with explicit options (tests: seam, faults, timeouts).
+///
+/// # Errors
+/// As [`commit_streamed`].
+pub fn commit_streamed_with(
+    root: &Root,
+    req: &CommitRequest<Vec<PlannedWrite>>,
+    payloads: &dyn Payloads,
+    mode: Mode,
+    cancel: &Cancel,
+    opts: &Options,
+) -> Result<CommitOutcome, StoreError> {
+    run_commit(root, req, &req.writes, payloads, mode, cancel, opts)
+}
+
+/// C1–C16 for `req` (only its identity, revisions, base, refs and replay are read) with the
+/// planned writes `planned` and their `payloads`.
+fn run_commit<W>(
+    root: &Root,
+    req: &CommitRequest<W>,
+    planned: &[PlannedWrite],
+    payloads: &dyn Payloads,
+    mode: Mode,
+    cancel: &Cancel,
+    opts: &Options,
+) -> Result<CommitOutcome, StoreError> {
     let txn_id = digest::txn_id(&req.request_digest, &req.idempotency_key);
     // C1–C3.
     let create = match mode {
@@ -217,7 +314,7 @@ pub fn commit_with(
     if forced_conflict(opts) || cap.revision != req.base_revision {
         return Err(StoreError::Conflict { retryable: true });
     }
-    write_locked(h, req, &cap, cancel)
+    write_locked(h, req, planned, payloads, &cap, cancel)
 }
 
 /// A store reserved before the caller's capture: the lock-first apply of `docs/store.md`
@@ -283,6 +380,33 @@ impl Session<'_> {
         locked: &Capture,
         cancel: &Cancel,
     ) -> Result<CommitOutcome, StoreError> {
+        let planned = planned_of(&req.writes);
+        self.commit_planned(req, &planned, &InMemory(&req.writes), locked, cancel)
+    }
+
+    /// [`Session::commit`] of a streamed request (see [`commit_streamed`]): `payloads` are
+    /// produced at C8 from `locked`.
+    ///
+    /// # Errors
+    /// As [`Session::commit`], plus [`StoreError::PayloadMismatch`] (rolled back).
+    pub fn commit_streamed(
+        self,
+        req: &CommitRequest<Vec<PlannedWrite>>,
+        payloads: &dyn Payloads,
+        locked: &Capture,
+        cancel: &Cancel,
+    ) -> Result<CommitOutcome, StoreError> {
+        self.commit_planned(req, &req.writes, payloads, locked, cancel)
+    }
+
+    fn commit_planned<W>(
+        self,
+        req: &CommitRequest<W>,
+        planned: &[PlannedWrite],
+        payloads: &dyn Payloads,
+        locked: &Capture,
+        cancel: &Cancel,
+    ) -> Result<CommitOutcome, StoreError> {
         if digest::txn_id(&req.request_digest, &req.idempotency_key) != self.txn_id {
             return Err(StoreError::Rejected(
                 "the planned transaction is inconsistent",
@@ -306,7 +430,7 @@ impl Session<'_> {
         if forced_conflict(&h.opts) || locked.revision != req.base_revision {
             return Err(StoreError::Conflict { retryable: true });
         }
-        write_locked(h, req, locked, cancel)
+        write_locked(h, req, planned, payloads, locked, cancel)
     }
 
     /// C4 only (replay-only mode, spec/store.md §10.1): the receipt lookup of §8.5 for `key`.
@@ -329,16 +453,18 @@ impl Session<'_> {
 }
 
 /// C6–C16 on a locked, recovered handle whose C5 compare-and-swap passed with capture `cap`.
-fn write_locked(
+fn write_locked<W>(
     h: Handle<'_>,
-    req: &CommitRequest,
+    req: &CommitRequest<W>,
+    planned: &[PlannedWrite],
+    payloads: &dyn Payloads,
     cap: &Capture,
     cancel: &Cancel,
 ) -> Result<CommitOutcome, StoreError> {
     let root = h.root;
     let opts = h.opts.clone();
     // C6.
-    pre_publish_checks(&h, req, cap)?;
+    pre_publish_checks(&h, planned, cap)?;
     // C7.
     let j = journal::build(
         &req.change_set_id,
@@ -347,7 +473,7 @@ fn write_locked(
         &req.base_revision,
         &req.result_revision,
         &req.base,
-        &req.writes,
+        planned,
         &req.changed_refs,
         req.replay.as_ref(),
         receipt::format_commit_time(chrono::Utc::now()),
@@ -360,7 +486,7 @@ fn write_locked(
         ));
     }
     // C8–C9.
-    let staged = match stage(&h, &j, req, cancel) {
+    let staged = match stage(&h, &j, payloads, cap, cancel) {
         Ok(s) => s,
         Err(e) => return Err(abandon(&h, &j, e)),
     };
@@ -458,22 +584,19 @@ fn forced_conflict(opts: &Options) -> bool {
 /// C6 (spec/store.md §10.1).
 fn pre_publish_checks(
     h: &Handle<'_>,
-    req: &CommitRequest,
+    planned: &[PlannedWrite],
     cap: &Capture,
 ) -> Result<(), StoreError> {
-    for (p, _) in &req.writes {
+    for PlannedWrite { path: p, .. } in planned {
         if !receipt::is_writable_path(p) {
             return Err(StoreError::Refused(ToolError::invalid_request(
                 "a planned path cannot be written",
             )));
         }
     }
-    let total: u64 = req.writes.iter().map(|(_, b)| b.len() as u64).sum();
-    if req.writes.len() > MAX_FILES
-        || req
-            .writes
-            .iter()
-            .any(|(_, b)| b.len() as u64 > MAX_FILE_BYTES)
+    let total: u64 = planned.iter().map(|w| w.size).sum();
+    if planned.len() > MAX_FILES
+        || planned.iter().any(|w| w.size > MAX_FILE_BYTES)
         || total > MAX_TOTAL_BYTES
     {
         return Err(StoreError::Limit(
@@ -483,12 +606,12 @@ fn pre_publish_checks(
     // Result manifest within the capture limits (§3.3).
     let mut result_total: u64 = cap.files.iter().map(|f| f.size).sum();
     let mut result_count = cap.files.len();
-    for (p, b) in &req.writes {
+    for PlannedWrite { path: p, size, .. } in planned {
         match cap.get(p) {
             Some(old) => result_total -= old.size,
             None => result_count += 1,
         }
-        result_total += b.len() as u64;
+        result_total += size;
         if p.split('/').count() > capture::MAX_PATH_COMPONENTS || p.len() > capture::MAX_PATH_BYTES
         {
             return Err(StoreError::Limit(
@@ -528,7 +651,7 @@ fn pre_publish_checks(
                 known.insert(fold(&pre), pre);
             }
         }
-        for (p, _) in &req.writes {
+        for PlannedWrite { path: p, .. } in planned {
             for pre in prefixes(p) {
                 let k = fold(&pre);
                 match known.get(&k) {
@@ -551,7 +674,7 @@ fn pre_publish_checks(
         .dir_metadata()
         .map_err(StoreError::io("pre-publish checks"))?
         .dev();
-    for (p, _) in &req.writes {
+    for PlannedWrite { path: p, .. } in planned {
         let comps: Vec<&str> = p.split('/').collect();
         let mut dir = h
             .root
@@ -632,7 +755,8 @@ struct Published {
 fn stage<'h, 'r>(
     h: &'h Handle<'r>,
     j: &Arc<Journal>,
-    req: &CommitRequest,
+    payloads: &dyn Payloads,
+    locked: &Capture,
     cancel: &Cancel,
 ) -> Result<Staged<'h, 'r>, StoreError> {
     checkpoint(Some(cancel))?;
@@ -648,23 +772,39 @@ fn stage<'h, 'r>(
         dir: &dir,
         rel: &rel,
     };
-    for (i, w) in j.writes.iter().enumerate() {
+    let inconsistent = || StoreError::Rejected("the planned transaction is inconsistent");
+    // Path → index of its journal write entry: one O(1) lookup per produced payload.
+    let index: std::collections::HashMap<&str, usize> = j
+        .writes
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (w.path.as_str(), i))
+        .collect();
+    let mut staged = vec![false; j.writes.len()];
+    payloads.produce(locked, &mut |path, bytes| {
         checkpoint(Some(cancel))?;
-        let bytes = req
-            .writes
-            .iter()
-            .find(|(p, _)| *p == w.path)
-            .map(|(_, b)| b.as_slice())
-            .ok_or(StoreError::Rejected(
-                "the planned transaction is inconsistent",
-            ))?;
-        let f = h
-            .fs()
-            .create_write(sat, &w.payload, bytes)
-            .map_err(io("stage"))?;
-        h.fs().sync_file(sat, &w.payload, &f).map_err(io("stage"))?;
-        point(&h.opts, Point::AfterStagePayload(i), Some(cancel))?;
+        let i = *index.get(path).ok_or_else(inconsistent)?;
+        let w = &j.writes[i];
+        if std::mem::replace(&mut staged[i], true) {
+            return Err(inconsistent());
+        }
+        if bytes.len() as u64 != w.size || digest::hex(&digest::sha256(bytes)) != w.digest {
+            return Err(StoreError::PayloadMismatch);
+        }
+        drop(
+            h.fs()
+                .create_write(sat, &w.payload, bytes)
+                .map_err(io("stage"))?,
+        );
+        point(&h.opts, Point::AfterStagePayload(i), Some(cancel))
+    })?;
+    if staged.contains(&false) {
+        return Err(inconsistent());
     }
+    // One durability step for every payload (spec/migration.md §12.5 rule 3), then their
+    // directory entries.
+    let names: Vec<&str> = j.writes.iter().map(|w| w.payload.as_str()).collect();
+    h.fs().sync_batch(sat, &names).map_err(io("stage"))?;
     h.fs().sync_dir(sat).map_err(io("stage"))?;
     h.fs().sync_dir(at).map_err(io("stage"))?;
     point(&h.opts, Point::AfterStageFsync, Some(cancel))?;

@@ -48,6 +48,11 @@ pub trait Durable: Send + Sync + Debug {
     fn create_write(&self, at: At<'_>, name: &str, bytes: &[u8]) -> io::Result<File>;
     /// `fsync` of a file written by [`Durable::create_write`].
     fn sync_file(&self, at: At<'_>, name: &str, file: &File) -> io::Result<()>;
+    /// Makes the contents of the files `names` of `at` (written by
+    /// [`Durable::create_write`], already closed) durable in one step (spec/migration.md
+    /// §12.5 rule 3): `syncfs` of the filesystem holding `at` where available, else one
+    /// `fsync` per file. Not the directory entries: `fsync` the directory after it.
+    fn sync_batch(&self, at: At<'_>, names: &[&str]) -> io::Result<()>;
     /// Renames `from/from_name` onto `to/to_name` (replacing a file there).
     fn rename(&self, from: At<'_>, from_name: &str, to: At<'_>, to_name: &str) -> io::Result<()>;
     /// `fsync` of a directory (`dir.open(".")?.sync_all()`, rust-notes §5.2).
@@ -80,6 +85,16 @@ impl Durable for RealFs {
     fn sync_file(&self, _at: At<'_>, _name: &str, file: &File) -> io::Result<()> {
         file.sync_all()
     }
+    fn sync_batch(&self, at: At<'_>, names: &[&str]) -> io::Result<()> {
+        // A file descriptor of the directory itself (a directory handle may be a path-only
+        // descriptor, which `syncfs` refuses).
+        let d = at.dir.open(".")?;
+        match rustix::fs::syncfs(&d) {
+            Ok(()) => Ok(()),
+            Err(e) if e == rustix::io::Errno::NOSYS => sync_each(at, names),
+            Err(e) => Err(e.into()),
+        }
+    }
     fn rename(&self, from: At<'_>, from_name: &str, to: At<'_>, to_name: &str) -> io::Result<()> {
         from.dir.rename(from_name, to.dir, to_name)
     }
@@ -103,6 +118,17 @@ impl Durable for RealFs {
     }
 }
 
+/// The per-file fallback of [`Durable::sync_batch`]: reopens each file read-only (no-follow)
+/// and `fsync`s it.
+fn sync_each(at: At<'_>, names: &[&str]) -> io::Result<()> {
+    let mut o = OpenOptions::new();
+    o.read(true).follow(FollowSymlinks::No);
+    for name in names {
+        at.dir.open_with(name, &o)?.sync_all()?;
+    }
+    Ok(())
+}
+
 /// One recorded effect; paths are `label/name`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Op {
@@ -110,6 +136,8 @@ pub enum Op {
     Write(String),
     /// `fsync` of a file.
     SyncFile(String),
+    /// One durability step for the files of a directory (its label and the names).
+    SyncBatch(String, Vec<String>),
     /// Rename from, to.
     Rename(String, String),
     /// `fsync` of a directory (its label).
@@ -187,6 +215,13 @@ impl Durable for RecordingFs {
         self.step(Op::SyncFile(at.join(name)))?;
         RealFs.sync_file(at, name, file)
     }
+    fn sync_batch(&self, at: At<'_>, names: &[&str]) -> io::Result<()> {
+        self.step(Op::SyncBatch(
+            at.rel.to_owned(),
+            names.iter().map(|n| (*n).to_owned()).collect(),
+        ))?;
+        RealFs.sync_batch(at, names)
+    }
     fn rename(&self, from: At<'_>, from_name: &str, to: At<'_>, to_name: &str) -> io::Result<()> {
         self.step(Op::Rename(from.join(from_name), to.join(to_name)))?;
         RealFs.rename(from, from_name, to, to_name)
@@ -226,16 +261,19 @@ pub fn parent_of(path: &str) -> &str {
 #[must_use]
 pub fn check_sync_discipline(log: &[Op]) -> Option<String> {
     use std::collections::BTreeSet;
-    let mut synced_files: BTreeSet<&str> = BTreeSet::new();
+    let mut synced_files: BTreeSet<String> = BTreeSet::new();
     let mut unsynced_dirs: BTreeSet<String> = BTreeSet::new();
     for op in log {
         match op {
             Op::SyncFile(p) => {
-                synced_files.insert(p);
+                synced_files.insert(p.clone());
+            }
+            Op::SyncBatch(dir, names) => {
+                synced_files.extend(names.iter().map(|n| format!("{dir}/{n}")));
             }
             Op::Rename(from, to) => {
                 // Staged payloads are fsynced at C8; journal and receipt temps right before.
-                if !synced_files.contains(from.as_str()) {
+                if !synced_files.contains(from) {
                     return Some(format!("rename of unsynced file {from}"));
                 }
                 let dir = parent_of(to).to_owned();

@@ -78,6 +78,10 @@ pub enum StoreError {
     /// `.okf` not a directory, internal inconsistency).
     #[error("{0}")]
     Rejected(&'static str),
+    /// A payload produced at C8 differs in size or digest from the authorised plan
+    /// (spec/migration.md §12.5 rule 2); the attempt was abandoned before the boundary.
+    #[error("a staged payload differs from the authorised plan")]
+    PayloadMismatch,
     /// An I/O failure before the boundary (`operation_rejected`, README R30).
     #[error("private state I/O failed during {step}")]
     Io {
@@ -316,6 +320,18 @@ impl StoreError {
                 flavor.revision_field(),
                 CANCELLED_STEP,
             )),
+            StoreError::PayloadMismatch => {
+                let e = ToolError::new(
+                    codes::PLAN_MISMATCH,
+                    "a staged payload differs from the authorised plan",
+                )
+                .with_diagnostic(Diagnostic::recovery(flavor.digest_field(), PLAN_STEP));
+                if temporal {
+                    temporal_wrap("plan_mismatch", e)
+                } else {
+                    e
+                }
+            }
             StoreError::Limit(m) => ToolError::resource_limit(*m),
             StoreError::Refused(e) => e.clone(),
             StoreError::Rejected(m) => {

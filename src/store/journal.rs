@@ -32,6 +32,30 @@ pub struct WriteEntry {
     pub digest: String,
 }
 
+/// One write of a streamed commit: the bundle-relative path and the size and SHA-256 of the
+/// bytes the plan authorised. Only this stays in memory while the payloads are staged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedWrite {
+    /// Bundle-relative target path.
+    pub path: String,
+    /// Size of the new bytes.
+    pub size: u64,
+    /// `H(new bytes)`, raw SHA-256.
+    pub digest: [u8; 32],
+}
+
+impl PlannedWrite {
+    /// The planned write of `bytes` at `path`.
+    #[must_use]
+    pub fn of(path: &str, bytes: &[u8]) -> Self {
+        Self {
+            path: path.to_owned(),
+            size: bytes.len() as u64,
+            digest: digest::sha256(bytes),
+        }
+    }
+}
+
 /// The journal file `.okf/transactions/<txn-id>.json` (spec/store.md §9).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -230,7 +254,8 @@ pub fn changed_files<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<Change
 
 /// Builds the journal of a commit (spec/store.md §9, §10.1 C7) and checks its validity.
 ///
-/// `base` is the base manifest (sorted by path); `writes` are `(path, bytes)` in any order.
+/// `base` is the base manifest (sorted by path); `writes` are the planned writes (path, size,
+/// digest) in any order.
 ///
 /// # Errors
 /// [`Invalid`] when the inputs do not form a valid journal (e.g. the declared revisions do
@@ -243,21 +268,21 @@ pub fn build(
     base_revision: &str,
     result_revision: &str,
     base: &[BaseEntry],
-    writes: &[(String, Vec<u8>)],
+    writes: &[PlannedWrite],
     changed_refs: &[String],
     replay: Option<&Value>,
     commit_time: String,
 ) -> Result<Journal, Invalid> {
-    let mut order: Vec<&(String, Vec<u8>)> = writes.iter().collect();
-    publish_order(&mut order, |w| &w.0);
+    let mut order: Vec<&PlannedWrite> = writes.iter().collect();
+    publish_order(&mut order, |w| &w.path);
     let writes: Vec<WriteEntry> = order
         .iter()
         .enumerate()
-        .map(|(i, (p, b))| WriteEntry {
-            path: p.clone(),
+        .map(|(i, w)| WriteEntry {
+            path: w.path.clone(),
             payload: payload_name(i),
-            size: b.len() as u64,
-            digest: digest::hex(&digest::sha256(b)),
+            size: w.size,
+            digest: digest::hex(&w.digest),
         })
         .collect();
     let mut refs = changed_refs.to_vec();
@@ -327,8 +352,8 @@ pub(crate) mod tests {
             &result.revision,
             &entries,
             &[
-                ("index.md".into(), b"root2".to_vec()),
-                ("b/c.md".into(), b"c".to_vec()),
+                PlannedWrite::of("index.md", b"root2"),
+                PlannedWrite::of("b/c.md", b"c"),
             ],
             &["b/c".into()],
             None,

@@ -30,5 +30,7 @@ mod schema;
 mod server;
 #[cfg(feature = "fault-injection")]
 mod store;
+#[cfg(feature = "fault-injection")]
+mod store_scale;
 mod validate;
 mod write_concept;
