@@ -20,7 +20,7 @@ use okf_mcp::okf::bundle::parse_bundle;
 use okf_mcp::okf::capture::overlay_capture;
 use okf_mcp::okf::memo;
 use okf_mcp::okf::temporal::Profile;
-use okf_mcp::okf::validate::{self, Options};
+use okf_mcp::okf::validate::{self, ValidationOptions};
 use okf_mcp::okf::version::Target;
 use okf_mcp::plan::identity::ChangeSet;
 use okf_mcp::plan::patch::ops::parse_patch_request;
@@ -682,8 +682,8 @@ fn capture_only(dir: &Path) -> Res<okf_mcp::okf::capture::Capture> {
 }
 
 /// The validator options `plan_patch` uses (date profile).
-fn strict_v02() -> Options {
-    Options {
+fn strict_v02() -> ValidationOptions {
+    ValidationOptions {
         strict: true,
         check_links: false,
         check_orphans: false,

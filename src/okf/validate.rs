@@ -1,7 +1,7 @@
 //! The OKF validator (spec/surface.md §13.2, README R22, R40, R45).
 //!
 //! Runs on any [`Capture`] — a real capture or a staged overlay built with
-//! [`Capture::from_files`] — with [`Options`] `{strict, check_links, check_orphans,
+//! [`Capture::from_files`] — with [`ValidationOptions`] `{strict, check_links, check_orphans,
 //! spec_version, temporal_profile, as_of}` and returns typed [`Finding`]s sorted by
 //! (file, code, message). Planners compare findings by (`file`, `code`). Pure: no I/O.
 //!
@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 /// Validator options (spec/surface.md §13.2).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Options {
+pub struct ValidationOptions {
     /// Strict: the "strict ERROR, else WARN" rows are `ERROR`.
     pub strict: bool,
     /// Report `broken_link`.
@@ -78,7 +78,7 @@ impl Report {
 /// # Errors
 /// [`BundleFault`] when a document exceeds the YAML limits or has a broken YAML graph
 /// (spec/store.md §3.4); those fail the calling tool.
-pub fn validate(capture: &Capture, opts: &Options) -> Result<Report, BundleFault> {
+pub fn validate(capture: &Capture, opts: &ValidationOptions) -> Result<Report, BundleFault> {
     let bundle = parse_for_validation(capture, opts)?;
     Ok(validate_bundle(&bundle, opts))
 }
@@ -93,7 +93,7 @@ pub fn validate(capture: &Capture, opts: &Options) -> Result<Report, BundleFault
 /// As [`parse_bundle`].
 pub fn parse_for_validation<'c>(
     capture: &'c Capture,
-    opts: &Options,
+    opts: &ValidationOptions,
 ) -> Result<Bundle<'c>, BundleFault> {
     // The 0.2-only rows depend on the root declaration: read it first (a faulty root index
     // is reported by the bundle parse below, in path order).
@@ -144,7 +144,7 @@ pub fn parse_for_validation<'c>(
 /// resident.
 #[must_use]
 pub fn spill_visitor<'k>(
-    opts: &Options,
+    opts: &ValidationOptions,
     keep: &'k (dyn Fn(&str) -> bool + Sync),
 ) -> Option<impl Fn(&str, &[u8], &[u8; 32]) -> bool + Sync + 'k> {
     if opts.spec_version != Some(Target::V02) {
@@ -171,7 +171,7 @@ pub fn spill_visitor<'k>(
         let Ok(parsed) = parse_document(bytes) else {
             return true;
         };
-        let mut cx = Ctx {
+        let mut cx = Checks {
             opts: &opts,
             v02: true,
             out: BTreeSet::new(),
@@ -182,8 +182,8 @@ pub fn spill_visitor<'k>(
     })
 }
 
-struct Ctx<'o> {
-    opts: &'o Options,
+struct Checks<'o> {
+    opts: &'o ValidationOptions,
     /// Evaluate the 0.2-only rows (false when validated as 0.1).
     v02: bool,
     out: BTreeSet<Finding>,
@@ -195,7 +195,7 @@ struct Ctx<'o> {
 /// A document's own findings are a pure function of its path, bytes and [`DocOptions`]; they
 /// come from [`memo`] when known, else they are computed (on two threads when many documents
 /// are new, each parse dropped right after its checks) and remembered.
-fn check_files(cx: &mut Ctx<'_>, files: &[CapturedFile], docs: &[Doc<'_>]) {
+fn check_files(cx: &mut Checks<'_>, files: &[CapturedFile], docs: &[Doc<'_>]) {
     for file in files {
         if crate::okf::grammar::classify(&file.path) == DocClass::NoncanonicalMarkdown {
             cx.push(
@@ -233,13 +233,17 @@ fn check_files(cx: &mut Ctx<'_>, files: &[CapturedFile], docs: &[Doc<'_>]) {
 }
 
 /// The own findings of each document of `docs`, in order (two threads when many).
-fn doc_findings_many(opts: &Options, v02: bool, docs: &[&Doc<'_>]) -> Vec<Arc<[Finding]>> {
+fn doc_findings_many(
+    opts: &ValidationOptions,
+    v02: bool,
+    docs: &[&Doc<'_>],
+) -> Vec<Arc<[Finding]>> {
     crate::okf::par::map(docs, |d| doc_findings(opts, v02, d))
 }
 
 /// The findings of one document's own rows (no bundle-level or cross-document rows).
-fn doc_findings(opts: &Options, v02: bool, doc: &Doc<'_>) -> Arc<[Finding]> {
-    let mut cx = Ctx {
+fn doc_findings(opts: &ValidationOptions, v02: bool, doc: &Doc<'_>) -> Arc<[Finding]> {
+    let mut cx = Checks {
         opts,
         v02,
         out: BTreeSet::new(),
@@ -249,7 +253,7 @@ fn doc_findings(opts: &Options, v02: bool, doc: &Doc<'_>) -> Arc<[Finding]> {
     cx.out.into_iter().collect::<Vec<_>>().into()
 }
 
-impl Ctx<'_> {
+impl Checks<'_> {
     fn push(&mut self, file: &str, code: &'static str, severity: Severity, message: &'static str) {
         self.out.insert(Finding {
             file: file.to_owned(),
@@ -273,11 +277,11 @@ impl Ctx<'_> {
 
 /// Validates a parsed bundle (see [`validate`]).
 #[must_use]
-pub fn validate_bundle(bundle: &Bundle<'_>, opts: &Options) -> Report {
+pub fn validate_bundle(bundle: &Bundle<'_>, opts: &ValidationOptions) -> Report {
     let declaration = version::declaration(bundle);
     let version = version::resolve(&declaration, opts.spec_version);
     let v02 = version.effective != Some("0.1");
-    let mut cx = Ctx {
+    let mut cx = Checks {
         opts,
         v02,
         out: BTreeSet::new(),
@@ -323,7 +327,7 @@ pub fn validate_staged(
     base_bundle: &Bundle<'_>,
     base_report: &Report,
     writes: &[(String, Vec<u8>)],
-    opts: &Options,
+    opts: &ValidationOptions,
 ) -> Result<Report, BundleFault> {
     let base = base_bundle.capture;
     // Last write per path wins, in path-byte order (as in a BTreeMap overlay).
@@ -349,7 +353,7 @@ pub fn validate_staged(
     if v02 != (base_report.version.effective != Some("0.1")) {
         return validate(&overlay_capture(base, writes), opts);
     }
-    let mut cx = Ctx {
+    let mut cx = Checks {
         opts,
         v02,
         out: base_report
@@ -389,7 +393,7 @@ fn sorted(out: BTreeSet<Finding>) -> Vec<Finding> {
     findings
 }
 
-fn check_version(cx: &mut Ctx<'_>, decl: &Declaration) {
+fn check_version(cx: &mut Checks<'_>, decl: &Declaration) {
     const ROOT: &str = "index.md";
     match decl {
         Declaration::Absent => {}
@@ -423,7 +427,7 @@ fn check_version(cx: &mut Ctx<'_>, decl: &Declaration) {
 }
 
 fn check_doc(
-    cx: &mut Ctx<'_>,
+    cx: &mut Checks<'_>,
     path: &str,
     class: &DocClass,
     parsed: &Result<Parsed<'_>, ParseFault>,
@@ -486,7 +490,7 @@ pub fn parse_message(code: &str) -> &'static str {
     }
 }
 
-fn check_reserved(cx: &mut Ctx<'_>, path: &str, has_fm: bool, root: Option<&Node>, body: &str) {
+fn check_reserved(cx: &mut Checks<'_>, path: &str, has_fm: bool, root: Option<&Node>, body: &str) {
     let last = path.rsplit('/').next().unwrap_or(path);
     if path == "index.md" {
         let extra = root.and_then(Node::entries).is_some_and(|e| {
@@ -524,7 +528,7 @@ fn check_reserved(cx: &mut Ctx<'_>, path: &str, has_fm: bool, root: Option<&Node
 }
 
 #[allow(clippy::too_many_lines)]
-fn check_concept_frontmatter(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, body: &str) {
+fn check_concept_frontmatter(cx: &mut Checks<'_>, path: &str, root: Option<&Node>, body: &str) {
     if non_empty_str(field(root, "type")).is_none() {
         cx.push(
             path,
@@ -653,7 +657,7 @@ fn check_concept_frontmatter(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, 
 }
 
 /// `temporal_profile_mismatch` for a present value not valid under the profile.
-fn check_temporal(cx: &mut Ctx<'_>, path: &str, node: Option<&Node>) {
+fn check_temporal(cx: &mut Checks<'_>, path: &str, node: Option<&Node>) {
     let Some(n) = node.filter(|n| !n.is_null()) else {
         return;
     };
@@ -667,7 +671,7 @@ fn check_temporal(cx: &mut Ctx<'_>, path: &str, node: Option<&Node>) {
     }
 }
 
-fn check_window(cx: &mut Ctx<'_>, path: &str, node: Option<&Node>, profile: Profile) {
+fn check_window(cx: &mut Checks<'_>, path: &str, node: Option<&Node>, profile: Profile) {
     let Some(w) = node.filter(|n| !n.is_null()) else {
         return;
     };
@@ -698,7 +702,7 @@ fn check_window(cx: &mut Ctx<'_>, path: &str, node: Option<&Node>, profile: Prof
     }
 }
 
-fn check_computation(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, body: &str) {
+fn check_computation(cx: &mut Checks<'_>, path: &str, root: Option<&Node>, body: &str) {
     if non_empty_str(field(root, "type")) != Some(ATTESTED_COMPUTATION) {
         return;
     }
@@ -772,7 +776,7 @@ fn check_computation(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, body: &s
     }
 }
 
-fn check_attributions(cx: &mut Ctx<'_>, path: &str, root: Option<&Node>, body: &str) {
+fn check_attributions(cx: &mut Checks<'_>, path: &str, root: Option<&Node>, body: &str) {
     let all_ids: Vec<String> = field(root, "sources")
         .and_then(Node::items)
         .map(|items| {
@@ -848,7 +852,7 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8(out).unwrap_or_else(|_| s.to_owned())
 }
 
-fn check_links(cx: &mut Ctx<'_>, bundle: &Bundle<'_>) {
+fn check_links(cx: &mut Checks<'_>, bundle: &Bundle<'_>) {
     let mut linked: BTreeSet<String> = BTreeSet::new();
     for doc in &bundle.docs {
         let parsed = doc.parsed_transient();
@@ -893,7 +897,7 @@ mod tests {
     use super::*;
     use crate::okf::yaml::Yaml;
 
-    fn run(files: &[(&str, &str)], opts: &Options) -> Report {
+    fn run(files: &[(&str, &str)], opts: &ValidationOptions) -> Report {
         let c = Capture::from_files(
             files
                 .iter()
@@ -917,7 +921,7 @@ mod tests {
                 ("b.md", "no fm\n"),
                 ("c.md", "---\ntype: T\n---\n"),
             ],
-            &Options::default(),
+            &ValidationOptions::default(),
         );
         assert_eq!(
             codes(&r),
@@ -936,12 +940,12 @@ mod tests {
             "a.md",
             "---\ntype: T\ngenerated: {by: nobody, at: 2026-01-02}\n---\n",
         )];
-        let soft = run(&files, &Options::default());
+        let soft = run(&files, &ValidationOptions::default());
         let strict = run(
             &files,
-            &Options {
+            &ValidationOptions {
                 strict: true,
-                ..Options::default()
+                ..ValidationOptions::default()
             },
         );
         assert!(soft
@@ -957,10 +961,10 @@ mod tests {
 
     #[test]
     fn version_rows() {
-        let opts02 = Options {
+        let opts02 = ValidationOptions {
             spec_version: Some(Target::V02),
             strict: true,
-            ..Options::default()
+            ..ValidationOptions::default()
         };
         let r = run(&[("index.md", "---\nokf_version: \"0.1\"\n---\n")], &opts02);
         assert_eq!(
@@ -973,7 +977,7 @@ mod tests {
         );
         let r = run(
             &[("index.md", "---\nokf_version: \"0.3\"\n---\n")],
-            &Options::default(),
+            &ValidationOptions::default(),
         );
         assert_eq!(
             codes(&r),
@@ -993,7 +997,7 @@ mod tests {
         );
         let r = run(
             &[("index.md", "---\nokf_version: [1]\n---\n")],
-            &Options::default(),
+            &ValidationOptions::default(),
         );
         assert_eq!(
             codes(&r),
@@ -1016,7 +1020,7 @@ mod tests {
                 ("notes/a:b.md", "x"),
                 (".github/t.md", "x"),
             ],
-            &Options::default(),
+            &ValidationOptions::default(),
         );
         assert_eq!(
             codes(&r),
@@ -1052,9 +1056,9 @@ mod tests {
         ];
         let all = run(
             &files,
-            &Options {
+            &ValidationOptions {
                 spec_version: Some(Target::V02),
-                ..Options::default()
+                ..ValidationOptions::default()
             },
         );
         let got: BTreeSet<&str> = all.findings.iter().map(|f| f.code).collect();
@@ -1079,9 +1083,9 @@ mod tests {
         }
         let r = run(
             &files,
-            &Options {
+            &ValidationOptions {
                 spec_version: Some(Target::V01),
-                ..Options::default()
+                ..ValidationOptions::default()
             },
         );
         assert_eq!(
@@ -1089,7 +1093,7 @@ mod tests {
             vec![("c.md".into(), "missing_type", Severity::Error)]
         );
         // auto on a 0.1 declaration also validates as 0.1.
-        let r = run(&files, &Options::default());
+        let r = run(&files, &ValidationOptions::default());
         assert_eq!(
             codes(&r),
             vec![("c.md".into(), "missing_type", Severity::Error)]
@@ -1107,14 +1111,14 @@ mod tests {
             ("sub/b.md", "---\ntype: T\n---\n[up](../a.md)\n"),
             ("c.md", "---\ntype: T\n---\n[c](c.md)\n"),
         ];
-        let r = run(&files, &Options::default());
+        let r = run(&files, &ValidationOptions::default());
         assert!(r.findings.is_empty());
         let r = run(
             &files,
-            &Options {
+            &ValidationOptions {
                 check_links: true,
                 check_orphans: true,
-                ..Options::default()
+                ..ValidationOptions::default()
             },
         );
         assert_eq!(
@@ -1136,9 +1140,9 @@ mod tests {
         let files = [("a.md", "---\ntype: T\nstale_after: 2026-01-02\nsources:\n  - {resource: r, last_modified: 2026-01-02T00:00:00Z}\n---\n")];
         let r = run(
             &files,
-            &Options {
+            &ValidationOptions {
                 as_of: Some("2026-01-03".into()),
-                ..Options::default()
+                ..ValidationOptions::default()
             },
         );
         assert_eq!(
@@ -1150,10 +1154,10 @@ mod tests {
         );
         let r = run(
             &files,
-            &Options {
+            &ValidationOptions {
                 strict: true,
                 temporal_profile: Profile::Instant,
-                ..Options::default()
+                ..ValidationOptions::default()
             },
         );
         assert_eq!(
@@ -1175,7 +1179,7 @@ mod tests {
             ]);
             if let Ok(b) = parse_bundle(&c) {
                 for profile in [Profile::Date, Profile::Instant] {
-                    let opts = Options {
+                    let opts = ValidationOptions {
                         strict: true,
                         check_links: true,
                         check_orphans: true,
@@ -1211,12 +1215,12 @@ mod tests {
             let c = Capture::from_files(
                 base.iter().map(|(p, i)| (PATHS[*p].to_owned(), texts[*i].clone())),
             );
-            let opts = Options {
+            let opts = ValidationOptions {
                 strict,
                 spec_version: [None, Some(Target::V01), Some(Target::V02)][usize::from(version)],
                 temporal_profile: if instant { Profile::Instant } else { Profile::Date },
                 as_of: as_of.then(|| "2026-01-03".to_owned()),
-                ..Options::default()
+                ..ValidationOptions::default()
             };
             let fresh = crate::okf::memo::bypassed(|| validate(&c, &opts));
             let first = validate(&c, &opts);
@@ -1301,7 +1305,7 @@ mod tests {
                 .iter()
                 .map(|(p, c)| (PATHS[*p].to_owned(), texts[*c].clone()))
                 .collect();
-            let opts = Options {
+            let opts = ValidationOptions {
                 strict,
                 check_links: links,
                 check_orphans: orphans,
@@ -1340,10 +1344,10 @@ mod tests {
             ),
             ("a.md".to_owned(), b"---\ntitle: x\n---\n".to_vec()),
         ]);
-        let opts = Options {
+        let opts = ValidationOptions {
             strict: true,
             spec_version: Some(Target::V02),
-            ..Options::default()
+            ..ValidationOptions::default()
         };
         let bundle = parse_bundle(&base).unwrap();
         let base_report = validate_bundle(&bundle, &opts);
@@ -1388,7 +1392,7 @@ mod tests {
                 ("a.md", "---\ntype: T\n"),
                 ("b.md", "---\na: 1\na: 2\n---\n"),
             ],
-            &Options::default(),
+            &ValidationOptions::default(),
         );
         assert_eq!(
             codes(&r),

@@ -18,7 +18,7 @@ use crate::okf::bundle::Bundle;
 use crate::okf::capture::Capture;
 use crate::okf::finding::Finding;
 use crate::okf::grammar::{classify, DocClass};
-use crate::okf::validate::{self, Options, Report};
+use crate::okf::validate::{self, Report, ValidationOptions};
 use crate::okf::version::Declaration;
 use crate::plan::diff::{self, Diff, FileChange};
 use crate::plan::identity::{self, PlanInputs, PlanWrite, Ref};
@@ -111,7 +111,7 @@ pub fn validate_staged(
     bundle: &Bundle<'_>,
     base_report: &Report,
     writes: &[(String, Vec<u8>)],
-    opts: &Options,
+    opts: &ValidationOptions,
 ) -> Result<(Report, Verdict), ToolError> {
     let staged = validate::validate_staged(bundle, base_report, writes, opts)
         .map_err(|f| f.to_tool_error())?;

@@ -27,7 +27,7 @@ use crate::okf::capture::Capture;
 use crate::store::capture::{self, Spill, MAX_FILES, MAX_FILE_BYTES, MAX_TOTAL_BYTES};
 use crate::store::error::{Corrupt, StoreError};
 use crate::store::fault::Point;
-use crate::store::handle::{checkpoint, is_crash, point, Handle, Options};
+use crate::store::handle::{checkpoint, is_crash, point, Handle, StoreOptions};
 use crate::store::journal::{self, BaseEntry, Journal, PlannedWrite};
 use crate::store::open::{self, Create};
 use crate::store::publish;
@@ -186,7 +186,7 @@ pub fn commit(
     mode: Mode,
     cancel: &Cancel,
 ) -> Result<CommitOutcome, StoreError> {
-    commit_with(root, req, mode, cancel, &Options::from_env())
+    commit_with(root, req, mode, cancel, &StoreOptions::from_env())
 }
 
 /// Receipt lookup only (`write_concept` step 5.3): opens the store only when `.okf/` exists,
@@ -200,7 +200,7 @@ pub fn lookup(
     request_digest: &str,
     cancel: &Cancel,
 ) -> Result<Option<CommitOutcome>, StoreError> {
-    lookup_with(root, key, request_digest, cancel, &Options::from_env())
+    lookup_with(root, key, request_digest, cancel, &StoreOptions::from_env())
 }
 
 /// [`lookup`] with explicit options.
@@ -212,7 +212,7 @@ pub fn lookup_with(
     key: &str,
     request_digest: &str,
     cancel: &Cancel,
-    opts: &Options,
+    opts: &StoreOptions,
 ) -> Result<Option<CommitOutcome>, StoreError> {
     let tag = digest::txn_id(request_digest, key);
     let Some(h) = open::open(root, opts, Some(cancel), Create::No, &tag)? else {
@@ -230,7 +230,7 @@ pub fn commit_with(
     req: &CommitRequest,
     mode: Mode,
     cancel: &Cancel,
-    opts: &Options,
+    opts: &StoreOptions,
 ) -> Result<CommitOutcome, StoreError> {
     let planned = planned_of(&req.writes);
     run_commit(
@@ -257,7 +257,7 @@ pub fn commit_streamed(
     mode: Mode,
     cancel: &Cancel,
 ) -> Result<CommitOutcome, StoreError> {
-    commit_streamed_with(root, req, payloads, mode, cancel, &Options::from_env())
+    commit_streamed_with(root, req, payloads, mode, cancel, &StoreOptions::from_env())
 }
 
 /// [`commit_streamed`] with explicit options (tests: seam, faults, timeouts).
@@ -270,7 +270,7 @@ pub fn commit_streamed_with(
     payloads: &dyn Payloads,
     mode: Mode,
     cancel: &Cancel,
-    opts: &Options,
+    opts: &StoreOptions,
 ) -> Result<CommitOutcome, StoreError> {
     run_commit(root, req, &req.writes, payloads, mode, cancel, opts)
 }
@@ -284,7 +284,7 @@ fn run_commit<W>(
     payloads: &dyn Payloads,
     mode: Mode,
     cancel: &Cancel,
-    opts: &Options,
+    opts: &StoreOptions,
 ) -> Result<CommitOutcome, StoreError> {
     let txn_id = digest::txn_id(&req.request_digest, &req.idempotency_key);
     // C1–C3.
@@ -346,7 +346,7 @@ pub fn open_locked<'r>(
     request_digest: &str,
     cancel: &Cancel,
 ) -> Result<Option<Session<'r>>, StoreError> {
-    open_locked_with(root, key, request_digest, cancel, &Options::from_env())
+    open_locked_with(root, key, request_digest, cancel, &StoreOptions::from_env())
 }
 
 /// [`open_locked`] with explicit options.
@@ -358,7 +358,7 @@ pub fn open_locked_with<'r>(
     key: &str,
     request_digest: &str,
     cancel: &Cancel,
-    opts: &Options,
+    opts: &StoreOptions,
 ) -> Result<Option<Session<'r>>, StoreError> {
     let txn_id = digest::txn_id(request_digest, key);
     let h = open::open(root, opts, Some(cancel), Create::Existing, &txn_id)?;
@@ -569,7 +569,7 @@ fn capture_error(e: ToolError) -> StoreError {
 }
 
 #[allow(clippy::unused_self)]
-fn forced_conflict(opts: &Options) -> bool {
+fn forced_conflict(opts: &StoreOptions) -> bool {
     #[cfg(feature = "fault-injection")]
     if let Some(c) = &opts.forced_conflicts {
         use std::sync::atomic::Ordering;
@@ -887,7 +887,7 @@ fn finish(
     root: &Root,
     h: Handle<'_>,
     durable: Durable,
-    opts: &Options,
+    opts: &StoreOptions,
     cancel: &Cancel,
 ) -> Result<CommitOutcome, StoreError> {
     let j = Arc::clone(&durable.j);

@@ -194,7 +194,7 @@ fn temporal_wrap(cause: &str, mut e: ToolError) -> ToolError {
 /// The plan-mismatch error of a receipt that does not match the request (spec/store.md §12
 /// steps 3–4).
 #[must_use]
-pub fn plan_mismatch(flavor: Flavor) -> ToolError {
+pub fn receipt_mismatch(flavor: Flavor) -> ToolError {
     match flavor {
         Flavor::Temporal => ToolError::new(
             codes::OPERATION_REJECTED,

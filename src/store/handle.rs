@@ -1,4 +1,4 @@
-//! An open store ([`Handle`]): the private state layout, the per-call [`Options`], the
+//! An open store ([`Handle`]): the private state layout, the per-call [`StoreOptions`], the
 //! fault-hook dispatch and the cancellation checkpoint. Opening, the folding probe and
 //! recovery (spec/store.md §7, §10.1 C1–C3) are [`crate::store::open`].
 //!
@@ -36,10 +36,10 @@ pub struct Folding {
     pub normalization: bool,
 }
 
-/// Per-call store options. [`Options::from_env`] is what the tools use; the builders exist
+/// Per-call store options. [`StoreOptions::from_env`] is what the tools use; the builders exist
 /// only under the `fault-injection` feature (spec/store.md §15).
 #[derive(Clone, Debug)]
-pub struct Options {
+pub struct StoreOptions {
     pub(crate) lock_timeout: Duration,
     pub(crate) fs: Arc<dyn Durable>,
     #[cfg(feature = "fault-injection")]
@@ -50,7 +50,7 @@ pub struct Options {
     pub(crate) forced_conflicts: Option<Arc<std::sync::atomic::AtomicUsize>>,
 }
 
-impl Default for Options {
+impl Default for StoreOptions {
     fn default() -> Self {
         Self {
             lock_timeout: lock::TIMEOUT,
@@ -65,7 +65,7 @@ impl Default for Options {
     }
 }
 
-impl Options {
+impl StoreOptions {
     /// The production options; under `fault-injection` also the environment hooks
     /// `OKF_MCP_FAULT`, `OKF_MCP_LOCK_TIMEOUT_MS`, `OKF_MCP_FORCE_CONFLICTS` (process-wide
     /// counter) and `OKF_MCP_FOLDING` (`case`, `nfd` or `case,nfd`). See [`crate::store::fault`].
@@ -106,7 +106,7 @@ impl Options {
 }
 
 #[cfg(feature = "fault-injection")]
-impl Options {
+impl StoreOptions {
     /// Replaces the 30 s lock timeout.
     #[must_use]
     pub fn with_lock_timeout(mut self, d: Duration) -> Self {
@@ -144,7 +144,11 @@ impl Options {
 /// # Errors
 /// An injected I/O error, or `SimulatedCrash`.
 #[allow(clippy::unnecessary_wraps, unused_variables)]
-pub(crate) fn point(opts: &Options, p: Point, cancel: Option<&Cancel>) -> Result<(), StoreError> {
+pub(crate) fn point(
+    opts: &StoreOptions,
+    p: Point,
+    cancel: Option<&Cancel>,
+) -> Result<(), StoreError> {
     #[cfg(feature = "fault-injection")]
     if let Some(f) = &opts.faults {
         use crate::store::fault::Action;
@@ -194,7 +198,7 @@ pub(crate) struct Handle<'r> {
     pub staging: Dir,
     pub receipts: Dir,
     pub caps: Dir,
-    pub opts: Options,
+    pub opts: StoreOptions,
     pub folding: Folding,
     /// Permission bits a new visible file gets: 0644 under the process umask.
     pub new_file_mode: u32,

@@ -6,7 +6,7 @@ use crate::envelope::{Diagnostic, Severity, ToolError};
 use crate::store::durable::{At, Durable};
 use crate::store::error::StoreError;
 use crate::store::fault::Point;
-use crate::store::handle::{checkpoint, point, Folding, Handle, Options, SUBDIRS};
+use crate::store::handle::{checkpoint, point, Folding, Handle, StoreOptions, SUBDIRS};
 use crate::store::lock::{self, LockError};
 use crate::store::recovery;
 use crate::store::root::Root;
@@ -40,7 +40,7 @@ pub(crate) enum Create {
 /// cancellation; I/O; recovery errors.
 pub(crate) fn open<'r>(
     root: &'r Root,
-    opts: &Options,
+    opts: &StoreOptions,
     cancel: Option<&Cancel>,
     create: Create,
     probe_tag: &str,

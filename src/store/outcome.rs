@@ -4,7 +4,7 @@
 use crate::digest;
 use crate::envelope::ToolError;
 use crate::store::commit::{CommitOutcome, ReceiptSource, ReplayBasis};
-use crate::store::error::{corrupt_receipt, plan_mismatch, Flavor, StoreError};
+use crate::store::error::{corrupt_receipt, receipt_mismatch, Flavor, StoreError};
 use crate::store::receipt::ReceiptFile;
 
 /// The authorised request a receipt must match (spec/store.md §12.2).
@@ -117,12 +117,12 @@ pub fn classify(
     // Step 3.
     if let Some(j) = journal {
         if receipt.receipt != j || receipt.key != j.idempotency_key {
-            return Err(plan_mismatch(flavor));
+            return Err(receipt_mismatch(flavor));
         }
     }
     // Step 4.
     if !receipt_matches(&receipt, expected) {
-        return Err(plan_mismatch(flavor));
+        return Err(receipt_mismatch(flavor));
     }
     let noop = receipt.receipt.base_revision == receipt.receipt.result_revision;
     Ok(Classified {

@@ -4,9 +4,9 @@
 use crate::cancel::Cancel;
 use crate::envelope::ToolError;
 use crate::okf::bundle::Bundle;
-use crate::okf::validate::Options;
+use crate::okf::validate::ValidationOptions;
 use crate::plan::identity::{Authorisation, ChangeSet};
-use crate::plan::patch::ops::{plan_mismatch, PatchRequest};
+use crate::plan::patch::ops::{authorisation_mismatch, PatchRequest};
 use crate::plan::patch::planner::{documents_read, plan_patch_parsed, validation_options};
 use crate::plan::stage::Plan;
 use crate::store::error::Flavor;
@@ -36,7 +36,7 @@ impl Workflow for ConceptPatch {
         ChangeSet::concept_patch(&req.actor, base_revision, &req.operations)
     }
 
-    fn validation_options(req: &PatchRequest) -> Options {
+    fn validation_options(req: &PatchRequest) -> ValidationOptions {
         validation_options(req)
     }
 
@@ -54,7 +54,7 @@ impl Workflow for ConceptPatch {
     }
 
     fn mismatch(message: &str) -> ToolError {
-        plan_mismatch(message)
+        authorisation_mismatch(message)
     }
 
     fn check_apply_state(out: &Value) -> Result<(), ToolError> {

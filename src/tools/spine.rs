@@ -24,7 +24,7 @@ use crate::digest;
 use crate::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::okf::bundle::Bundle;
 use crate::okf::capture::Capture;
-use crate::okf::validate::{self, Options};
+use crate::okf::validate::{self, ValidationOptions};
 use crate::plan::identity::{Authorisation, ChangeSet};
 use crate::plan::stage::{Plan, PlanStatus};
 use crate::store::capture::{self, Spill};
@@ -54,7 +54,7 @@ pub trait Workflow {
     fn change_set(req: &Self::Request, base_revision: &str) -> ChangeSet;
     /// The validator options of the base and staged validations; the capture is parsed once
     /// under them ([`validate::parse_for_validation`]).
-    fn validation_options(req: &Self::Request) -> Options;
+    fn validation_options(req: &Self::Request) -> ValidationOptions;
     /// The bundle-relative paths whose bytes the planner reads; every other document is
     /// spilled by the capture (docs/store.md §3.2).
     fn documents_read(req: &Self::Request) -> BTreeSet<String>;

@@ -43,9 +43,8 @@ fn sources() -> Vec<PathBuf> {
         manifest.join("fixtures/bundles"),
         manifest.join("../shared/corpus/knowledge-catalog/v0.2"),
     ] {
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
-        };
+        let rd =
+            std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{} is missing: {e}", dir.display()));
         let mut v: Vec<PathBuf> = rd
             .filter_map(Result::ok)
             .map(|e| e.path())

@@ -7,7 +7,7 @@ use crate::envelope::{codes, Diagnostic, ToolError, ERROR_RESULT_CAP};
 use crate::okf::bundle::parse_bundle;
 use crate::okf::capture::{overlay_capture, Capture};
 use crate::okf::temporal::Profile;
-use crate::okf::validate::{self, Options};
+use crate::okf::validate::{self, ValidationOptions};
 use crate::okf::version::{self, Target};
 use crate::okf::yaml::{self, YamlError};
 use crate::plan::stage::{finish_diagnostics, judge};
@@ -235,7 +235,7 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
         (Some("declared" | "default"), Some("0.2")) => Some(Target::V02),
         _ => None,
     };
-    let opts = Options {
+    let opts = ValidationOptions {
         strict: true,
         check_links: true,
         check_orphans: true,

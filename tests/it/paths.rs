@@ -5,10 +5,9 @@
 //! CLI call); one case per tool also runs through the real binary. Helpers used by
 //! `capture.rs` (every-tool iteration, valid arguments) live here.
 //!
-//! A registered tool whose handler is still the skeleton stub ("… is not implemented yet",
-//! answered without looking at `bundle_path`) is reported on stderr and skipped by the
-//! per-tool checks; every test still requires at least one tool to be checked, and each stub
-//! is picked up automatically once it is implemented.
+//! Every registered tool is checked: a handler that is still a skeleton stub ("… is not
+//! implemented yet", answered without looking at `bundle_path`) fails the checks instead of
+//! being skipped (`tools/list` lists only implemented tools).
 
 #![allow(clippy::disallowed_methods)] // tests build their own temp trees
 
@@ -121,17 +120,17 @@ pub fn is_stub(spec: &ToolSpec) -> bool {
     out.message().contains("is not implemented yet")
 }
 
-/// The registered tools that are implemented (stubs reported on stderr); at least one.
+/// Every registered tool, each asserted to be implemented; at least one.
 pub fn live_tools() -> Vec<&'static ToolSpec> {
-    let mut live = Vec::new();
-    for spec in registry::all() {
-        if is_stub(spec) {
-            eprintln!("skipped (still a stub): {}", spec.name);
-        } else {
-            live.push(spec);
-        }
+    let live: Vec<&'static ToolSpec> = registry::all().iter().collect();
+    for spec in &live {
+        assert!(
+            !is_stub(spec),
+            "{} is registered but its handler is a stub: register only implemented tools",
+            spec.name
+        );
     }
-    assert!(!live.is_empty(), "no implemented tool to check");
+    assert!(!live.is_empty(), "no registered tool to check");
     live
 }
 

@@ -16,7 +16,7 @@ use okf_mcp::store::commit::{
 use okf_mcp::store::durable::{check_sync_discipline, durable_renames, Op, RecordingFs};
 use okf_mcp::store::error::{Corrupt, Flavor, StoreError};
 use okf_mcp::store::fault::{Action, Faults, Point};
-use okf_mcp::store::handle::{Folding, Options};
+use okf_mcp::store::handle::{Folding, StoreOptions};
 use okf_mcp::store::outcome::{classify, ReceiptMatch};
 use okf_mcp::store::receipt::{self, ReceiptFile};
 use okf_mcp::store::root::{self, Root};
@@ -158,15 +158,15 @@ fn post_state(pre: &BTreeMap<String, Vec<u8>>, req: &CommitRequest) -> BTreeMap<
     post
 }
 
-fn fast() -> Options {
-    Options::default().with_lock_timeout(Duration::from_millis(300))
+fn fast() -> StoreOptions {
+    StoreOptions::default().with_lock_timeout(Duration::from_millis(300))
 }
 
-fn crash_at(p: Point) -> Options {
+fn crash_at(p: Point) -> StoreOptions {
     fast().with_faults(Faults::new().with(p, Action::Crash, 1))
 }
 
-fn run(b: &Bundle, req: &CommitRequest, opts: &Options) -> Result<CommitOutcome, StoreError> {
+fn run(b: &Bundle, req: &CommitRequest, opts: &StoreOptions) -> Result<CommitOutcome, StoreError> {
     commit_with(&b.root(), req, Mode::Fresh, &Cancel::new(), opts)
 }
 
@@ -926,7 +926,7 @@ fn sto_12_lock_held_beyond_the_timeout_is_a_retryable_cancellation() {
     let req = three_writes(&b, "locked");
     let _held = hold_lock(&b);
     let snap = crate::util::snapshot(&b.path);
-    let opts = Options::default().with_lock_timeout(Duration::from_millis(150));
+    let opts = StoreOptions::default().with_lock_timeout(Duration::from_millis(150));
     let r = run(&b, &req, &opts);
     assert!(matches!(r, Err(StoreError::LockTimeout)), "{r:?}");
     let e = r.expect_err("err").to_tool_error(Flavor::ConceptPatch);
@@ -947,7 +947,7 @@ fn sto_12_lock_timeout_is_the_real_30_seconds() {
     let req = three_writes(&b, "locked30");
     let _held = hold_lock(&b);
     let start = std::time::Instant::now();
-    let r = run(&b, &req, &Options::default());
+    let r = run(&b, &req, &StoreOptions::default());
     assert!(matches!(r, Err(StoreError::LockTimeout)), "{r:?}");
     // Not a speed assertion: it proves the default is not a shortened test timeout.
     assert!(start.elapsed() >= Duration::from_secs(30));
@@ -968,7 +968,13 @@ fn sto_13_concurrent_commits_one_wins_and_identical_ones_replay_plainly() {
         let root = Arc::clone(&root);
         std::thread::spawn(move || {
             let r = root::open(root.to_str().expect("utf8")).expect("root");
-            commit_with(&r, &req, Mode::Fresh, &Cancel::new(), &Options::default())
+            commit_with(
+                &r,
+                &req,
+                Mode::Fresh,
+                &Cancel::new(),
+                &StoreOptions::default(),
+            )
         })
     };
     let (t1, t2) = (spawn(r1.clone()), spawn(r2.clone()));
@@ -996,7 +1002,13 @@ fn sto_13_concurrent_commits_one_wins_and_identical_ones_replay_plainly() {
             let (root, req) = (Arc::clone(&root), req.clone());
             std::thread::spawn(move || {
                 let r = root::open(root.to_str().expect("utf8")).expect("root");
-                commit_with(&r, &req, Mode::Fresh, &Cancel::new(), &Options::default())
+                commit_with(
+                    &r,
+                    &req,
+                    Mode::Fresh,
+                    &Cancel::new(),
+                    &StoreOptions::default(),
+                )
             })
         })
         .collect();
@@ -1265,7 +1277,13 @@ fn cancellation_while_waiting_for_the_lock_is_a_checkpoint() {
         c2.cancel();
     });
     // The real 30 s timeout: only the poll checkpoint can end this call early.
-    let r = commit_with(&b.root(), &req, Mode::Fresh, &cancel, &Options::default());
+    let r = commit_with(
+        &b.root(),
+        &req,
+        Mode::Fresh,
+        &cancel,
+        &StoreOptions::default(),
+    );
     t.join().expect("join");
     assert!(matches!(r, Err(StoreError::Cancelled)), "{r:?}");
     assert_eq!(crate::util::snapshot(&b.path), snap, "tree unchanged");

@@ -15,7 +15,7 @@ use okf_mcp::store::commit::{
 };
 use okf_mcp::store::error::StoreError;
 use okf_mcp::store::fault::{Action, Faults, Point};
-use okf_mcp::store::handle::Options;
+use okf_mcp::store::handle::StoreOptions;
 use okf_mcp::store::journal::PlannedWrite;
 use okf_mcp::store::root::{self, Root};
 use std::collections::BTreeMap;
@@ -116,8 +116,8 @@ fn visible(b: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
-fn opts() -> Options {
-    Options::default().with_lock_timeout(Duration::from_millis(300))
+fn opts() -> StoreOptions {
+    StoreOptions::default().with_lock_timeout(Duration::from_millis(300))
 }
 
 #[test]

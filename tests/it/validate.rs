@@ -3,7 +3,7 @@
 use crate::read_tools::{err, ok, tmp_bundle};
 use crate::util::*;
 use okf_mcp::okf::capture::Capture;
-use okf_mcp::okf::validate::{validate, Options};
+use okf_mcp::okf::validate::{validate, ValidationOptions};
 use okf_mcp::okf::version::Target;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -159,10 +159,10 @@ fn val_04_target_version_assertion_and_future_declarations() {
     let capture = Capture::from_files(files);
     let report = validate(
         &capture,
-        &Options {
+        &ValidationOptions {
             strict: true,
             spec_version: Some(Target::V02),
-            ..Options::default()
+            ..ValidationOptions::default()
         },
     )
     .expect("validate");

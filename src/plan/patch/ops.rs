@@ -407,7 +407,7 @@ pub fn parse_patch_request(args: &Value, apply: bool) -> Result<PatchRequest, To
 
 /// `plan_mismatch` with the recovery step of spec/surface.md §6.2 on `expected_plan_digest`.
 #[must_use]
-pub fn plan_mismatch(message: &str) -> ToolError {
+pub fn authorisation_mismatch(message: &str) -> ToolError {
     ToolError::new(codes::PLAN_MISMATCH, message).with_diagnostic(Diagnostic::recovery(
         "expected_plan_digest",
         "Run the matching preview again with the same arguments and use its digest unchanged.",
@@ -426,7 +426,11 @@ fn parse_expected(obj: &Map<String, Value>) -> Result<Authorisation, ToolError> 
     };
     let plan_digest = match obj.get("expected_plan_digest") {
         Some(Value::String(s)) if is_canonical_digest(s) => s.clone(),
-        _ => return Err(plan_mismatch("expected_plan_digest is not canonical")),
+        _ => {
+            return Err(authorisation_mismatch(
+                "expected_plan_digest is not canonical",
+            ))
+        }
     };
     Ok(Authorisation {
         revision,

@@ -12,7 +12,7 @@ use crate::okf::bundle::Bundle;
 use crate::okf::capture::Capture;
 use crate::okf::document;
 use crate::okf::temporal::parse_offset_datetime;
-use crate::okf::validate::{self, Options};
+use crate::okf::validate::{self, ValidationOptions};
 use crate::okf::version::Target;
 use crate::okf::yaml::{Node, NodeKind, Style};
 use crate::plan::diff::Diff;
@@ -74,8 +74,8 @@ pub fn plan_patch(
 /// §3 rule 3): strict, 0.2 asserted, the request's temporal profile, no links, orphans or
 /// `as_of`. Parse with [`validate::parse_for_validation`] under these to parse once.
 #[must_use]
-pub fn validation_options(req: &PatchRequest) -> Options {
-    Options {
+pub fn validation_options(req: &PatchRequest) -> ValidationOptions {
+    ValidationOptions {
         strict: true,
         check_links: false,
         check_orphans: false,
