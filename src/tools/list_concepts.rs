@@ -16,9 +16,6 @@ use serde_json::{json, Map, Value};
 /// Most concepts one listing may return (spec/surface.md §11).
 pub const MAX_CONCEPTS: usize = 10_000;
 
-/// Tool description (spec/surface.md §17.5).
-pub const DESCRIPTION: &str = "List every concept of an OKF bundle with its card. Use it first to discover concept ids; use read_concept for one concept's bytes and full projection, validate_bundle for conformance. Returns {version, version_declaration, temporal_profile, as_of, concepts}: concepts sorted by id, each with id, path, type, title, description, tags, status, trust, stale, stale_after, status_state, generated_at, source_count, computation, legacy_derived and parse_error. A concept whose document cannot be parsed is still listed, with parse_error set (invalid_encoding, unterminated_frontmatter or invalid_frontmatter) and null or empty projected members; repair it with write_concept. Only non-reserved .md files whose path is a canonical concept id are concepts. temporal_profile is date-3fcbb9f (default) or instant-0b87c52; as_of (YYYY-MM-DD, or an offset datetime under the instant profile) enables stale; without it stale is null. Limits: 10,000 concepts. Errors: schema_validation or invalid_request (fix the arguments), resource_limit (use a smaller bundle), invalid_yaml_graph (repair the named document), operation_cancelled (retryable: true means the situation can clear, not that the same call will succeed; follow the recovery_step, here: repeat the call). Read-only; writes nothing. Next step: read_concept for one concept.";
-
 /// Runs the tool on schema-valid arguments.
 ///
 /// # Errors

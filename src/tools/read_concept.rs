@@ -14,9 +14,6 @@ use crate::tools::Ctx;
 use crate::tools::Success;
 use serde_json::{json, Map, Value};
 
-/// Tool description (spec/surface.md §17.5).
-pub const DESCRIPTION: &str = "Read one concept of an OKF bundle by concept id (its bundle-relative path without .md). Use list_concepts first to find ids; use validate_bundle for conformance. Returns {id, path, version, version_declaration, temporal_profile, frontmatter_yaml, body, projection, legacy_fallback}; the text content is the file's exact bytes. projection holds type, title, description, resource, tags, sources (values invalid under the temporal profile are null), attributions (footnote references joined to sources ids), usage_window, generated, verified (valid events only), trust, status, status_state, stale_after and computation. Errors: concept_not_found (find a current id with list_concepts), operation_rejected when this concept's document cannot be parsed (the text lists the parse diagnostic; repair it with write_concept), schema_validation or invalid_request (fix the arguments), resource_limit (reduce the scope), invalid_yaml_graph, operation_cancelled (retryable: true means the situation can clear, not that the same call will succeed; follow the recovery_step, here: repeat the call). Read-only; writes nothing. Next step: preview_concept_patch for a bounded change.";
-
 /// Runs the tool on schema-valid arguments.
 ///
 /// # Errors

@@ -15,9 +15,6 @@ use serde_json::{json, Map, Value};
 /// Most diagnostics one report may carry (spec/surface.md §11).
 pub const MAX_DIAGNOSTICS: usize = 10_000;
 
-/// Tool description (spec/surface.md §17.5).
-pub const DESCRIPTION: &str = "Validate an OKF bundle against OKF 0.1 or 0.2. Use it to check conformance before and after changes (after apply_v02_migration, and with temporal_profile instant-0b87c52 after apply_temporal_upgrade); use list_concepts or read_concept to inspect content. ValidationOptions: strict (false: provenance, trust, source and computation faults are WARN; true: ERROR), check_links (broken_link WARN), check_orphans (orphan_concept INFO), target_version auto|0.1|0.2 (auto never asserts a version; 0.1/0.2 assert it: version_assertion_failed), temporal_profile date-3fcbb9f (default) or instant-0b87c52, as_of (enables stale_concept INFO). Returns {version, version_declaration, temporal_profile, as_of (omitted when absent), scanned_files, conformance: {conformant, errors}, guidance: {warnings, info}, diagnostics} sorted by file, code, message. A non-conformant bundle is a successful result: conformant is false when any ERROR exists; documents that cannot be parsed are reported as ERROR diagnostics. Errors: schema_validation or invalid_request (fix the arguments), resource_limit (reduce the scope), invalid_yaml_graph, operation_cancelled (retryable: true means the situation can clear, not that the same call will succeed; follow the recovery_step, here: repeat the call). Read-only; writes nothing. Next step: fix ERRORs with preview_concept_patch or write_concept.";
-
 /// Runs the tool on schema-valid arguments.
 ///
 /// # Errors
