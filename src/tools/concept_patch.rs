@@ -1,5 +1,6 @@
 //! The concept-patch workflow on the spine (spec/concept-patch.md §6): what
-//! `preview_concept_patch` and `apply_concept_patch` supply to [`crate::tools::spine`].
+//! `preview_concept_patch` and `apply_concept_patch` supply to [`crate::tools::spine`], and the
+//! parts of their schemas they share.
 
 use crate::cancel::Cancel;
 use crate::envelope::ToolError;
@@ -12,7 +13,7 @@ use crate::plan::stage::Plan;
 use crate::store::error::Flavor;
 use crate::tools::apply_concept_patch::check_state;
 use crate::tools::spine::Workflow;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
 /// The concept patch (spec/concept-patch.md).
@@ -60,4 +61,15 @@ impl Workflow for ConceptPatch {
     fn check_apply_state(out: &Value) -> Result<(), ToolError> {
         check_state(out)
     }
+}
+
+/// A fixed operation list that validates under both temporal profiles; the guidance for a
+/// missing or empty `operations` shows it (spec/surface.md §6.3, SCH-07).
+#[must_use]
+pub fn example_operations() -> Value {
+    json!([{
+        "kind": "set_lifecycle",
+        "concept_id": "tables/orders",
+        "lifecycle": {"status": "stable", "stale_after": null}
+    }])
 }

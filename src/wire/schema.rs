@@ -8,9 +8,8 @@
 
 use crate::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::okf::temporal::{DATE_PATTERN, OFFSET_DATETIME_PATTERN};
-use crate::wire::schema_gen::{
-    example_operations, CONCEPT_ID_PATTERN, REVISION_PATTERN, USAGE_COUNT_PATTERN,
-};
+use crate::tools::concept_patch::example_operations;
+use crate::wire::schema_gen::{CONCEPT_ID_PATTERN, REVISION_PATTERN, USAGE_COUNT_PATTERN};
 use jsonschema::error::{TypeKind, ValidationErrorKind as K};
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};

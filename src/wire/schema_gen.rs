@@ -17,13 +17,16 @@
 //! Pure: no I/O. Patterns use `[0-9]`, never `\d` (spec/surface.md §17.2).
 
 use crate::okf::temporal::{DATE_PATTERN, DATE_PROFILE, INSTANT_PROFILE, OFFSET_DATETIME_PATTERN};
+use crate::tools::concept_patch::example_operations;
+use crate::tools::schema_parts::{
+    as_of_prop, boolean, card_props, closed, closed_with, concept_id_prop, count,
+    diagnostics_array, file_header, has_error, info_only, input_root, no_error, nullable_string,
+    paths_array, profile_branches, r, status_branch, status_enum, string_1_max, string_array,
+    string_max, temporal_profile_prop, trust_enum, with, EXAMPLE_CONCEPT_ID,
+};
+pub use crate::tools::schema_parts::{ID_BASE, SCHEMA_DRAFT};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
-
-/// `$schema` of every file: JSON Schema draft 2020-12.
-pub const SCHEMA_DRAFT: &str = "https://json-schema.org/draft/2020-12/schema";
-/// Prefix of every `$id` (`$id = <prefix><file name>`, spec/surface.md §17.1).
-pub const ID_BASE: &str = "https://okf.dev/mcp/v0.2/";
 
 /// The shared file holding the common input and output definitions.
 pub const COMMON_FILE: &str = "common.schema.json";
@@ -118,75 +121,6 @@ pub const KIND_RULES: [(&str, &[&str], &[&str]); 9] = [
     ),
     ("set_bundle_version", &["version"], &[]),
 ];
-
-/// A fixed operation list that validates under both temporal profiles; the guidance for a
-/// missing or empty `operations` shows it (spec/surface.md §6.3, SCH-07).
-#[must_use]
-pub fn example_operations() -> Value {
-    json!([{
-        "kind": "set_lifecycle",
-        "concept_id": "tables/orders",
-        "lifecycle": {"status": "stable", "stale_after": null}
-    }])
-}
-
-/// The trusted example of a concept id.
-pub const EXAMPLE_CONCEPT_ID: &str = "tables/orders";
-
-fn r(name: &str) -> Value {
-    json!({ "$ref": format!("#/$defs/{name}") })
-}
-
-fn string_max(max: u64) -> Value {
-    json!({"type": "string", "maxLength": max})
-}
-
-fn string_1_max(max: u64) -> Value {
-    json!({"type": "string", "minLength": 1, "maxLength": max})
-}
-
-fn nullable_string() -> Value {
-    json!({"type": ["string", "null"]})
-}
-
-fn boolean() -> Value {
-    json!({"type": "boolean"})
-}
-
-fn count() -> Value {
-    json!({"type": "integer", "minimum": 0})
-}
-
-fn string_array(max: u64) -> Value {
-    json!({"type": "array", "maxItems": max, "items": {"type": "string"}})
-}
-
-/// A closed object with every listed member required, members in the given order.
-fn closed(props: Vec<(&str, Value)>) -> Value {
-    let required: Vec<&str> = props.iter().map(|(k, _)| *k).collect();
-    closed_with(&required, props)
-}
-
-/// A closed object with the given required members.
-fn closed_with(required: &[&str], props: Vec<(&str, Value)>) -> Value {
-    let mut p = Map::new();
-    for (k, v) in props {
-        p.insert(k.to_owned(), v);
-    }
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": required,
-        "properties": p,
-    })
-}
-
-fn with(mut v: Value, key: &str, extra: Value) -> Value {
-    if let Value::Object(m) = &mut v {
-        m.insert(key.to_owned(), extra);
-    }
-    v
-}
 
 // ---------------------------------------------------------------------------------------------
 // Shared definitions
@@ -607,14 +541,6 @@ fn version_declaration_def() -> Value {
     ])
 }
 
-fn status_enum() -> Value {
-    json!({"type": ["string", "null"], "enum": ["draft", "stable", "deprecated", null]})
-}
-
-fn trust_enum() -> Value {
-    json!({"type": "string", "enum": ["unverified", "machine-confirmed", "human-reviewed"]})
-}
-
 fn status_state_def() -> Value {
     closed(vec![
         ("present", boolean()),
@@ -622,23 +548,6 @@ fn status_state_def() -> Value {
         ("raw", nullable_string()),
         ("effective", status_enum()),
     ])
-}
-
-/// The card members of spec/surface.md §12.1, in table order.
-fn card_props() -> Vec<(&'static str, Value)> {
-    vec![
-        ("id", json!({"type": "string"})),
-        ("path", r("bundle_relative_path")),
-        ("type", nullable_string()),
-        ("title", nullable_string()),
-        ("description", nullable_string()),
-        ("tags", string_array(10000)),
-        ("status", status_enum()),
-        ("trust", trust_enum()),
-        ("stale", json!({"type": ["boolean", "null"]})),
-        ("stale_after", nullable_string()),
-        ("status_state", r("status_state")),
-    ]
 }
 
 fn card_def() -> Value {
@@ -652,85 +561,6 @@ fn card_def() -> Value {
 // ---------------------------------------------------------------------------------------------
 // Tool roots
 // ---------------------------------------------------------------------------------------------
-
-fn file_header(file: &str, title: &str, description: &str) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("$schema".into(), json!(SCHEMA_DRAFT));
-    m.insert("$id".into(), json!(format!("{ID_BASE}{file}")));
-    m.insert("title".into(), json!(title));
-    m.insert("description".into(), json!(description));
-    m
-}
-
-/// The `if temporal_profile == instant-0b87c52 then … else …` of spec/surface.md §2 and
-/// spec/concept-patch.md §2.4, over the given temporal members of the root.
-fn profile_branches(m: &mut Map<String, Value>, as_of: bool, operations: bool) {
-    let branch = |value_def: &str, op_def: &str| {
-        let mut p = Map::new();
-        if as_of {
-            p.insert(
-                "as_of".into(),
-                r(if value_def == "profile_instant" {
-                    "offset_datetime"
-                } else {
-                    "calendar_date"
-                }),
-            );
-        }
-        if operations {
-            p.insert("operations".into(), json!({"items": r(op_def)}));
-        }
-        json!({"properties": p, "additionalProperties": true})
-    };
-    m.insert(
-        "if".into(),
-        json!({
-            "properties": {"temporal_profile": {"const": INSTANT_PROFILE}},
-            "required": ["temporal_profile"],
-            "additionalProperties": true
-        }),
-    );
-    m.insert(
-        "then".into(),
-        branch("profile_instant", "operation_temporal_instant"),
-    );
-    m.insert(
-        "else".into(),
-        branch("profile_date", "operation_temporal_date"),
-    );
-}
-
-fn input_root(
-    tool: &str,
-    description: &str,
-    required: &[&str],
-    props: Vec<(&str, Value)>,
-) -> Map<String, Value> {
-    let file = format!("{tool}.input.schema.json");
-    let mut m = file_header(&file, &format!("{tool} input"), description);
-    let closed = closed_with(required, props);
-    if let Value::Object(c) = closed {
-        for (k, v) in c {
-            m.insert(k, v);
-        }
-    }
-    m
-}
-
-fn temporal_profile_prop() -> Value {
-    with(r("temporal_profile"), "examples", json!([DATE_PROFILE]))
-}
-
-fn concept_id_prop() -> Value {
-    with(r("concept_id"), "examples", json!([EXAMPLE_CONCEPT_ID]))
-}
-
-fn as_of_prop() -> Value {
-    json!({
-        "description": "Reference time for staleness: YYYY-MM-DD under date-3fcbb9f, an offset datetime under instant-0b87c52; never defaulted from the wall clock.",
-        "type": "string"
-    })
-}
 
 /// The input schema of `tool` as generated, or `None` for a tool without one.
 #[must_use]
@@ -1169,33 +999,6 @@ fn validate_success() -> Value {
             ),
         ],
     )
-}
-
-fn diagnostics_array() -> Value {
-    json!({"type": "array", "maxItems": 10000, "items": r("diagnostic")})
-}
-
-fn paths_array() -> Value {
-    json!({"type": "array", "maxItems": 10000, "uniqueItems": true, "items": r("bundle_relative_path")})
-}
-
-fn has_error() -> Value {
-    json!({"contains": {"properties": {"severity": {"const": "ERROR"}}, "required": ["severity"], "additionalProperties": true}})
-}
-
-fn no_error() -> Value {
-    json!({"items": {"properties": {"severity": {"enum": ["WARN", "INFO"]}}, "additionalProperties": true}})
-}
-
-fn info_only() -> Value {
-    json!({"items": {"properties": {"severity": {"const": "INFO"}}, "additionalProperties": true}})
-}
-
-fn status_branch(status: &str, props: Value) -> Value {
-    json!({
-        "if": {"properties": {"status": {"const": status}}, "required": ["status"], "additionalProperties": true},
-        "then": {"properties": props, "additionalProperties": true}
-    })
 }
 
 fn preview_success() -> Value {
