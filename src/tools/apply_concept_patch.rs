@@ -4,10 +4,28 @@
 
 use crate::envelope::ToolError;
 use crate::plan::patch::ops::parse_patch_request;
+use crate::tools::concept_patch::patch_input_root;
 use crate::tools::concept_patch::ConceptPatch;
+use crate::tools::describe::{input_errors, replay_protocol, retryable_note};
+use crate::tools::schema_parts::{
+    closed, diagnostics_array, has_error, info_only, output_root, paths_array, r, status_branch,
+    with, SchemaRoot,
+};
 use crate::tools::spine::{self, has_severity, state_violation, strictly_ascending};
 use crate::tools::{Ctx, Success};
-use serde_json::Value;
+use serde_json::{json, Value};
+
+/// The tool description (spec/surface.md §17.5).
+pub const DESCRIPTION: &str = concat!(
+    "Use to commit a patch the user approved after preview_concept_patch, its paired preview: pass the identical bundle_path, actor, temporal_profile and operations plus expected_revision (the preview's base_revision) and expected_plan_digest (the preview's plan_digest), both unchanged. The plan is rebuilt and must match; the commit is atomic and compare-and-swap. There is no dry-run or mode switch: rehearse with preview_concept_patch. Use write_concept only for whole-concept replacement. ",
+    "Returns status, base_revision, result_revision, plan_digest and changed_paths. ",
+    "Statuses: applied (committed, or answered from the stored receipt with one receipt_replayed diagnostic; next read_concept or validate_bundle to confirm); noop (nothing to change); rejected (ERROR diagnostics say why; fix the operations and preview again). ",
+    "Errors: revision_conflict (retryable: the bundle changed and no matching receipt exists; run preview_concept_patch again, review, apply the new values); plan_mismatch (the digest does not match the rebuilt plan or the arguments changed; preview again and pass its digest unchanged); idempotency_conflict (another request already committed under this plan; preview again); invalid_revision (use the exact base_revision of a fresh preview); operation_cancelled (retryable: outcome unknown, follow the replay protocol below); operation_rejected (storage fault or blocked publication: the recovery_step names the file to restore or delete).",
+    input_errors!(),
+    retryable_note!(),
+    replay_protocol!(),
+    " Limits: as preview_concept_patch."
+);
 
 /// Runs the tool on schema-valid arguments.
 ///
@@ -45,4 +63,93 @@ pub fn check_state(out: &Value) -> Result<(), ToolError> {
     } else {
         Err(state_violation())
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemas (spec/surface.md §17): the generator of the checked-in files
+// ---------------------------------------------------------------------------------------------
+
+/// The input schema root: the preview's arguments plus the two authorisation values
+/// (spec/concept-patch.md §2).
+#[must_use]
+pub fn input_schema() -> SchemaRoot {
+    let revision = format!("sha256:{}", "0".repeat(64));
+    SchemaRoot::new(patch_input_root(
+        "apply_concept_patch",
+        "Arguments of apply_concept_patch: the preview's arguments plus its base_revision and plan_digest (spec/concept-patch.md §2).",
+        vec![
+            (
+                "expected_revision",
+                with(
+                    r("revision"),
+                    "description",
+                    json!("The base_revision of the preview, unchanged."),
+                ),
+            ),
+            (
+                "expected_plan_digest",
+                with(
+                    r("digest"),
+                    "description",
+                    json!("The plan_digest of the preview, unchanged."),
+                ),
+            ),
+        ],
+        vec![
+            ("expected_revision", json!(revision)),
+            ("expected_plan_digest", json!(revision)),
+        ],
+    ))
+}
+
+/// The output schema root (spec/concept-patch.md §5.2).
+#[must_use]
+pub fn output_schema() -> SchemaRoot {
+    output_root(
+        "apply_concept_patch",
+        "Result of apply_concept_patch (spec/concept-patch.md §5.2).",
+        apply_success(),
+    )
+}
+
+fn apply_success() -> Value {
+    let base = closed(vec![
+        (
+            "status",
+            json!({"type": "string", "enum": ["applied", "noop", "rejected"]}),
+        ),
+        ("base_revision", r("revision")),
+        ("result_revision", r("revision")),
+        ("plan_digest", r("digest")),
+        ("changed_paths", paths_array()),
+        ("diagnostics", diagnostics_array()),
+    ]);
+    // The state invariants of spec/concept-patch.md §5.2 that JSON Schema can express.
+    with(
+        base,
+        "allOf",
+        json!([
+            status_branch(
+                "applied",
+                json!({
+                    "changed_paths": {"minItems": 1},
+                    "diagnostics": info_only()
+                })
+            ),
+            status_branch(
+                "noop",
+                json!({
+                    "changed_paths": {"const": []},
+                    "diagnostics": info_only()
+                })
+            ),
+            status_branch(
+                "rejected",
+                json!({
+                    "changed_paths": {"const": []},
+                    "diagnostics": has_error()
+                })
+            )
+        ]),
+    )
 }

@@ -12,8 +12,11 @@ use crate::plan::patch::planner::{documents_read, plan_patch_parsed, validation_
 use crate::plan::stage::Plan;
 use crate::store::error::Flavor;
 use crate::tools::apply_concept_patch::check_state;
+use crate::tools::schema_parts::{
+    input_root, profile_branches, r, temporal_profile_prop, with, EXAMPLE_BUNDLE_PATH,
+};
 use crate::tools::spine::Workflow;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 
 /// The concept patch (spec/concept-patch.md).
@@ -72,4 +75,49 @@ pub fn example_operations() -> Value {
         "concept_id": "tables/orders",
         "lifecycle": {"status": "stable", "stale_after": null}
     }])
+}
+
+/// The input root of a concept-patch tool (spec/concept-patch.md §2): `bundle_path`,
+/// `temporal_profile`, `actor` and `operations`, then the tool's `extra` members (all
+/// required), the profile branches over the operations, and one example with the
+/// `extra_example` members appended.
+#[must_use]
+pub fn patch_input_root(
+    tool: &str,
+    description: &str,
+    extra: Vec<(&str, Value)>,
+    extra_example: Vec<(&str, Value)>,
+) -> Map<String, Value> {
+    let mut required = vec!["bundle_path", "actor", "operations"];
+    required.extend(extra.iter().map(|(k, _)| *k));
+    let mut props = vec![
+        ("bundle_path", r("bundle_path")),
+        ("temporal_profile", temporal_profile_prop()),
+        (
+            "actor",
+            with(r("actor"), "examples", json!(["agent-session-1"])),
+        ),
+        (
+            "operations",
+            json!({
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 256,
+                "items": r("operation"),
+                "examples": [example_operations()]
+            }),
+        ),
+    ];
+    props.extend(extra);
+    let mut example = Map::new();
+    example.insert("bundle_path".into(), json!(EXAMPLE_BUNDLE_PATH));
+    example.insert("actor".into(), json!("agent-session-1"));
+    example.insert("operations".into(), example_operations());
+    for (k, v) in extra_example {
+        example.insert(k.to_owned(), v);
+    }
+    let mut m = input_root(tool, description, &required, props);
+    profile_branches(&mut m, false, true);
+    m.insert("examples".into(), json!([example]));
+    m
 }

@@ -4,10 +4,29 @@
 use crate::envelope::{Diagnostic, ToolError};
 use crate::plan::patch::ops::parse_patch_request;
 use crate::plan::stage::PlanStatus;
+use crate::tools::concept_patch::patch_input_root;
 use crate::tools::concept_patch::ConceptPatch;
+use crate::tools::describe::{input_errors, retryable_note};
+use crate::tools::schema_parts::{
+    boolean, closed, diagnostics_array, has_error, no_error, output_root, paths_array, r,
+    status_branch, with, SchemaRoot,
+};
 use crate::tools::spine::{self, has_severity, state_violation, strictly_ascending};
 use crate::tools::{Ctx, Success};
 use serde_json::{json, Value};
+
+/// The tool description (spec/surface.md §17.5).
+pub const DESCRIPTION: &str = concat!(
+    "Use to rehearse a bounded change of concept metadata: an ordered list of desired-state operations (set_generated, ensure_verification, remove_verification, put_source, remove_source, set_usage_window, set_lifecycle, put_attested_computation, set_bundle_version). Builds the plan in memory, validates the staged bundle strictly against OKF 0.2 and writes nothing. ",
+    "Use apply_concept_patch afterwards to commit the reviewed plan; use write_concept only to replace a whole concept. ",
+    "Returns status, base_revision, result_revision, plan_digest, a unified diff (at most 1 MiB; diff_truncated says when it was cut), affected_paths, diagnostics and unknown_preserved. ",
+    "Statuses: applicable (review the diff, then apply with the same actor, temporal_profile and operations plus expected_revision = base_revision and expected_plan_digest = plan_digest, unchanged); noop (nothing to change; nothing to apply); rejected (the ERROR diagnostics say why, e.g. missing_concept, ambiguous_presentation, staged_validation_failed; fix the operations and preview again; a rejected plan_digest cannot be applied usefully). ",
+    "Limits: 1 to 256 operations, actor 1 to 256 bytes, text fields at most 4096 bytes, inline_computation at most 1 MiB, arguments at most 16 MiB. ",
+    "Errors: invalid_request for per-operation domain faults (message operations[i]: reason).",
+    input_errors!(),
+    retryable_note!(),
+    " A preview is not authorisation: show the diff to the user before applying. Next step after success: apply_concept_patch with the values above once the user approves."
+);
 
 /// Runs the tool on schema-valid arguments.
 ///
@@ -86,4 +105,82 @@ pub fn check_state(out: &Value) -> Result<(), ToolError> {
     } else {
         Err(state_violation())
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemas (spec/surface.md §17): the generator of the checked-in files
+// ---------------------------------------------------------------------------------------------
+
+/// The input schema root (spec/concept-patch.md §2).
+#[must_use]
+pub fn input_schema() -> SchemaRoot {
+    SchemaRoot::new(patch_input_root(
+        "preview_concept_patch",
+        "Arguments of preview_concept_patch (spec/concept-patch.md §2).",
+        Vec::new(),
+        Vec::new(),
+    ))
+}
+
+/// The output schema root (spec/concept-patch.md §5.1).
+#[must_use]
+pub fn output_schema() -> SchemaRoot {
+    output_root(
+        "preview_concept_patch",
+        "Result of preview_concept_patch (spec/concept-patch.md §5.1).",
+        preview_success(),
+    )
+}
+
+fn preview_success() -> Value {
+    let base = closed(vec![
+        (
+            "status",
+            json!({"type": "string", "enum": ["applicable", "noop", "rejected"]}),
+        ),
+        ("base_revision", r("revision")),
+        (
+            "result_revision",
+            json!({"anyOf": [r("revision"), {"type": "null"}]}),
+        ),
+        ("plan_digest", r("digest")),
+        ("diff", json!({"type": "string", "maxLength": 1_048_576})),
+        ("diff_truncated", boolean()),
+        ("affected_paths", paths_array()),
+        ("diagnostics", diagnostics_array()),
+        ("unknown_preserved", boolean()),
+    ]);
+    // The state invariants of spec/concept-patch.md §5.1 that JSON Schema can express.
+    with(
+        base,
+        "allOf",
+        json!([
+            status_branch("applicable", json!({
+                "result_revision": {"type": "string"},
+                "affected_paths": {"minItems": 1},
+                "diagnostics": no_error(),
+                "unknown_preserved": {"const": true}
+            })),
+            {
+                "if": {"properties": {"status": {"const": "applicable"}, "diff": {"const": ""}}, "required": ["status", "diff"], "additionalProperties": true},
+                "then": {"properties": {"diff_truncated": {"const": true}}, "additionalProperties": true}
+            },
+            status_branch("noop", json!({
+                "result_revision": {"type": "string"},
+                "diff": {"const": ""},
+                "diff_truncated": {"const": false},
+                "affected_paths": {"const": []},
+                "diagnostics": no_error(),
+                "unknown_preserved": {"const": true}
+            })),
+            status_branch("rejected", json!({
+                "result_revision": {"type": "null"},
+                "diff": {"const": ""},
+                "diff_truncated": {"const": false},
+                "affected_paths": {"const": []},
+                "diagnostics": has_error(),
+                "unknown_preserved": {"const": false}
+            }))
+        ]),
+    )
 }

@@ -10,9 +10,27 @@ use crate::okf::grammar::DocClass;
 use crate::okf::project;
 use crate::okf::version;
 use crate::tools::common::{capture_bundle, concept_id_arg, parse_failure, profile_arg, str_arg};
+use crate::tools::describe::{input_errors, retryable_note};
+use crate::tools::schema_parts::{
+    boolean, closed, concept_id_prop, input_root, nullable_string, output_root, r, status_enum,
+    string_array, temporal_profile_prop, trust_enum, SchemaRoot, EXAMPLE_BUNDLE_PATH,
+    EXAMPLE_CONCEPT_ID,
+};
 use crate::tools::Ctx;
 use crate::tools::Success;
 use serde_json::{json, Map, Value};
+
+/// The tool description (spec/surface.md §17.5).
+pub const DESCRIPTION: &str = concat!(
+    "Use to inspect one concept before reviewing or changing it: returns the exact file bytes as text content and, structured, the id, path, version resolution, frontmatter_yaml (verbatim), body (verbatim), a typed projection (type, title, tags, sources, attributions, usage window, generated, verified events, trust, status, stale_after, attested computation) and legacy fallbacks. Read-only. ",
+    "Use list_concepts instead to find ids, validate_bundle for findings across the bundle. ",
+    "Inputs: bundle_path, concept_id (bundle-relative id without .md, e.g. tables/orders), optional temporal_profile. ",
+    "Limits: concept_id at most 4096 bytes; the bundle limits of every tool. ",
+    "Errors: concept_not_found (no concept with that id: find a current id with list_concepts); operation_rejected when the requested document cannot be parsed (the text content lists the findings; repair it with write_concept).",
+    input_errors!(),
+    retryable_note!(),
+    " Next step after success: preview_concept_patch for a bounded metadata change, or write_concept to replace the whole concept after review."
+);
 
 /// Runs the tool on schema-valid arguments.
 ///
@@ -65,4 +83,151 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         Value::Object(m),
         parsed.split.text.to_owned(),
     ))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemas (spec/surface.md §17): the generator of the checked-in files
+// ---------------------------------------------------------------------------------------------
+
+/// The input schema root (spec/surface.md §2, §12.4).
+#[must_use]
+pub fn input_schema() -> SchemaRoot {
+    let mut m = input_root(
+        "read_concept",
+        "Arguments of read_concept (spec/surface.md §2, §12.4).",
+        &["bundle_path", "concept_id"],
+        vec![
+            ("bundle_path", r("bundle_path")),
+            ("concept_id", concept_id_prop()),
+            ("temporal_profile", temporal_profile_prop()),
+        ],
+    );
+    m.insert(
+        "examples".into(),
+        json!([{"bundle_path": EXAMPLE_BUNDLE_PATH, "concept_id": EXAMPLE_CONCEPT_ID}]),
+    );
+    SchemaRoot::new(m)
+}
+
+/// The output schema root (spec/surface.md §12.4).
+#[must_use]
+pub fn output_schema() -> SchemaRoot {
+    output_root(
+        "read_concept",
+        "Result of read_concept (spec/surface.md §12.4).",
+        read_success(),
+    )
+}
+
+fn window_or_null() -> Value {
+    let mut w = closed(vec![
+        ("from", json!({"type": "string"})),
+        ("to", json!({"type": "string"})),
+    ]);
+    if let Value::Object(m) = &mut w {
+        m.insert("type".into(), json!(["object", "null"]));
+    }
+    w
+}
+
+fn read_success() -> Value {
+    let source = closed(vec![
+        ("id", nullable_string()),
+        ("resource", json!({"type": "string"})),
+        ("title", nullable_string()),
+        ("author", nullable_string()),
+        (
+            "usage_count",
+            json!({"type": ["integer", "null"], "minimum": 0}),
+        ),
+        ("last_modified", nullable_string()),
+        ("usage_window", window_or_null()),
+    ]);
+    let attribution = closed(vec![
+        ("label", json!({"type": "string"})),
+        ("source_id", nullable_string()),
+        ("count", json!({"type": "integer", "minimum": 1})),
+    ]);
+    let mut generated = closed(vec![
+        ("by", json!({"type": "string"})),
+        ("at", nullable_string()),
+    ]);
+    if let Value::Object(m) = &mut generated {
+        m.insert("type".into(), json!(["object", "null"]));
+    }
+    let verified_event = closed(vec![
+        ("by", json!({"type": "string"})),
+        ("at", json!({"type": "string"})),
+    ]);
+    let parameter = closed(vec![
+        ("name", json!({"type": "string"})),
+        ("type", json!({"type": "string"})),
+        ("required", boolean()),
+    ]);
+    let mut executor = closed(vec![
+        ("resource", json!({"type": "string"})),
+        ("receipt", string_array(10000)),
+    ]);
+    if let Value::Object(m) = &mut executor {
+        m.insert("type".into(), json!(["object", "null"]));
+    }
+    let mut attester = closed(vec![("resource", json!({"type": "string"}))]);
+    if let Value::Object(m) = &mut attester {
+        m.insert("type".into(), json!(["object", "null"]));
+    }
+    let computation = closed(vec![
+        ("present", boolean()),
+        ("runtime", nullable_string()),
+        (
+            "parameters",
+            json!({"type": "array", "maxItems": 10000, "items": parameter}),
+        ),
+        ("computation_path", nullable_string()),
+        ("inline", boolean()),
+        ("executor", executor),
+        ("attester", attester),
+    ]);
+    let projection = closed(vec![
+        ("type", nullable_string()),
+        ("title", nullable_string()),
+        ("description", nullable_string()),
+        ("resource", nullable_string()),
+        ("tags", string_array(10000)),
+        (
+            "sources",
+            json!({"type": "array", "maxItems": 10000, "items": source}),
+        ),
+        (
+            "attributions",
+            json!({"type": "array", "maxItems": 10000, "items": attribution}),
+        ),
+        ("usage_window", window_or_null()),
+        ("generated", generated),
+        (
+            "verified",
+            json!({"type": "array", "maxItems": 10000, "items": verified_event}),
+        ),
+        ("trust", trust_enum()),
+        ("status", status_enum()),
+        ("status_state", r("status_state")),
+        ("stale_after", nullable_string()),
+        ("computation", computation),
+    ]);
+    closed(vec![
+        ("id", json!({"type": "string"})),
+        ("path", r("bundle_relative_path")),
+        ("version", r("version")),
+        ("version_declaration", r("version_declaration")),
+        ("temporal_profile", r("temporal_profile_id")),
+        ("frontmatter_yaml", json!({"type": "string"})),
+        ("body", json!({"type": "string"})),
+        ("projection", projection),
+        (
+            "legacy_fallback",
+            closed(vec![
+                ("generated_from_timestamp", boolean()),
+                ("sources_from_citations", boolean()),
+            ]),
+        ),
+    ])
 }

@@ -21,6 +21,31 @@ pub const ID_BASE: &str = "https://okf.dev/mcp/v0.2/";
 
 /// The trusted example of a concept id.
 pub const EXAMPLE_CONCEPT_ID: &str = "tables/orders";
+/// The example `bundle_path` of the input examples.
+pub const EXAMPLE_BUNDLE_PATH: &str = "/srv/okf/bundle";
+
+/// One tool schema file as its module builds it: the root members in file order, and the
+/// definitions that belong to this file alone (`success` of an output schema). The generator
+/// (`wire::schema_gen`) appends `$defs`: these local definitions first, then a copy of every
+/// shared definition the file reaches through a local `$ref` (spec/surface.md §17.1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchemaRoot {
+    /// The root members without `$defs`.
+    pub members: Map<String, Value>,
+    /// The file's own definitions, by name, in `$defs` order.
+    pub local_defs: Vec<(&'static str, Value)>,
+}
+
+impl SchemaRoot {
+    /// A root without local definitions (every input schema).
+    #[must_use]
+    pub fn new(members: Map<String, Value>) -> Self {
+        Self {
+            members,
+            local_defs: Vec::new(),
+        }
+    }
+}
 
 /// A local reference `{"$ref": "#/$defs/<name>"}`.
 #[must_use]
@@ -194,6 +219,25 @@ pub fn input_root(
         }
     }
     m
+}
+
+/// The root of `<tool>.output.schema.json`: the file header, `"type": "object"` and the
+/// `anyOf` of `$defs/success` (the tool's `success` object) and `$defs/error_envelope`
+/// (spec/surface.md §17.1). `description` names the result and its spec section.
+#[must_use]
+pub fn output_root(tool: &str, description: &str, success: Value) -> SchemaRoot {
+    let file = format!("{tool}.output.schema.json");
+    let mut m = file_header(
+        &file,
+        &format!("{tool} output"),
+        &format!("{description} A success object satisfies $defs/success; a tool error's structuredContent satisfies $defs/error_envelope (spec/surface.md §17.1)."),
+    );
+    m.insert("type".into(), json!("object"));
+    m.insert("anyOf".into(), json!([r("success"), r("error_envelope")]));
+    SchemaRoot {
+        members: m,
+        local_defs: vec![("success", success)],
+    }
 }
 
 /// The `temporal_profile` input property (spec/surface.md §2, common input fields).

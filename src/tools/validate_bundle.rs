@@ -8,12 +8,29 @@ use crate::envelope::{Severity, ToolError};
 use crate::okf::validate::{self, ValidationOptions};
 use crate::okf::version::Target;
 use crate::tools::common::{as_of_arg, capture_bundle, profile_arg, str_arg};
+use crate::tools::describe::{input_errors, retryable_note};
+use crate::tools::schema_parts::{
+    as_of_prop, boolean, closed, closed_with, count, input_root, output_root, profile_branches, r,
+    temporal_profile_prop, SchemaRoot, EXAMPLE_BUNDLE_PATH,
+};
 use crate::tools::Ctx;
 use crate::tools::Success;
 use serde_json::{json, Map, Value};
 
 /// Most diagnostics one report may carry (spec/surface.md §11).
 pub const MAX_DIAGNOSTICS: usize = 10_000;
+
+/// The tool description (spec/surface.md §17.5).
+pub const DESCRIPTION: &str = concat!(
+    "Use to check a bundle against OKF: runs the validator and returns scanned_files, conformance {conformant, errors}, guidance {warnings, info} and diagnostics with stable codes sorted by file, code and message. A non-conformant bundle is a successful result (isError false); only ERROR findings make it non-conformant. Read-only. ",
+    "Use list_concepts or read_concept instead to inspect content. ",
+    "Inputs: bundle_path; optional strict, check_links, check_orphans (booleans, default false), target_version (auto, 0.1 or 0.2; auto never asserts a version), temporal_profile and as_of (as for list_concepts). ",
+    "Limits: at most 10,000 diagnostics; the bundle limits of every tool. ",
+    "Errors:",
+    input_errors!(),
+    retryable_note!(),
+    " Next step after success: fix ERROR findings with preview_concept_patch or write_concept, then validate again; after a temporal upgrade validate with temporal_profile \"instant-0b87c52\"."
+);
 
 /// Runs the tool on schema-valid arguments.
 ///
@@ -88,4 +105,82 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         "diagnostics": legacy_diags,
     });
     Ok(Success::with_text(Value::Object(m), text.to_string()))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemas (spec/surface.md §17): the generator of the checked-in files
+// ---------------------------------------------------------------------------------------------
+
+/// The input schema root (spec/surface.md §2, §12.5).
+#[must_use]
+pub fn input_schema() -> SchemaRoot {
+    let mut m = input_root(
+        "validate_bundle",
+        "Arguments of validate_bundle (spec/surface.md §2, §12.5).",
+        &["bundle_path"],
+        vec![
+            ("bundle_path", r("bundle_path")),
+            ("strict", boolean()),
+            ("check_links", boolean()),
+            ("check_orphans", boolean()),
+            (
+                "target_version",
+                json!({"type": "string", "enum": ["auto", "0.1", "0.2"]}),
+            ),
+            ("temporal_profile", temporal_profile_prop()),
+            ("as_of", as_of_prop()),
+        ],
+    );
+    profile_branches(&mut m, true, false);
+    m.insert(
+        "examples".into(),
+        json!([{"bundle_path": EXAMPLE_BUNDLE_PATH, "strict": true, "target_version": "auto"}]),
+    );
+    SchemaRoot::new(m)
+}
+
+/// The output schema root (spec/surface.md §12.5).
+#[must_use]
+pub fn output_schema() -> SchemaRoot {
+    output_root(
+        "validate_bundle",
+        "Result of validate_bundle (spec/surface.md §12.5).",
+        validate_success(),
+    )
+}
+
+fn validate_success() -> Value {
+    closed_with(
+        &[
+            "version",
+            "version_declaration",
+            "temporal_profile",
+            "scanned_files",
+            "conformance",
+            "guidance",
+            "diagnostics",
+        ],
+        vec![
+            ("version", r("version")),
+            ("version_declaration", r("version_declaration")),
+            ("temporal_profile", r("temporal_profile_id")),
+            (
+                "as_of",
+                json!({"description": "Present only when as_of was given.", "type": "string"}),
+            ),
+            ("scanned_files", count()),
+            (
+                "conformance",
+                closed(vec![("conformant", boolean()), ("errors", count())]),
+            ),
+            (
+                "guidance",
+                closed(vec![("warnings", count()), ("info", count())]),
+            ),
+            (
+                "diagnostics",
+                json!({"type": "array", "maxItems": 10000, "items": r("diagnostic")}),
+            ),
+        ],
+    )
 }

@@ -17,6 +17,11 @@ use crate::store::error::{Flavor, StoreError};
 use crate::store::outcome::{self, ReceiptMatch};
 use crate::store::root::{self, Root};
 use crate::tools::common::{concept_id_arg, str_arg};
+use crate::tools::describe::{input_errors, replay_protocol, retryable_note};
+use crate::tools::schema_parts::{
+    closed, closed_with, concept_id_prop, input_root, output_root, r, SchemaRoot,
+    EXAMPLE_BUNDLE_PATH, EXAMPLE_CONCEPT_ID,
+};
 use crate::tools::Ctx;
 use crate::tools::Success;
 use serde_json::{json, Map, Value};
@@ -138,6 +143,19 @@ fn loose(d: &Diagnostic) -> Value {
 fn replayed_info() -> Value {
     json!({"severity": "INFO", "message": "receipt_replayed: answered from the stored receipt; nothing was written now"})
 }
+
+/// The tool description (spec/surface.md §17.5).
+pub const DESCRIPTION: &str = concat!(
+    "Compatibility tool: replaces one whole concept file (creating it if absent) with the given frontmatter (YAML text without --- fences, written verbatim) and Markdown body. There is no preview pair and no dry-run: review the current content with read_concept first, and prefer preview_concept_patch / apply_concept_patch for bounded metadata changes. Also the repair for a concept that cannot be parsed. ",
+    "The server derives the change id from the content; pass no revision, digest or idempotency token. The staged bundle is validated strictly (links and orphans included); only errors the write introduces block it. ",
+    "Returns {status: \"success\", path, diagnostics} with diagnostics {severity, message, file?}, each message starting with its code. An identical replacement also answers success without writing. ",
+    "Limits: frontmatter at most 1 MiB, body at most 16 MiB, the written file at most 16 MiB, concept_id at most 4096 bytes. ",
+    "Errors: operation_rejected when validation blocks the write (nothing written; the text content lists the findings; fix the content and call again); invalid_request for malformed frontmatter (check the YAML syntax and remove aliases) or a target that is a directory; revision_conflict (retryable: the bundle kept changing; read the concept again and repeat with reviewed content); idempotency_conflict and plan_mismatch (a stored result does not match this request; read the concept and decide again); operation_cancelled (retryable: outcome unknown, follow the replay protocol below).",
+    input_errors!(),
+    retryable_note!(),
+    replay_protocol!(),
+    " Next step after success: read_concept or validate_bundle to confirm."
+);
 
 /// Runs the tool on schema-valid arguments.
 ///
@@ -316,4 +334,88 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
             Ok(Attempt::Done(s))
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemas (spec/surface.md §17): the generator of the checked-in files
+// ---------------------------------------------------------------------------------------------
+
+/// The input schema root (spec/concept-patch.md §10.1).
+#[must_use]
+pub fn input_schema() -> SchemaRoot {
+    let mut m = input_root(
+        "write_concept",
+        "Arguments of write_concept; all required, no revision, digest or idempotency token (spec/concept-patch.md §10.1).",
+        &["bundle_path", "concept_id", "frontmatter", "body"],
+        vec![
+            ("bundle_path", r("bundle_path")),
+            ("concept_id", concept_id_prop()),
+            (
+                "frontmatter",
+                json!({
+                    "description": "YAML text of one mapping, without the --- fences.",
+                    "type": "string",
+                    "maxLength": 1024 * 1024,
+                    "examples": ["type: Table\ntitle: Orders\n"]
+                }),
+            ),
+            (
+                "body",
+                json!({
+                    "description": "Markdown body written after the closing fence.",
+                    "type": "string",
+                    "maxLength": 16 * 1024 * 1024,
+                    "examples": ["# Orders\n"]
+                }),
+            ),
+        ],
+    );
+    m.insert(
+        "examples".into(),
+        json!([{
+            "bundle_path": EXAMPLE_BUNDLE_PATH,
+            "concept_id": EXAMPLE_CONCEPT_ID,
+            "frontmatter": "type: Table\ntitle: Orders\n",
+            "body": "# Orders\n"
+        }]),
+    );
+    SchemaRoot::new(m)
+}
+
+/// The output schema root (spec/concept-patch.md §10.2).
+#[must_use]
+pub fn output_schema() -> SchemaRoot {
+    output_root(
+        "write_concept",
+        "Result of write_concept (spec/concept-patch.md §10.2).",
+        write_success(),
+    )
+}
+
+fn write_success() -> Value {
+    let loose = closed_with(
+        &["severity", "message"],
+        vec![
+            (
+                "severity",
+                json!({"type": "string", "enum": ["ERROR", "WARN", "INFO"]}),
+            ),
+            (
+                "message",
+                json!({"description": "Starts with the finding's code and ': ' (spec/concept-patch.md §10.2).", "type": "string", "pattern": "^[a-z0-9_]+: "}),
+            ),
+            ("file", json!({"type": "string", "minLength": 1})),
+        ],
+    );
+    closed(vec![
+        ("status", json!({"type": "string", "const": "success"})),
+        (
+            "path",
+            json!({"type": "string", "minLength": 4, "maxLength": 4099, "pattern": "\\.md$"}),
+        ),
+        (
+            "diagnostics",
+            json!({"type": "array", "maxItems": 10000, "items": loose}),
+        ),
+    ])
 }

@@ -3,7 +3,6 @@
 
 use crate::envelope::ToolError;
 use crate::tools::{self, Ctx, Success};
-use crate::wire::descriptions;
 use serde_json::Value;
 
 /// A handler: receives schema-valid arguments of its own tool only (spec/surface.md §9.1).
@@ -29,14 +28,14 @@ pub struct ToolSpec {
 /// checked-in `schemas/<name>.{input,output}.schema.json` (spec/surface.md §17.1).
 ///
 /// Registering a Phase-1b tool is one line, e.g.
-/// `tool!("apply_concept_patch", false, APPLY_CONCEPT_PATCH, tools::apply_concept_patch::run)`;
+/// `tool!("apply_concept_patch", false, tools::apply_concept_patch::DESCRIPTION, tools::apply_concept_patch::run)`;
 /// its schemas, validators and description already exist.
 macro_rules! tool {
-    ($name:literal, $read_only:expr, $description:ident, $run:path) => {
+    ($name:literal, $read_only:expr, $description:path, $run:path) => {
         ToolSpec {
             name: $name,
             read_only: $read_only,
-            description: descriptions::$description,
+            description: $description,
             input_schema: include_str!(concat!("../../schemas/", $name, ".input.schema.json")),
             output_schema: include_str!(concat!("../../schemas/", $name, ".output.schema.json")),
             run: $run,
@@ -50,32 +49,37 @@ static TOOLS: &[ToolSpec] = &[
     tool!(
         "apply_concept_patch",
         false,
-        APPLY_CONCEPT_PATCH,
+        tools::apply_concept_patch::DESCRIPTION,
         tools::apply_concept_patch::run
     ),
     tool!(
         "list_concepts",
         true,
-        LIST_CONCEPTS,
+        tools::list_concepts::DESCRIPTION,
         tools::list_concepts::run
     ),
     tool!(
         "preview_concept_patch",
         true,
-        PREVIEW_CONCEPT_PATCH,
+        tools::preview_concept_patch::DESCRIPTION,
         tools::preview_concept_patch::run
     ),
-    tool!("read_concept", true, READ_CONCEPT, tools::read_concept::run),
+    tool!(
+        "read_concept",
+        true,
+        tools::read_concept::DESCRIPTION,
+        tools::read_concept::run
+    ),
     tool!(
         "validate_bundle",
         true,
-        VALIDATE_BUNDLE,
+        tools::validate_bundle::DESCRIPTION,
         tools::validate_bundle::run
     ),
     tool!(
         "write_concept",
         false,
-        WRITE_CONCEPT,
+        tools::write_concept::DESCRIPTION,
         tools::write_concept::run
     ),
 ];
