@@ -6,17 +6,48 @@ use crate::envelope::ToolError;
 use crate::plan::patch::ops::parse_patch_request;
 use crate::tools::concept_patch::patch_input_root;
 use crate::tools::concept_patch::ConceptPatch;
+use crate::tools::def::{checked_in, mode_switch_alias, Alias};
 use crate::tools::describe::{input_errors, replay_protocol, retryable_note};
 use crate::tools::schema_parts::{
     closed, diagnostics_array, has_error, info_only, output_root, paths_array, r, status_branch,
     with, SchemaRoot,
 };
 use crate::tools::spine::{self, has_severity, state_violation, strictly_ascending};
-use crate::tools::{Ctx, Success};
+use crate::tools::{Ctx, Success, ToolSpec};
 use serde_json::{json, Value};
 
+/// `apply_concept_patch` as registered (spec/concept-patch.md §5.2, §6.2; annotations
+/// spec/surface.md §2).
+pub const TOOL: ToolSpec = ToolSpec {
+    name: "apply_concept_patch",
+    read_only: false,
+    description: DESCRIPTION,
+    input_schema: checked_in!("apply_concept_patch", "input"),
+    output_schema: checked_in!("apply_concept_patch", "output"),
+    build_input_schema: input_schema,
+    build_output_schema: output_schema,
+    aliases: &[
+        mode_switch_alias!(
+            "apply_concept_patch",
+            "preview_concept_patch",
+            "its expected_revision and expected_plan_digest"
+        ),
+        Alias {
+            keys: &["plan_digest", "planDigest"],
+            field: "expected_plan_digest",
+            guidance: "use expected_plan_digest (the plan_digest returned by preview_concept_patch, unchanged).",
+        },
+        Alias {
+            keys: &["base_revision", "baseRevision"],
+            field: "expected_revision",
+            guidance: "use expected_revision (the base_revision returned by preview_concept_patch, unchanged).",
+        },
+    ],
+    run,
+};
+
 /// The tool description (spec/surface.md §17.5).
-pub const DESCRIPTION: &str = concat!(
+const DESCRIPTION: &str = concat!(
     "Use to commit a patch the user approved after preview_concept_patch, its paired preview: pass the identical bundle_path, actor, temporal_profile and operations plus expected_revision (the preview's base_revision) and expected_plan_digest (the preview's plan_digest), both unchanged. The plan is rebuilt and must match; the commit is atomic and compare-and-swap. There is no dry-run or mode switch: rehearse with preview_concept_patch. Use write_concept only for whole-concept replacement. ",
     "Returns status, base_revision, result_revision, plan_digest and changed_paths. ",
     "Statuses: applied (committed, or answered from the stored receipt with one receipt_replayed diagnostic; next read_concept or validate_bundle to confirm); noop (nothing to change); rejected (ERROR diagnostics say why; fix the operations and preview again). ",
@@ -71,8 +102,7 @@ pub fn check_state(out: &Value) -> Result<(), ToolError> {
 
 /// The input schema root: the preview's arguments plus the two authorisation values
 /// (spec/concept-patch.md §2).
-#[must_use]
-pub fn input_schema() -> SchemaRoot {
+fn input_schema() -> SchemaRoot {
     let revision = format!("sha256:{}", "0".repeat(64));
     SchemaRoot::new(patch_input_root(
         "apply_concept_patch",
@@ -103,8 +133,7 @@ pub fn input_schema() -> SchemaRoot {
 }
 
 /// The output schema root (spec/concept-patch.md §5.2).
-#[must_use]
-pub fn output_schema() -> SchemaRoot {
+fn output_schema() -> SchemaRoot {
     output_root(
         "apply_concept_patch",
         "Result of apply_concept_patch (spec/concept-patch.md §5.2).",

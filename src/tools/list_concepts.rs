@@ -10,6 +10,7 @@ use crate::okf::project;
 use crate::okf::temporal::DATE_PROFILE;
 use crate::okf::version;
 use crate::tools::common::{as_of_arg, capture_bundle, profile_arg, str_arg};
+use crate::tools::def::checked_in;
 use crate::tools::describe::{input_errors, retryable_note};
 use crate::tools::schema_parts::{
     as_of_prop, boolean, card_props, closed, count, input_root, nullable_string, output_root,
@@ -17,13 +18,27 @@ use crate::tools::schema_parts::{
 };
 use crate::tools::Ctx;
 use crate::tools::Success;
+use crate::tools::ToolSpec;
 use serde_json::{json, Map, Value};
+
+/// `list_concepts` as registered (spec/surface.md §2, §12.3; annotations spec/surface.md §2).
+pub const TOOL: ToolSpec = ToolSpec {
+    name: "list_concepts",
+    read_only: true,
+    description: DESCRIPTION,
+    input_schema: checked_in!("list_concepts", "input"),
+    output_schema: checked_in!("list_concepts", "output"),
+    build_input_schema: input_schema,
+    build_output_schema: output_schema,
+    aliases: &[],
+    run,
+};
 
 /// Most concepts one listing may return (spec/surface.md §11).
 pub const MAX_CONCEPTS: usize = 10_000;
 
 /// The tool description (spec/surface.md §17.5).
-pub const DESCRIPTION: &str = concat!(
+const DESCRIPTION: &str = concat!(
     "Use first to discover what an OKF bundle contains: lists every concept (a non-reserved .md file with a canonical id) with its card: id, path, type, title, description, tags, status, trust tier, staleness, generated_at, source count, computation summary and legacy fallbacks, plus the bundle's version resolution. Read-only; never writes, never opens .okf/. ",
     "Use read_concept instead for one concept's bytes and full projection, validate_bundle for conformance findings. ",
     "Inputs: bundle_path (absolute path of the bundle root), optional temporal_profile (\"date-3fcbb9f\" default or \"instant-0b87c52\") and as_of (YYYY-MM-DD under the date profile, an offset datetime under the instant profile; without it staleness is null, the wall clock is never used). ",
@@ -85,8 +100,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
 // ---------------------------------------------------------------------------------------------
 
 /// The input schema root (spec/surface.md §2, §12.3).
-#[must_use]
-pub fn input_schema() -> SchemaRoot {
+fn input_schema() -> SchemaRoot {
     let mut m = input_root(
         "list_concepts",
         "Arguments of list_concepts (spec/surface.md §2, §12.3).",
@@ -106,8 +120,7 @@ pub fn input_schema() -> SchemaRoot {
 }
 
 /// The output schema root (spec/surface.md §12.3).
-#[must_use]
-pub fn output_schema() -> SchemaRoot {
+fn output_schema() -> SchemaRoot {
     output_root(
         "list_concepts",
         "Result of list_concepts (spec/surface.md §12.3).",

@@ -2,21 +2,48 @@
 //! context and success types every handler uses. A handler first parses its schema-valid
 //! arguments with pure checks only (spec/surface.md §9.1 step 5), then opens the bundle
 //! (step 6) and does its I/O through [`crate::store`].
+//!
+//! # Registering a tool
+//!
+//! A tool is one module `src/tools/<name>.rs` that declares `pub const TOOL:`
+//! [`ToolSpec`] (name, annotation, description, schemas, aliases, handler), plus one
+//! identifier in the `registry!` list below, which declares the module and adds its `TOOL` to
+//! [`TOOLS`]. Its two checked-in schema files are generated (see `checked_in!` in [`def`]).
 
 use crate::cancel::Cancel;
 use serde_json::Value;
 
-pub mod apply_concept_patch;
 pub mod common;
 pub mod concept_patch;
+pub mod def;
 pub mod describe;
-pub mod list_concepts;
-pub mod preview_concept_patch;
-pub mod read_concept;
 pub mod schema_parts;
 pub mod spine;
-pub mod validate_bundle;
-pub mod write_concept;
+
+pub use def::{Alias, Handler, SchemaBuilder, ToolSpec};
+
+/// Declares each listed tool module and collects its `TOOL` into [`TOOLS`], in list order.
+macro_rules! registry {
+    ($($tool:ident),+ $(,)?) => {
+        $(pub mod $tool;)+
+
+        /// Every registered tool, sorted by name (spec/surface.md §2: `tools/list` order).
+        pub static TOOLS: &[ToolSpec] = &[$($tool::TOOL),+];
+
+        /// The module of each entry of [`TOOLS`], by name.
+        #[cfg(test)]
+        const MODULES: &[&str] = &[$(stringify!($tool)),+];
+    };
+}
+
+registry!(
+    apply_concept_patch,
+    list_concepts,
+    preview_concept_patch,
+    read_concept,
+    validate_bundle,
+    write_concept,
+);
 
 /// Per-call context handed to tool handlers.
 #[derive(Debug, Clone, Default)]
@@ -63,3 +90,55 @@ impl Success {
 /// Message of an output-enforcement failure after a store `Commit` ran (spec/surface.md §3).
 pub const MAY_HAVE_COMMITTED: &str =
     "the change may have been committed; inspect the bundle and repeat the same call";
+
+#[cfg(test)]
+mod tests {
+    use super::schema_parts::ID_BASE;
+    use super::{MODULES, TOOLS};
+
+    #[test]
+    fn tools_are_sorted_unique_and_named_after_their_modules() {
+        let names: Vec<_> = TOOLS.iter().map(|t| t.name).collect();
+        assert_eq!(names, MODULES, "a tool's name is its module's name");
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(
+            names, sorted,
+            "the registry lists its tools sorted by name, once each"
+        );
+    }
+
+    #[test]
+    fn checked_in_schemas_are_the_tools_own_files() {
+        for t in TOOLS {
+            for (direction, text) in [("input", t.input_schema), ("output", t.output_schema)] {
+                let v: serde_json::Value = serde_json::from_str(text).expect("schema JSON");
+                let id = format!("{ID_BASE}{}.{direction}.schema.json", t.name);
+                assert_eq!(v["$id"], id.as_str(), "{}", t.name);
+            }
+        }
+    }
+
+    #[test]
+    fn every_description_states_the_shared_rules() {
+        for t in TOOLS {
+            let (n, d) = (t.name, t.description);
+            assert!(d.contains("retryable: true means"), "{n}");
+            assert!(
+                d.contains("Next step") || d.contains("next read_concept"),
+                "{n}"
+            );
+            assert!(d.contains("Limits"), "{n}");
+            assert!(d.contains("schema_validation"), "{n}");
+        }
+        for t in TOOLS.iter().filter(|t| !t.read_only) {
+            let (n, d) = (t.name, t.description);
+            assert!(d.contains("not authorisation"), "{n}");
+            assert!(d.contains("repeat the exact same arguments"), "{n}");
+        }
+        assert!(super::apply_concept_patch::TOOL
+            .description
+            .contains("preview_concept_patch, its paired preview"));
+    }
+}

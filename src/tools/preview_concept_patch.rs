@@ -6,17 +6,32 @@ use crate::plan::patch::ops::parse_patch_request;
 use crate::plan::stage::PlanStatus;
 use crate::tools::concept_patch::patch_input_root;
 use crate::tools::concept_patch::ConceptPatch;
+use crate::tools::def::checked_in;
 use crate::tools::describe::{input_errors, retryable_note};
 use crate::tools::schema_parts::{
     boolean, closed, diagnostics_array, has_error, no_error, output_root, paths_array, r,
     status_branch, with, SchemaRoot,
 };
 use crate::tools::spine::{self, has_severity, state_violation, strictly_ascending};
-use crate::tools::{Ctx, Success};
+use crate::tools::{Ctx, Success, ToolSpec};
 use serde_json::{json, Value};
 
+/// `preview_concept_patch` as registered (spec/concept-patch.md §5.1, §6.1; annotations
+/// spec/surface.md §2).
+pub const TOOL: ToolSpec = ToolSpec {
+    name: "preview_concept_patch",
+    read_only: true,
+    description: DESCRIPTION,
+    input_schema: checked_in!("preview_concept_patch", "input"),
+    output_schema: checked_in!("preview_concept_patch", "output"),
+    build_input_schema: input_schema,
+    build_output_schema: output_schema,
+    aliases: &[],
+    run,
+};
+
 /// The tool description (spec/surface.md §17.5).
-pub const DESCRIPTION: &str = concat!(
+const DESCRIPTION: &str = concat!(
     "Use to rehearse a bounded change of concept metadata: an ordered list of desired-state operations (set_generated, ensure_verification, remove_verification, put_source, remove_source, set_usage_window, set_lifecycle, put_attested_computation, set_bundle_version). Builds the plan in memory, validates the staged bundle strictly against OKF 0.2 and writes nothing. ",
     "Use apply_concept_patch afterwards to commit the reviewed plan; use write_concept only to replace a whole concept. ",
     "Returns status, base_revision, result_revision, plan_digest, a unified diff (at most 1 MiB; diff_truncated says when it was cut), affected_paths, diagnostics and unknown_preserved. ",
@@ -112,8 +127,7 @@ pub fn check_state(out: &Value) -> Result<(), ToolError> {
 // ---------------------------------------------------------------------------------------------
 
 /// The input schema root (spec/concept-patch.md §2).
-#[must_use]
-pub fn input_schema() -> SchemaRoot {
+fn input_schema() -> SchemaRoot {
     SchemaRoot::new(patch_input_root(
         "preview_concept_patch",
         "Arguments of preview_concept_patch (spec/concept-patch.md §2).",
@@ -123,8 +137,7 @@ pub fn input_schema() -> SchemaRoot {
 }
 
 /// The output schema root (spec/concept-patch.md §5.1).
-#[must_use]
-pub fn output_schema() -> SchemaRoot {
+fn output_schema() -> SchemaRoot {
     output_root(
         "preview_concept_patch",
         "Result of preview_concept_patch (spec/concept-patch.md §5.1).",

@@ -10,6 +10,7 @@ use crate::okf::grammar::DocClass;
 use crate::okf::project;
 use crate::okf::version;
 use crate::tools::common::{capture_bundle, concept_id_arg, parse_failure, profile_arg, str_arg};
+use crate::tools::def::checked_in;
 use crate::tools::describe::{input_errors, retryable_note};
 use crate::tools::schema_parts::{
     boolean, closed, concept_id_prop, input_root, nullable_string, output_root, r, status_enum,
@@ -18,10 +19,24 @@ use crate::tools::schema_parts::{
 };
 use crate::tools::Ctx;
 use crate::tools::Success;
+use crate::tools::ToolSpec;
 use serde_json::{json, Map, Value};
 
+/// `read_concept` as registered (spec/surface.md §2, §12.4; annotations spec/surface.md §2).
+pub const TOOL: ToolSpec = ToolSpec {
+    name: "read_concept",
+    read_only: true,
+    description: DESCRIPTION,
+    input_schema: checked_in!("read_concept", "input"),
+    output_schema: checked_in!("read_concept", "output"),
+    build_input_schema: input_schema,
+    build_output_schema: output_schema,
+    aliases: &[],
+    run,
+};
+
 /// The tool description (spec/surface.md §17.5).
-pub const DESCRIPTION: &str = concat!(
+const DESCRIPTION: &str = concat!(
     "Use to inspect one concept before reviewing or changing it: returns the exact file bytes as text content and, structured, the id, path, version resolution, frontmatter_yaml (verbatim), body (verbatim), a typed projection (type, title, tags, sources, attributions, usage window, generated, verified events, trust, status, stale_after, attested computation) and legacy fallbacks. Read-only. ",
     "Use list_concepts instead to find ids, validate_bundle for findings across the bundle. ",
     "Inputs: bundle_path, concept_id (bundle-relative id without .md, e.g. tables/orders), optional temporal_profile. ",
@@ -90,8 +105,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
 // ---------------------------------------------------------------------------------------------
 
 /// The input schema root (spec/surface.md §2, §12.4).
-#[must_use]
-pub fn input_schema() -> SchemaRoot {
+fn input_schema() -> SchemaRoot {
     let mut m = input_root(
         "read_concept",
         "Arguments of read_concept (spec/surface.md §2, §12.4).",
@@ -110,8 +124,7 @@ pub fn input_schema() -> SchemaRoot {
 }
 
 /// The output schema root (spec/surface.md §12.4).
-#[must_use]
-pub fn output_schema() -> SchemaRoot {
+fn output_schema() -> SchemaRoot {
     output_root(
         "read_concept",
         "Result of read_concept (spec/surface.md §12.4).",

@@ -8,6 +8,7 @@ use crate::envelope::{Severity, ToolError};
 use crate::okf::validate::{self, ValidationOptions};
 use crate::okf::version::Target;
 use crate::tools::common::{as_of_arg, capture_bundle, profile_arg, str_arg};
+use crate::tools::def::checked_in;
 use crate::tools::describe::{input_errors, retryable_note};
 use crate::tools::schema_parts::{
     as_of_prop, boolean, closed, closed_with, count, input_root, output_root, profile_branches, r,
@@ -15,13 +16,27 @@ use crate::tools::schema_parts::{
 };
 use crate::tools::Ctx;
 use crate::tools::Success;
+use crate::tools::ToolSpec;
 use serde_json::{json, Map, Value};
+
+/// `validate_bundle` as registered (spec/surface.md §2, §12.5; annotations spec/surface.md §2).
+pub const TOOL: ToolSpec = ToolSpec {
+    name: "validate_bundle",
+    read_only: true,
+    description: DESCRIPTION,
+    input_schema: checked_in!("validate_bundle", "input"),
+    output_schema: checked_in!("validate_bundle", "output"),
+    build_input_schema: input_schema,
+    build_output_schema: output_schema,
+    aliases: &[],
+    run,
+};
 
 /// Most diagnostics one report may carry (spec/surface.md §11).
 pub const MAX_DIAGNOSTICS: usize = 10_000;
 
 /// The tool description (spec/surface.md §17.5).
-pub const DESCRIPTION: &str = concat!(
+const DESCRIPTION: &str = concat!(
     "Use to check a bundle against OKF: runs the validator and returns scanned_files, conformance {conformant, errors}, guidance {warnings, info} and diagnostics with stable codes sorted by file, code and message. A non-conformant bundle is a successful result (isError false); only ERROR findings make it non-conformant. Read-only. ",
     "Use list_concepts or read_concept instead to inspect content. ",
     "Inputs: bundle_path; optional strict, check_links, check_orphans (booleans, default false), target_version (auto, 0.1 or 0.2; auto never asserts a version), temporal_profile and as_of (as for list_concepts). ",
@@ -112,8 +127,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
 // ---------------------------------------------------------------------------------------------
 
 /// The input schema root (spec/surface.md §2, §12.5).
-#[must_use]
-pub fn input_schema() -> SchemaRoot {
+fn input_schema() -> SchemaRoot {
     let mut m = input_root(
         "validate_bundle",
         "Arguments of validate_bundle (spec/surface.md §2, §12.5).",
@@ -140,8 +154,7 @@ pub fn input_schema() -> SchemaRoot {
 }
 
 /// The output schema root (spec/surface.md §12.5).
-#[must_use]
-pub fn output_schema() -> SchemaRoot {
+fn output_schema() -> SchemaRoot {
     output_root(
         "validate_bundle",
         "Result of validate_bundle (spec/surface.md §12.5).",

@@ -17,6 +17,7 @@ use crate::store::error::{Flavor, StoreError};
 use crate::store::outcome::{self, ReceiptMatch};
 use crate::store::root::{self, Root};
 use crate::tools::common::{concept_id_arg, str_arg};
+use crate::tools::def::{checked_in, Alias, MODE_KEYS};
 use crate::tools::describe::{input_errors, replay_protocol, retryable_note};
 use crate::tools::schema_parts::{
     closed, closed_with, concept_id_prop, input_root, output_root, r, SchemaRoot,
@@ -24,8 +25,26 @@ use crate::tools::schema_parts::{
 };
 use crate::tools::Ctx;
 use crate::tools::Success;
+use crate::tools::ToolSpec;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
+
+/// `write_concept` as registered (spec/concept-patch.md §10; annotations spec/surface.md §2).
+pub const TOOL: ToolSpec = ToolSpec {
+    name: "write_concept",
+    read_only: false,
+    description: DESCRIPTION,
+    input_schema: checked_in!("write_concept", "input"),
+    output_schema: checked_in!("write_concept", "output"),
+    build_input_schema: input_schema,
+    build_output_schema: output_schema,
+    aliases: &[Alias {
+        keys: &MODE_KEYS,
+        field: "preview_concept_patch",
+        guidance: "write_concept has no rehearsal mode and replaces the whole concept. Review it with read_concept, or use preview_concept_patch for a bounded change.",
+    }],
+    run,
+};
 
 /// Maximum bytes of `frontmatter` (spec/concept-patch.md §10.1).
 pub const MAX_FRONTMATTER: usize = 1024 * 1024;
@@ -145,7 +164,7 @@ fn replayed_info() -> Value {
 }
 
 /// The tool description (spec/surface.md §17.5).
-pub const DESCRIPTION: &str = concat!(
+const DESCRIPTION: &str = concat!(
     "Compatibility tool: replaces one whole concept file (creating it if absent) with the given frontmatter (YAML text without --- fences, written verbatim) and Markdown body. There is no preview pair and no dry-run: review the current content with read_concept first, and prefer preview_concept_patch / apply_concept_patch for bounded metadata changes. Also the repair for a concept that cannot be parsed. ",
     "The server derives the change id from the content; pass no revision, digest or idempotency token. The staged bundle is validated strictly (links and orphans included); only errors the write introduces block it. ",
     "Returns {status: \"success\", path, diagnostics} with diagnostics {severity, message, file?}, each message starting with its code. An identical replacement also answers success without writing. ",
@@ -341,8 +360,7 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
 // ---------------------------------------------------------------------------------------------
 
 /// The input schema root (spec/concept-patch.md §10.1).
-#[must_use]
-pub fn input_schema() -> SchemaRoot {
+fn input_schema() -> SchemaRoot {
     let mut m = input_root(
         "write_concept",
         "Arguments of write_concept; all required, no revision, digest or idempotency token (spec/concept-patch.md §10.1).",
@@ -383,8 +401,7 @@ pub fn input_schema() -> SchemaRoot {
 }
 
 /// The output schema root (spec/concept-patch.md §10.2).
-#[must_use]
-pub fn output_schema() -> SchemaRoot {
+fn output_schema() -> SchemaRoot {
     output_root(
         "write_concept",
         "Result of write_concept (spec/concept-patch.md §10.2).",

@@ -4,12 +4,18 @@
 //! are ever named back to the caller; every other unknown key falls through to the schema
 //! (`schema_validation`, never echoed, §9.3 rule 1). Pure: no I/O.
 //!
-//! The table is data: [`MODE_KEYS`] × [`APPLY_TOOLS`], the cross-tool rows of [`CROSS_TOOL`],
-//! and the camelCase spelling of every property advertised at the same object position of the
-//! tool's input schema (any depth for Phase-1 tools, whose schemas exist; top level for the
-//! Phase 2/3 tools through [`PLANNED_TOP_LEVEL`]).
+//! The table is data: the top-level rows ([`Alias`]) each registered tool declares in its
+//! module ([`crate::tools::ToolSpec::aliases`]) and the rows of the planned Phase 2/3 tools,
+//! which have no module yet ([`PLANNED`]); plus the camelCase spelling of every property
+//! advertised at the same object position of the tool's input schema (any depth for the
+//! registered tools, whose schemas exist; top level for the planned tools through
+//! [`PlannedTool::properties`]).
 
 use crate::envelope::{codes, Diagnostic, Severity, ToolError};
+use crate::tools::def::mode_switch_alias;
+pub use crate::tools::def::MODE_KEYS;
+pub use crate::tools::Alias;
+use crate::wire::registry;
 use crate::wire::schema::{self, resolve};
 use serde_json::Value;
 
@@ -18,75 +24,24 @@ pub const MESSAGE: &str = "unsupported parameter; nothing was executed";
 /// Most diagnostics of one alias error.
 pub const MAX_DIAGNOSTICS: usize = 8;
 
-/// Mode switches that apply tools and `write_concept` do not have.
-pub const MODE_KEYS: [&str; 5] = ["dryRun", "dry_run", "mode", "preview", "confirm"];
+/// A Phase 2/3 tool of spec/surface.md §2 that has no module and no schemas yet: its alias
+/// rows and its top-level properties. When the tool gets its module, the rows move there.
+#[derive(Debug, Clone, Copy)]
+pub struct PlannedTool {
+    /// The tool name.
+    pub name: &'static str,
+    /// Its top-level rows of the alias table.
+    pub aliases: &'static [Alias],
+    /// Its top-level properties (spec/surface.md §2), whose camelCase spellings are aliases.
+    pub properties: &'static [&'static str],
+}
 
-/// Apply tool → (paired preview, what the apply binds to).
-pub const APPLY_TOOLS: [(&str, &str, &str); 3] = [
-    (
-        "apply_concept_patch",
-        "preview_concept_patch",
-        "its expected_revision and expected_plan_digest",
-    ),
-    (
-        "apply_temporal_upgrade",
-        "preview_temporal_upgrade",
-        "its base_revision and plan_digest",
-    ),
-    (
-        "apply_v02_migration",
-        "preview_v02_migration",
-        "its expected_source, proof and expected_plan_digest",
-    ),
-];
-
-/// Cross-tool near-synonyms at the top level: (tool, keys, canonical field, guidance after
-/// `<key> is not accepted: `).
-pub const CROSS_TOOL: [(&str, [&str; 2], &str, &str); 6] = [
-    (
-        "apply_concept_patch",
-        ["plan_digest", "planDigest"],
-        "expected_plan_digest",
-        "use expected_plan_digest (the plan_digest returned by preview_concept_patch, unchanged).",
-    ),
-    (
-        "apply_v02_migration",
-        ["plan_digest", "planDigest"],
-        "expected_plan_digest",
-        "use expected_plan_digest (the plan_digest returned by preview_v02_migration, unchanged).",
-    ),
-    (
-        "apply_concept_patch",
-        ["base_revision", "baseRevision"],
-        "expected_revision",
-        "use expected_revision (the base_revision returned by preview_concept_patch, unchanged).",
-    ),
-    (
-        "apply_temporal_upgrade",
-        ["expected_plan_digest", "expectedPlanDigest"],
-        "plan_digest",
-        "use plan_digest (the plan_digest returned by preview_temporal_upgrade, unchanged).",
-    ),
-    (
-        "apply_temporal_upgrade",
-        ["expected_revision", "expectedRevision"],
-        "base_revision",
-        "use base_revision (the base_revision returned by preview_temporal_upgrade, unchanged).",
-    ),
-    (
-        "apply_v02_migration",
-        ["expected_revision", "expectedRevision"],
-        "expected_source",
-        "apply_v02_migration has no expected_revision; it binds to expected_source and proof.base_revision from preview_v02_migration.",
-    ),
-];
-
-/// Top-level properties of the Phase 2/3 tools, whose schemas do not exist yet
-/// (spec/surface.md §2).
-pub const PLANNED_TOP_LEVEL: [(&str, &[&str]); 4] = [
-    (
-        "preview_v02_migration",
-        &[
+/// The planned tools (spec/surface.md §2, §9.4).
+pub const PLANNED: [PlannedTool; 4] = [
+    PlannedTool {
+        name: "preview_v02_migration",
+        aliases: &[],
+        properties: &[
             "bundle_path",
             "citation_mappings",
             "timestamp_policy",
@@ -96,10 +51,27 @@ pub const PLANNED_TOP_LEVEL: [(&str, &[&str]); 4] = [
             "timestamp_conflict_policy",
             "computations",
         ],
-    ),
-    (
-        "apply_v02_migration",
-        &[
+    },
+    PlannedTool {
+        name: "apply_v02_migration",
+        aliases: &[
+            mode_switch_alias!(
+                "apply_v02_migration",
+                "preview_v02_migration",
+                "its expected_source, proof and expected_plan_digest"
+            ),
+            Alias {
+                keys: &["plan_digest", "planDigest"],
+                field: "expected_plan_digest",
+                guidance: "use expected_plan_digest (the plan_digest returned by preview_v02_migration, unchanged).",
+            },
+            Alias {
+                keys: &["expected_revision", "expectedRevision"],
+                field: "expected_source",
+                guidance: "apply_v02_migration has no expected_revision; it binds to expected_source and proof.base_revision from preview_v02_migration.",
+            },
+        ],
+        properties: &[
             "bundle_path",
             "citation_mappings",
             "timestamp_policy",
@@ -112,14 +84,32 @@ pub const PLANNED_TOP_LEVEL: [(&str, &[&str]); 4] = [
             "proof",
             "expected_plan_digest",
         ],
-    ),
-    (
-        "preview_temporal_upgrade",
-        &["bundle_path", "id", "actor", "mappings"],
-    ),
-    (
-        "apply_temporal_upgrade",
-        &[
+    },
+    PlannedTool {
+        name: "preview_temporal_upgrade",
+        aliases: &[],
+        properties: &["bundle_path", "id", "actor", "mappings"],
+    },
+    PlannedTool {
+        name: "apply_temporal_upgrade",
+        aliases: &[
+            mode_switch_alias!(
+                "apply_temporal_upgrade",
+                "preview_temporal_upgrade",
+                "its base_revision and plan_digest"
+            ),
+            Alias {
+                keys: &["expected_plan_digest", "expectedPlanDigest"],
+                field: "plan_digest",
+                guidance: "use plan_digest (the plan_digest returned by preview_temporal_upgrade, unchanged).",
+            },
+            Alias {
+                keys: &["expected_revision", "expectedRevision"],
+                field: "base_revision",
+                guidance: "use base_revision (the base_revision returned by preview_temporal_upgrade, unchanged).",
+            },
+        ],
+        properties: &[
             "bundle_path",
             "id",
             "actor",
@@ -127,7 +117,7 @@ pub const PLANNED_TOP_LEVEL: [(&str, &[&str]); 4] = [
             "base_revision",
             "plan_digest",
         ],
-    ),
+    },
 ];
 
 /// The camelCase spelling of a snake_case name (`bundle_path` → `bundlePath`).
@@ -155,21 +145,37 @@ pub fn camel_case(snake: &str) -> String {
 /// hit (≤ 8, sorted by field then message): `field` is the canonical replacement, the
 /// guidance ends `Nothing was executed.`
 pub fn check(tool: &str, args: &Value) -> Result<(), ToolError> {
+    let planned = PLANNED.iter().find(|p| p.name == tool);
+    let aliases = match (registry::find(tool), planned) {
+        (Some(t), _) => t.aliases,
+        (None, Some(p)) => p.aliases,
+        (None, None) => &[],
+    };
     let mut hits: Vec<(String, String)> = Vec::new();
     if let Value::Object(top) = args {
         for key in top.keys() {
-            top_level_hit(tool, key, &mut hits);
+            for a in aliases.iter().filter(|a| a.keys.contains(&key.as_str())) {
+                hits.push((
+                    a.field.to_owned(),
+                    format!(
+                        "{key} is not accepted: {} Nothing was executed.",
+                        a.guidance
+                    ),
+                ));
+            }
         }
     }
     match schema::input_schema(tool) {
         Some(root) => camel_hits(root, root, args, &mut Vec::new(), &mut hits),
         None => {
-            if let (Some((_, props)), Value::Object(top)) =
-                (PLANNED_TOP_LEVEL.iter().find(|(t, _)| *t == tool), args)
-            {
+            if let (Some(p), Value::Object(top)) = (planned, args) {
                 for key in top.keys() {
-                    if let Some(p) = props.iter().find(|p| camel_case(p) == *key && **p != key) {
-                        hits.push(camel_hit(key, (*p).to_owned()));
+                    if let Some(snake) = p
+                        .properties
+                        .iter()
+                        .find(|n| camel_case(n) == *key && **n != key)
+                    {
+                        hits.push(camel_hit(key, (*snake).to_owned()));
                     }
                 }
             }
@@ -189,34 +195,6 @@ pub fn check(tool: &str, args: &Value) -> Result<(), ToolError> {
         })
         .collect();
     Err(e)
-}
-
-fn top_level_hit(tool: &str, key: &str, hits: &mut Vec<(String, String)>) {
-    if MODE_KEYS.contains(&key) {
-        if let Some((t, preview, binds)) = APPLY_TOOLS.iter().find(|(t, _, _)| *t == tool) {
-            hits.push((
-                (*preview).to_owned(),
-                format!(
-                    "{key} is not accepted: {t} has no mode switch. Use {preview} to rehearse, then apply with {binds}. Nothing was executed."
-                ),
-            ));
-        } else if tool == "write_concept" {
-            hits.push((
-                "preview_concept_patch".to_owned(),
-                format!(
-                    "{key} is not accepted: write_concept has no rehearsal mode and replaces the whole concept. Review it with read_concept, or use preview_concept_patch for a bounded change. Nothing was executed."
-                ),
-            ));
-        }
-    }
-    for (t, keys, field, guidance) in CROSS_TOOL {
-        if t == tool && keys.contains(&key) {
-            hits.push((
-                field.to_owned(),
-                format!("{key} is not accepted: {guidance} Nothing was executed."),
-            ));
-        }
-    }
 }
 
 fn camel_hit(key: &str, dotted_snake: String) -> (String, String) {
@@ -328,6 +306,31 @@ mod tests {
         let mut sorted = keys.clone();
         sorted.sort();
         assert_eq!(keys, sorted);
+    }
+
+    #[test]
+    fn planned_tools_are_not_registered() {
+        for p in PLANNED {
+            assert!(
+                registry::find(p.name).is_none(),
+                "{}: rows belong in its module",
+                p.name
+            );
+        }
+    }
+
+    #[test]
+    fn mode_switch_guidance_is_the_table_sentence() {
+        let e = check("apply_concept_patch", &json!({"confirm": true})).expect_err("hit");
+        assert_eq!(
+            e.diagnostics[0].message,
+            "confirm is not accepted: apply_concept_patch has no mode switch. Use preview_concept_patch to rehearse, then apply with its expected_revision and expected_plan_digest. Nothing was executed."
+        );
+        let e = check("write_concept", &json!({"dryRun": true})).expect_err("hit");
+        assert_eq!(
+            e.diagnostics[0].message,
+            "dryRun is not accepted: write_concept has no rehearsal mode and replaces the whole concept. Review it with read_concept, or use preview_concept_patch for a bounded change. Nothing was executed."
+        );
     }
 
     #[test]

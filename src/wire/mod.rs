@@ -5,7 +5,6 @@
 //! ([`schema`]) → the tool's pure checks → the tool's I/O; then output enforcement.
 
 pub mod alias;
-pub mod descriptions;
 pub mod dispatch;
 pub mod raw;
 pub mod registry;

@@ -1,55 +1,22 @@
 //! JSON Schema enforcement of the advertised schemas, both directions
 //! (spec/surface.md §3, §6.3, §9.3, §17). rmcp advertises schemas but enforces nothing.
 //!
-//! Validators exist for every Phase-1 tool, registered or not, and are built once from the
-//! checked-in files (the same bytes the server advertises). Input failures become the guidance
-//! of spec/surface.md §6.3: messages are written here per keyword and field; the library's own
-//! messages (which quote values and key names) are never forwarded.
+//! Validators exist for every registered tool and are built once, on first use, from its
+//! checked-in files ([`crate::tools::ToolSpec`]: the same bytes the server advertises). Input
+//! failures become the guidance of spec/surface.md §6.3: messages are written here per keyword
+//! and field; the library's own messages (which quote values and key names) are never
+//! forwarded.
 
 use crate::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::okf::temporal::{DATE_PATTERN, OFFSET_DATETIME_PATTERN};
 use crate::tools::concept_patch::example_operations;
+use crate::wire::registry;
 use crate::wire::schema_gen::{CONCEPT_ID_PATTERN, REVISION_PATTERN, USAGE_COUNT_PATTERN};
 use jsonschema::error::{TypeKind, ValidationErrorKind as K};
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::sync::OnceLock;
-
-/// The checked-in `(tool, input schema text, output schema text)` of every Phase-1 tool,
-/// sorted by tool name (spec/surface.md §17.1).
-pub const CHECKED_IN: [(&str, &str, &str); 6] = [
-    (
-        "apply_concept_patch",
-        include_str!("../../schemas/apply_concept_patch.input.schema.json"),
-        include_str!("../../schemas/apply_concept_patch.output.schema.json"),
-    ),
-    (
-        "list_concepts",
-        include_str!("../../schemas/list_concepts.input.schema.json"),
-        include_str!("../../schemas/list_concepts.output.schema.json"),
-    ),
-    (
-        "preview_concept_patch",
-        include_str!("../../schemas/preview_concept_patch.input.schema.json"),
-        include_str!("../../schemas/preview_concept_patch.output.schema.json"),
-    ),
-    (
-        "read_concept",
-        include_str!("../../schemas/read_concept.input.schema.json"),
-        include_str!("../../schemas/read_concept.output.schema.json"),
-    ),
-    (
-        "validate_bundle",
-        include_str!("../../schemas/validate_bundle.input.schema.json"),
-        include_str!("../../schemas/validate_bundle.output.schema.json"),
-    ),
-    (
-        "write_concept",
-        include_str!("../../schemas/write_concept.input.schema.json"),
-        include_str!("../../schemas/write_concept.output.schema.json"),
-    ),
-];
 
 /// Most `invalid_input` diagnostics in one schema error (spec/surface.md §6.3 rule 1).
 pub const MAX_GUIDANCE: usize = 8;
@@ -98,17 +65,13 @@ struct Compiled {
 /// The compiled schemas of `tool`, built on its first use: a process that serves one call
 /// (the CLI) compiles one tool's three validators, not every tool's.
 fn compiled(tool: &str) -> Option<&'static Compiled> {
-    static V: OnceLock<HashMap<&'static str, OnceLock<Option<Compiled>>>> = OnceLock::new();
-    let slots = V.get_or_init(|| {
-        CHECKED_IN
-            .iter()
-            .map(|(name, _, _)| (*name, OnceLock::new()))
-            .collect()
-    });
-    let (_, input_text, output_text) = CHECKED_IN.iter().find(|(name, _, _)| *name == tool)?;
-    slots
-        .get(tool)?
-        .get_or_init(|| compile(input_text, output_text))
+    static V: OnceLock<Vec<OnceLock<Option<Compiled>>>> = OnceLock::new();
+    let tools = registry::all();
+    let slots = V.get_or_init(|| tools.iter().map(|_| OnceLock::new()).collect());
+    let i = tools.iter().position(|t| t.name == tool)?;
+    let t = &tools[i];
+    slots[i]
+        .get_or_init(|| compile(t.input_schema, t.output_schema))
         .as_ref()
 }
 
@@ -149,13 +112,13 @@ pub fn advertised(text: &str) -> Map<String, Value> {
     }
 }
 
-/// The parsed checked-in input schema of a Phase-1 tool (registered or not).
+/// The parsed checked-in input schema of a registered tool.
 #[must_use]
 pub fn input_schema(tool: &str) -> Option<&'static Value> {
     compiled(tool).map(|c| &c.input_value)
 }
 
-/// Whether validators exist for `tool` (every Phase-1 tool has them).
+/// Whether validators exist for `tool` (every registered tool has them).
 #[must_use]
 pub fn has_validators(tool: &str) -> bool {
     compiled(tool).is_some()
@@ -280,7 +243,7 @@ struct Finding {
     message: String,
 }
 
-/// Step 4 of spec/surface.md §9.1 for any Phase-1 tool.
+/// Step 4 of spec/surface.md §9.1 for any registered tool.
 ///
 /// # Errors
 /// `schema_validation` with ≤ 8 `invalid_input` diagnostics (deduplicated by (field,
@@ -673,9 +636,9 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn validators_exist_for_all_six_tools() {
-        for (t, _, _) in CHECKED_IN {
-            assert!(has_validators(t), "{t}");
+    fn validators_exist_for_every_registered_tool() {
+        for t in registry::all() {
+            assert!(has_validators(t.name), "{}", t.name);
         }
     }
 

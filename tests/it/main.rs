@@ -26,6 +26,7 @@ mod paths;
 mod python_client;
 mod raw;
 mod read_tools;
+mod registry;
 mod schema;
 mod server;
 #[cfg(feature = "fault-injection")]

@@ -3,7 +3,7 @@
 //! (PAT-06, PAT-11, PAT-13, PAT-14).
 
 use crate::util::*;
-use okf_mcp::wire::schema_gen;
+use okf_mcp::wire::{registry, schema_gen};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -450,7 +450,7 @@ fn srv_03_structure_check_catches_each_violation() {
 #[test]
 fn srv_03_examples_validate_against_their_property_and_the_full_input_schema() {
     let mut seen = 0;
-    for t in schema_gen::PHASE1_TOOLS {
+    for t in registry::all().iter().map(|t| t.name) {
         let root = read_schema(&format!("{t}.input.schema.json"));
         let full = validator(&root);
         let base = root["examples"][0].clone();
@@ -527,7 +527,7 @@ fn srv_03_advertised_schemas_equal_the_checked_in_files() {
         assert_eq!(keys, file_keys, "{name}");
         assert_eq!(
             t["description"].as_str(),
-            okf_mcp::wire::descriptions::for_tool(name),
+            registry::find(name).map(|t| t.description),
             "{name}"
         );
     }
@@ -594,7 +594,7 @@ fn srv_06_tool_errors_have_the_envelope_shape_and_validate_against_the_output_sc
 fn srv_06_output_schemas_accept_envelopes_and_reject_other_shapes() {
     let env =
         json!({"code": "invalid_request", "message": "m", "retryable": false, "diagnostics": []});
-    for t in schema_gen::PHASE1_TOOLS {
+    for t in registry::all().iter().map(|t| t.name) {
         let v = validator(&read_schema(&format!("{t}.output.schema.json")));
         assert!(v.is_valid(&env), "{t}");
         let mut extra = env.clone();
