@@ -9,6 +9,12 @@
 //! [`ToolSpec`] (name, annotation, description, schemas, aliases, handler), plus one
 //! identifier in the `registry!` list below, which declares the module and adds its `TOOL` to
 //! [`TOOLS`]. Its two checked-in schema files are generated (see `checked_in!` in [`def`]).
+//!
+//! # Limitations
+//!
+//! rustfmt does not follow `mod` items declared by a macro, so `cargo fmt` neither formats
+//! nor checks the tool modules; `tests/it/registry.rs` runs `rustfmt --check` on them, and
+//! `rustfmt --edition 2021 src/tools/<name>.rs` formats one.
 
 use crate::cancel::Cancel;
 use serde_json::Value;
