@@ -11,11 +11,10 @@ use crate::plan::patch::ops::{authorisation_mismatch, PatchRequest};
 use crate::plan::patch::planner::{documents_read, plan_patch_parsed, validation_options};
 use crate::plan::stage::Plan;
 use crate::store::error::Flavor;
-use crate::tools::apply_concept_patch::check_state;
 use crate::tools::schema_parts::{
     input_root, profile_branches, r, temporal_profile_prop, with, EXAMPLE_BUNDLE_PATH,
 };
-use crate::tools::spine::Workflow;
+use crate::tools::spine::{has_severity, state_violation, strictly_ascending, Workflow};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 
@@ -62,7 +61,7 @@ impl Workflow for ConceptPatch {
     }
 
     fn check_apply_state(out: &Value) -> Result<(), ToolError> {
-        check_state(out)
+        check_apply_state(out)
     }
 }
 
@@ -120,4 +119,33 @@ pub fn patch_input_root(
     profile_branches(&mut m, false, true);
     m.insert("examples".into(), json!([example]));
     m
+}
+
+/// The cross-field state invariants of an apply result that the JSON Schema cannot express
+/// (spec/concept-patch.md §5.2): `applied` has result ≠ base, ≥ 1 changed path and `INFO`
+/// diagnostics only; `noop` has result = base, no paths, `INFO` only; `rejected` has
+/// result = base, no paths and ≥ 1 `ERROR`; paths strictly ascending; codes non-empty.
+///
+/// # Errors
+/// `schema_validation` (`tool output violates its advertised state invariants`).
+pub fn check_apply_state(out: &Value) -> Result<(), ToolError> {
+    let base = &out["base_revision"];
+    let result = &out["result_revision"];
+    let paths_empty = out["changed_paths"].as_array().is_some_and(Vec::is_empty);
+    let info_only = !has_severity(out, "ERROR") && !has_severity(out, "WARN");
+    let empty_code = out["diagnostics"]
+        .as_array()
+        .is_some_and(|d| d.iter().any(|x| x["code"] == ""));
+    let revisions = base.is_string() && result.is_string();
+    let ok = match out["status"].as_str() {
+        Some("applied") => result != base && !paths_empty && info_only,
+        Some("noop") => result == base && paths_empty && info_only,
+        Some("rejected") => result == base && paths_empty && has_severity(out, "ERROR"),
+        _ => false,
+    };
+    if ok && revisions && !empty_code && strictly_ascending(&out["changed_paths"]) {
+        Ok(())
+    } else {
+        Err(state_violation())
+    }
 }

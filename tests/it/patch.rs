@@ -1142,7 +1142,7 @@ fn output_verdict(tool_name: &str, value: &Value) -> String {
     let state = if tool_name == "preview_concept_patch" {
         okf_mcp::tools::preview_concept_patch::check_state(value)
     } else {
-        okf_mcp::tools::apply_concept_patch::check_state(value)
+        okf_mcp::tools::concept_patch::check_apply_state(value)
     };
     okf_mcp::wire::schema::validate_output(tool_name, value, false)
         .and(state)
