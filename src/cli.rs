@@ -110,14 +110,18 @@ fn call(tool: &str, args: Option<OsString>, args_file: Option<OsString>) -> i32 
     };
     let cancel = Cancel::new();
     install_signal_cancel(&cancel);
-    let ctx = Ctx { cancel };
+    let ctx = Ctx {
+        cancel,
+        progress: crate::progress::Progress::default(),
+    };
     let tool = tool.to_owned();
     // The default hook would print the panic payload; the fixed line below replaces it.
     std::panic::set_hook(Box::new(|_| {}));
-    let result = std::panic::catch_unwind(move || {
+    // The progress sink is not used again after a panic (the process answers and exits).
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
         crate::server::test_panic(&tool);
         dispatch::call(&tool, Some(&raw), &ctx)
-    });
+    }));
     match result {
         Ok(Some(r)) => {
             let line = r.to_call_tool_result_json().to_string();

@@ -6,6 +6,7 @@
 //!   severities and the stable wire codes (spec/surface.md §4–§6).
 //! - [`digest`]: canonical length-prefixed encodings and digests (revision, keys, names;
 //!   spec/store.md §2, §3.6, §6), shared by every layer.
+//! - [`progress`]: the progress sink of a long call (rate limit, order, close).
 //! - [`okf`]: pure OKF document layer — frontmatter split, YAML with byte spans, grammars,
 //!   projections, version resolution, the validator. Bytes in, values out; no I/O.
 //! - [`plan`]: pure planners: the lossless editor, identity (change set, request and plan
@@ -26,6 +27,7 @@ pub mod digest;
 pub mod envelope;
 pub mod okf;
 pub mod plan;
+pub mod progress;
 pub mod server;
 pub mod store;
 pub mod tools;

@@ -21,6 +21,7 @@
 
 use crate::cancel::Cancel;
 use crate::envelope::ToolError;
+use crate::progress::{Progress, Update};
 use crate::server::framing::{self, RawEntry, SideTable};
 use crate::tools::Ctx;
 use crate::wire::dispatch::{self, ToolResult};
@@ -28,8 +29,8 @@ use crate::wire::registry;
 use crate::wire::schema::advertised;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -208,8 +209,51 @@ impl ServerHandler for OkfServer {
                 }
             });
         }
+        // `_meta.progressToken` (spec/migration.md §12.5 rule 4): the blocking call reports
+        // through a channel; a task forwards each report as `notifications/progress`. The
+        // sink is closed and the forwarder drained before the response is returned, so no
+        // notification follows the response.
+        let (progress, forwarder) = match context.meta.get_progress_token() {
+            Some(ptoken) => {
+                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Update>();
+                let peer = context.peer.clone();
+                let done = token.clone();
+                let forwarder = tokio::spawn(async move {
+                    #[allow(clippy::cast_precision_loss)]
+                    let param = |u: Update| {
+                        let p = ProgressNotificationParam::new(ptoken.clone(), u.progress as f64)
+                            .with_message(u.message);
+                        match u.total {
+                            Some(t) => p.with_total(t as f64),
+                            None => p,
+                        }
+                    };
+                    loop {
+                        tokio::select! {
+                            biased;
+                            Some(u) = rx.recv() => {
+                                let _ = peer.notify_progress(param(u)).await;
+                            }
+                            () = done.cancelled() => {
+                                // The call is over: send what it reported, then stop.
+                                while let Ok(u) = rx.try_recv() {
+                                    let _ = peer.notify_progress(param(u)).await;
+                                }
+                                break;
+                            }
+                        }
+                    }
+                });
+                let sink = Progress::new(move |u| {
+                    let _ = tx.send(u);
+                });
+                (sink, Some(forwarder))
+            }
+            None => (Progress::default(), None),
+        };
         let ctx = Ctx {
             cancel: Cancel::from_token(token.clone()),
+            progress: progress.clone(),
         };
         let guard = self.inflight.enter();
         let joined = tokio::task::spawn_blocking(move || {
@@ -217,8 +261,14 @@ impl ServerHandler for OkfServer {
             answer_call(&name, entry, &ctx)
         })
         .await;
-        // Ends the link task above; the call is over.
+        // No report passes the sink from here on; then the link task above and the
+        // forwarder end (the forwarder after sending what was reported before).
+        progress.close();
+        drop(progress);
         token.cancel();
+        if let Some(f) = forwarder {
+            let _ = f.await;
+        }
         match joined {
             Ok(Some(r)) => Ok(to_call_tool_result(&r).into()),
             Ok(None) => Err(ErrorData::invalid_params("tool not found", None)),

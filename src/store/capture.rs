@@ -307,6 +307,9 @@ struct Walk<'a> {
     start_helper: Option<&'a dyn Fn() -> bool>,
     /// The walking thread's read buffer for spilled files.
     scratch: Vec<u8>,
+    /// The call's progress sink (reports once more than [`crate::progress::LARGE`] files
+    /// were accepted).
+    progress: crate::progress::Progress,
     #[cfg(feature = "fault-injection")]
     hooks: crate::store::hooks::CaptureHooks,
 }
@@ -403,6 +406,10 @@ pub fn capture_with(
     cancel.check()?;
     files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
     let revision = digest::revision(files.iter().map(|f| (f.path.as_str(), &f.digest)));
+    let n = files.len() as u64;
+    if n > crate::progress::LARGE {
+        crate::progress::current().finish(n, Some(n), "reading");
+    }
     Ok(Capture::walked(files, revision, miss))
 }
 
@@ -560,6 +567,7 @@ impl<'a> Walk<'a> {
             pipe,
             start_helper,
             scratch: Vec::new(),
+            progress: crate::progress::current(),
             #[cfg(feature = "fault-injection")]
             hooks: crate::store::hooks::CaptureHooks::default(),
         }
@@ -727,6 +735,10 @@ impl<'a> Walk<'a> {
             read.digest,
             (!read.keep).then(|| Arc::clone(&self.miss)),
         ));
+        let n = self.files.len() as u64;
+        if n > crate::progress::LARGE {
+            self.progress.report(n, None, "reading");
+        }
         #[cfg(feature = "fault-injection")]
         self.hooks.after_file_read(self.files.len(), self.cancel);
         self.cancel.check()

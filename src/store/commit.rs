@@ -781,6 +781,10 @@ fn stage<'h, 'r>(
         .map(|(i, w)| (w.path.as_str(), i))
         .collect();
     let mut staged = vec![false; j.writes.len()];
+    let total = j.writes.len() as u64;
+    let progress = crate::progress::current();
+    let large = total > crate::progress::LARGE;
+    let mut done = 0u64;
     payloads.produce(locked, &mut |path, bytes| {
         checkpoint(Some(cancel))?;
         let i = *index.get(path).ok_or_else(inconsistent)?;
@@ -796,6 +800,10 @@ fn stage<'h, 'r>(
                 .create_write(sat, &w.payload, bytes)
                 .map_err(io("stage"))?,
         );
+        done += 1;
+        if large {
+            progress.report(done, Some(total), "staging");
+        }
         point(&h.opts, Point::AfterStagePayload(i), Some(cancel))
     })?;
     if staged.contains(&false) {
@@ -808,6 +816,9 @@ fn stage<'h, 'r>(
     h.fs().sync_dir(sat).map_err(io("stage"))?;
     h.fs().sync_dir(at).map_err(io("stage"))?;
     point(&h.opts, Point::AfterStageFsync, Some(cancel))?;
+    if large {
+        progress.finish(total, Some(total), "staging");
+    }
     Ok(Staged {
         h,
         j: Arc::clone(j),

@@ -56,6 +56,10 @@ registry!(
 pub struct Ctx {
     /// The request's cancellation flag (spec/store.md §14).
     pub cancel: Cancel,
+    /// Where progress of a long call goes (`_meta.progressToken`, or the CLI's terminal
+    /// bar); inactive by default. The dispatcher makes it the thread's current sink for the
+    /// call, which the store's capture and staging report to.
+    pub progress: crate::progress::Progress,
 }
 
 /// A handler's success: the structured object and, where the tool's text differs from the

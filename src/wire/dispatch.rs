@@ -86,7 +86,7 @@ fn run(spec: &ToolSpec, raw_args: &[u8], ctx: &Ctx) -> Result<Success, ToolError
     // Step 4: the advertised input schema, enforced by the server itself.
     schema::validate_input(spec.name, &args)?;
     // Steps 5–7 belong to the tool: pure checks, then bundle_path, then I/O.
-    (spec.run)(args, ctx)
+    crate::progress::with_current(&ctx.progress, || (spec.run)(args, ctx))
 }
 
 fn enforce_success(spec: &ToolSpec, s: Success) -> ToolResult {

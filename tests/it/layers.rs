@@ -2,7 +2,8 @@
 //! paths, test code included, comments excluded) must name a module its layer may use.
 //!
 //! Layers, bottom up (a layer may use the ones below it and itself):
-//! - bottom: `cancel`, `envelope` (the error vocabulary), `digest` (canonical encodings);
+//! - bottom: `cancel`, `envelope` (the error vocabulary), `digest` (canonical encodings),
+//!   `progress` (the progress sink);
 //! - `okf` (pure OKF documents, the capture value);
 //! - `plan` (pure planners, identity, staging);
 //! - `store` (every filesystem effect; it does not plan, so it does not use `plan`);
@@ -20,19 +21,21 @@ fn layer_of(rel: &str) -> &str {
 
 /// What `layer` may use, or `None` when it may use anything.
 fn allowed(layer: &str) -> Option<&'static [&'static str]> {
-    const BOTTOM: &[&str] = &["cancel", "envelope", "digest"];
+    const BOTTOM: &[&str] = &["cancel", "envelope", "digest", "progress"];
     Some(match layer {
-        "cancel" | "envelope" | "digest" => BOTTOM,
-        "okf" => &["cancel", "envelope", "digest", "okf"],
-        "plan" => &["cancel", "envelope", "digest", "okf", "plan"],
-        "store" => &["cancel", "envelope", "digest", "okf", "store"],
+        "cancel" | "envelope" | "digest" | "progress" => BOTTOM,
+        "okf" => &["cancel", "envelope", "digest", "progress", "okf"],
+        "plan" => &["cancel", "envelope", "digest", "progress", "okf", "plan"],
+        "store" => &["cancel", "envelope", "digest", "progress", "okf", "store"],
         "tools" => &[
-            "cancel", "envelope", "digest", "okf", "plan", "store", "tools",
+            "cancel", "envelope", "digest", "progress", "okf", "plan", "store", "tools",
         ],
         "wire" => &[
-            "cancel", "envelope", "digest", "okf", "plan", "store", "tools", "wire",
+            "cancel", "envelope", "digest", "progress", "okf", "plan", "store", "tools", "wire",
         ],
-        "server" => &["cancel", "envelope", "digest", "tools", "wire", "server"],
+        "server" => &[
+            "cancel", "envelope", "digest", "progress", "tools", "wire", "server",
+        ],
         _ => return None,
     })
 }

@@ -23,6 +23,7 @@ mod mcp;
 mod patch;
 mod patch_corpus;
 mod paths;
+mod progress;
 mod python_client;
 mod raw;
 mod read_tools;
