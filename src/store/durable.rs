@@ -50,8 +50,8 @@ pub trait Durable: Send + Sync + Debug {
     fn sync_file(&self, at: At<'_>, name: &str, file: &File) -> io::Result<()>;
     /// Makes the contents of the files `names` of `at` (written by
     /// [`Durable::create_write`], already closed) durable in one step (spec/migration.md
-    /// §12.5 rule 3): `syncfs` of the filesystem holding `at` where available, else one
-    /// `fsync` per file. Not the directory entries: `fsync` the directory after it.
+    /// §12.5 rule 3): from [`SYNCFS_FROM`] files on, `syncfs` of the filesystem holding
+    /// `at` where available, else (and for fewer files) one `fsync` per file. Not the directory entries: `fsync` the directory after it.
     fn sync_batch(&self, at: At<'_>, names: &[&str]) -> io::Result<()>;
     /// Renames `from/from_name` onto `to/to_name` (replacing a file there).
     fn rename(&self, from: At<'_>, from_name: &str, to: At<'_>, to_name: &str) -> io::Result<()>;
@@ -86,6 +86,11 @@ impl Durable for RealFs {
         file.sync_all()
     }
     fn sync_batch(&self, at: At<'_>, names: &[&str]) -> io::Result<()> {
+        // `syncfs` flushes every dirty file of the filesystem, also other programs' data: it
+        // pays off for a large staged set, while a few payloads are cheaper one by one.
+        if names.len() < SYNCFS_FROM {
+            return sync_each(at, names);
+        }
         // A file descriptor of the directory itself (a directory handle may be a path-only
         // descriptor, which `syncfs` refuses).
         let d = at.dir.open(".")?;
@@ -117,6 +122,10 @@ impl Durable for RealFs {
         at.dir.set_permissions(name, Permissions::from_mode(mode))
     }
 }
+
+/// From this many files on, [`RealFs::sync_batch`] uses one `syncfs` instead of one
+/// `fsync` per file.
+pub const SYNCFS_FROM: usize = 64;
 
 /// The per-file fallback of [`Durable::sync_batch`]: reopens each file read-only (no-follow)
 /// and `fsync`s it.
