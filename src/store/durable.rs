@@ -51,7 +51,8 @@ pub trait Durable: Send + Sync + Debug {
     /// Makes the contents of the files `names` of `at` (written by
     /// [`Durable::create_write`], already closed) durable in one step (spec/migration.md
     /// §12.5 rule 3): from [`SYNCFS_FROM`] files on, `syncfs` of the filesystem holding
-    /// `at` where available, else (and for fewer files) one `fsync` per file. Not the directory entries: `fsync` the directory after it.
+    /// `at` where available, else (and for fewer files) one `fsync` per file. Not the
+    /// directory entries: `fsync` the directory after it.
     fn sync_batch(&self, at: At<'_>, names: &[&str]) -> io::Result<()>;
     /// Renames `from/from_name` onto `to/to_name` (replacing a file there).
     fn rename(&self, from: At<'_>, from_name: &str, to: At<'_>, to_name: &str) -> io::Result<()>;
