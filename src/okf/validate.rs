@@ -109,12 +109,7 @@ pub fn parse_for_validation<'c>(
         Some((_, Err(_))) => true,
         None => version::resolve(&Declaration::Absent, opts.spec_version).effective != Some("0.1"),
     };
-    let dopts = DocOptions {
-        strict: opts.strict,
-        v02,
-        temporal_profile: opts.temporal_profile,
-        as_of: opts.as_of.clone(),
-    };
+    let dopts = doc_options(opts, v02);
     let visit = |d: &Doc<'_>| doc_findings(opts, v02, d);
     let (bundle, found) = parse_bundle_visiting(capture, Some(&visit))?;
     for (i, f) in found {
@@ -151,12 +146,7 @@ pub fn spill_visitor<'k>(
         return None;
     }
     let opts = opts.clone();
-    let dopts = DocOptions {
-        strict: opts.strict,
-        v02: true,
-        temporal_profile: opts.temporal_profile,
-        as_of: opts.as_of.clone(),
-    };
+    let dopts = doc_options(&opts, true);
     Some(move |path: &str, bytes: &[u8], digest: &[u8; 32]| {
         if keep(path) {
             return true;
@@ -180,6 +170,20 @@ pub fn spill_visitor<'k>(
         memo::remember_clean(path, digest, &dopts, cx.out.into_iter().collect());
         false
     })
+}
+
+/// The memo key of a document's own findings under `opts` ([`memo::DocOptions`]): `strict`,
+/// `temporal_profile` and `as_of` copied, and `v02`, whether the 0.2-only rows apply (resolved
+/// by the caller from `opts.spec_version` and the root declaration). `check_links` and
+/// `check_orphans` drive cross-document rows only, and `spec_version` enters only through
+/// `v02`, so neither is part of the key.
+fn doc_options(opts: &ValidationOptions, v02: bool) -> DocOptions {
+    DocOptions {
+        strict: opts.strict,
+        v02,
+        temporal_profile: opts.temporal_profile,
+        as_of: opts.as_of.clone(),
+    }
 }
 
 struct Checks<'o> {
@@ -206,12 +210,7 @@ fn check_files(cx: &mut Checks<'_>, files: &[CapturedFile], docs: &[Doc<'_>]) {
             );
         }
     }
-    let dopts = DocOptions {
-        strict: cx.opts.strict,
-        v02: cx.v02,
-        temporal_profile: cx.opts.temporal_profile,
-        as_of: cx.opts.as_of.clone(),
-    };
+    let dopts = doc_options(cx.opts, cx.v02);
     let keys: Vec<(&str, &[u8; 32])> = docs
         .iter()
         .map(|d| (d.file.path.as_str(), &d.file.digest))
@@ -1401,5 +1400,40 @@ mod tests {
                 ("b.md".into(), "invalid_frontmatter", Severity::Error),
             ]
         );
+    }
+
+    /// The memo key of every call site (the parse for validation, the spill visitor with
+    /// `v02 = true`, the per-file rows with the context's `v02`) is `strict`,
+    /// `temporal_profile` and `as_of` of the options and the `v02` passed; `check_links`,
+    /// `check_orphans` and `spec_version` never change it.
+    #[test]
+    fn doc_options_copy_the_document_options_and_take_v02_as_given() {
+        for strict in [false, true] {
+            for temporal_profile in [Profile::Date, Profile::Instant] {
+                for as_of in [None, Some("2026-01-01".to_owned())] {
+                    for v02 in [false, true] {
+                        let expected = DocOptions {
+                            strict,
+                            v02,
+                            temporal_profile,
+                            as_of: as_of.clone(),
+                        };
+                        for (check_links, check_orphans) in [(false, false), (true, true)] {
+                            for spec_version in [None, Some(Target::V01), Some(Target::V02)] {
+                                let opts = ValidationOptions {
+                                    strict,
+                                    check_links,
+                                    check_orphans,
+                                    spec_version,
+                                    temporal_profile,
+                                    as_of: as_of.clone(),
+                                };
+                                assert_eq!(doc_options(&opts, v02), expected, "{opts:?} {v02}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }
