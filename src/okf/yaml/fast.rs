@@ -672,13 +672,18 @@ mod tests {
 
     #[test]
     fn corpus_frontmatter_agrees() {
+        // The corpus is beside the repository, here and in CI: its absence is a failure.
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-        let mut stack = vec![root];
+        assert!(
+            root.is_dir(),
+            "the corpus {} is missing: this test reads every frontmatter in it",
+            root.display()
+        );
+        let mut stack = vec![root.clone()];
         let (mut seen, mut fast) = (0, 0);
         while let Some(dir) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&dir) else {
-                continue;
-            };
+            let rd = std::fs::read_dir(&dir)
+                .unwrap_or_else(|e| panic!("cannot read the corpus folder {}: {e}", dir.display()));
             for e in rd.flatten() {
                 let p = e.path();
                 if p.is_dir() {
@@ -700,8 +705,8 @@ mod tests {
                 }
             }
         }
-        // The corpus is beside the repository in CI; when present, nearly all of it must
-        // take the fast path.
+        assert!(seen > 0, "no frontmatter found under {}", root.display());
+        // Nearly all of the corpus takes the fast path.
         assert!(
             fast * 10 >= seen * 9,
             "fast path took {fast} of {seen} corpus frontmatters"
