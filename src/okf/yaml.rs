@@ -478,8 +478,17 @@ pub fn parse(text: &str) -> Result<Yaml, YamlError> {
     parse_full(text)
 }
 
-/// [`parse`] through the event parser only.
-fn parse_full(text: &str) -> Result<Yaml, YamlError> {
+/// [`parse`] through the event parser (saphyr) only, never the fast path; same result and
+/// same errors as [`parse`] for every input (spec/store.md §3.4–§3.5).
+///
+/// For checks that must be independent of the fast path they check: the lossless editor's
+/// post-check (spec/concept-patch.md §4.1 rule 3, `plan::edit::verify`) re-parses
+/// each edited text here, so a fast-path bug cannot both produce and accept a wrong tree.
+/// Slower than [`parse`]; every other caller uses [`parse`].
+///
+/// # Errors
+/// [`YamlError`] as documented on its variants.
+pub fn parse_full(text: &str) -> Result<Yaml, YamlError> {
     if text.len() > MAX_FRONTMATTER_BYTES {
         return Err(YamlError::Limit("frontmatter exceeds 1 MiB"));
     }

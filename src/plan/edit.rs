@@ -888,6 +888,9 @@ pub fn apply_edits(text: &str, edits: &[Edit]) -> Result<String, EditError> {
 ///   in `new_text`, and nothing else changed length;
 /// - **semantic**: `new_text` re-parses and its projection equals `expected`.
 ///
+/// The re-parse goes through [`yaml::parse_full`] (the event parser), never the fast path of
+/// [`yaml::parse`], so the check does not depend on the code whose output it checks.
+///
 /// Returns the re-parsed tree.
 ///
 /// # Errors
@@ -918,7 +921,7 @@ pub fn verify(
     if n.get(np..) != o.get(op..) {
         return Err(EditError::Invalid(BYTES));
     }
-    let y = yaml::parse(new_text)
+    let y = yaml::parse_full(new_text)
         .map_err(|_| EditError::Invalid("the edited frontmatter does not parse"))?;
     if y.value() != *expected {
         return Err(EditError::Invalid(
