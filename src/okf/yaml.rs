@@ -464,19 +464,38 @@ fn is_core_float(t: &str) -> bool {
 ///
 /// Frontmatter in the plain subset most documents use is read by a direct scanner (`fast`),
 /// which hands anything else — and every error — to the event parser; both give the same
-/// tree (checked by differential tests, and on every call in debug builds).
+/// tree (checked by differential tests, and on every call by the tripwire when it is armed:
+/// debug builds and the `yaml-tripwire` feature, see [`tripwire`]).
 ///
 /// # Errors
 /// [`YamlError`] as documented on its variants.
 pub fn parse(text: &str) -> Result<Yaml, YamlError> {
     if text.len() <= MAX_FRONTMATTER_BYTES {
         if let Some(y) = fast::parse(text) {
-            debug_assert_eq!(Ok(&y), parse_full(text).as_ref(), "yaml fast path differs");
+            tripwire(text, &y);
             return Ok(y);
         }
     }
     parse_full(text)
 }
+
+/// The fast ↔ full tripwire: panics when `fast`, the fast path's tree of `text`, differs from
+/// what [`parse_full`] makes of `text`. Armed in debug builds and, in any profile, with the
+/// `yaml-tripwire` feature (`.ci/run` tests with it); never compiled into a release build
+/// without that feature.
+#[cfg(any(debug_assertions, feature = "yaml-tripwire"))]
+fn tripwire(text: &str, fast: &Yaml) {
+    assert_eq!(
+        Ok(fast),
+        parse_full(text).as_ref(),
+        "yaml fast path differs"
+    );
+}
+
+/// The fast ↔ full tripwire, compiled out (release build without `yaml-tripwire`).
+#[cfg(not(any(debug_assertions, feature = "yaml-tripwire")))]
+#[inline(always)]
+fn tripwire(_text: &str, _fast: &Yaml) {}
 
 /// [`parse`] through the event parser (saphyr) only, never the fast path; same result and
 /// same errors as [`parse`] for every input (spec/store.md §3.4–§3.5).
@@ -1061,6 +1080,32 @@ fn push_node(stack: &mut [Frame], root: &mut Option<Node>, node: Node) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Debug builds and every build with `yaml-tripwire` (`.ci/run` tests with it) carry the
+    /// tripwire: it panics on a tree that differs from the full parser's and stays quiet on
+    /// the right one. Fails if the comparison were compiled out of such a build.
+    #[cfg(any(debug_assertions, feature = "yaml-tripwire"))]
+    #[test]
+    fn tripwire_is_armed_in_debug_and_with_the_feature() {
+        let text = "a: 1\n";
+        let right = parse_full(text).unwrap();
+        tripwire(text, &right);
+        let mut wrong = right.clone();
+        wrong.root = None;
+        let fired = std::panic::catch_unwind(|| tripwire(text, &wrong));
+        assert!(fired.is_err(), "the tripwire let a differing tree through");
+    }
+
+    /// A release build without `yaml-tripwire` (`cargo test --release`) compiles the
+    /// comparison out: a differing tree passes unnoticed.
+    #[cfg(not(any(debug_assertions, feature = "yaml-tripwire")))]
+    #[test]
+    fn tripwire_is_compiled_out_of_a_plain_release_build() {
+        let text = "a: 1\n";
+        let mut wrong = parse_full(text).unwrap();
+        wrong.root = None;
+        tripwire(text, &wrong);
+    }
 
     #[test]
     fn scalars_keep_text_and_spans_are_bytes() {
