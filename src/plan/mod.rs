@@ -3,5 +3,6 @@
 pub mod diff;
 pub mod edit;
 pub mod identity;
+pub mod migration;
 pub mod patch;
 pub mod stage;
