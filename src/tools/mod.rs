@@ -23,6 +23,7 @@ pub mod common;
 pub mod concept_patch;
 pub mod def;
 pub mod describe;
+pub mod migration;
 pub mod schema_parts;
 pub mod spine;
 
@@ -44,8 +45,10 @@ macro_rules! registry {
 
 registry!(
     apply_concept_patch,
+    apply_v02_migration,
     list_concepts,
     preview_concept_patch,
+    preview_v02_migration,
     read_concept,
     validate_bundle,
     write_concept,

@@ -44,6 +44,9 @@ pub trait Workflow {
     const NAMESPACE: &'static str;
     /// The outcome flavour: which field names and codes the store errors carry (§12.1).
     const FLAVOR: Flavor;
+    /// Whether the planner reads every document (the migration): the capture then keeps
+    /// every file resident instead of spilling and capturing again.
+    const READS_EVERYTHING: bool = false;
 
     /// The request's `bundle_path` (validated by [`root::open`]).
     fn bundle_path(req: &Self::Request) -> &str;
@@ -199,7 +202,12 @@ pub fn with_capture<W: Workflow, T>(
 ) -> Result<(Capture, T), ToolError> {
     let read = W::documents_read(req);
     let keep = |p: &str| read.contains(p);
-    if let Some(visit) = validate::spill_visitor(&W::validation_options(req), &keep) {
+    let spill = if W::READS_EVERYTHING {
+        None
+    } else {
+        validate::spill_visitor(&W::validation_options(req), &keep)
+    };
+    if let Some(visit) = spill {
         let spilled = capture::capture_with(root, cancel, Some(&Spill { visit: &visit }))?;
         #[cfg(feature = "fault-injection")]
         if crate::store::hooks::current().forget_memo_after_spill {

@@ -20,6 +20,7 @@ mod hygiene;
 mod layers;
 mod lockfirst;
 mod mcp;
+mod migration;
 mod patch;
 mod patch_corpus;
 mod paths;

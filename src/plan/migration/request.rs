@@ -1,0 +1,553 @@
+//! The migration request: decoding and the canonical input of spec/migration.md §3.5, and
+//! the apply-only authorisation fields of §3.2 with their zero-I/O checks (§9 A steps 2–4).
+//! Pure.
+//!
+//! # Limitations
+//! - `computations` (§3.4) are decoded by the schema but not supported yet: a non-empty list
+//!   is `invalid_request` (`computations are not supported by this build yet`).
+
+use super::citations::{self, CitationMapping, ClaimMarkers, MappingEntry, TrailingContent};
+use super::source::{Selector, SourceResolution};
+use crate::digest::is_canonical_digest;
+use crate::envelope::{codes, Diagnostic, ToolError};
+use crate::okf::actor;
+use crate::okf::grammar::{check_concept_id, ConceptIdError};
+use crate::okf::temporal::parse_offset_datetime;
+use crate::plan::identity::Authorisation;
+use crate::plan::patch::ops::{serialised_len, MAX_SERIALISED_ARGS};
+use serde_json::{Map, Value};
+
+/// `timestamp_policy` (§3.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimestampPolicy {
+    Preserve,
+    RemoveAfterCopy,
+}
+
+impl TimestampPolicy {
+    /// Wire spelling.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimestampPolicy::Preserve => "preserve",
+            TimestampPolicy::RemoveAfterCopy => "remove_after_copy",
+        }
+    }
+}
+
+/// `timestamp_conflict_policy` (§3.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ConflictPolicy {
+    #[default]
+    Reject,
+    UseGenerated,
+    UseTimestamp,
+}
+
+impl ConflictPolicy {
+    /// Wire spelling.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConflictPolicy::Reject => "reject",
+            ConflictPolicy::UseGenerated => "use_generated",
+            ConflictPolicy::UseTimestamp => "use_timestamp",
+        }
+    }
+}
+
+/// One `generated_at` item: the concept's path (`<concept_id>.md`) and the instant text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeneratedAt {
+    pub path: String,
+    pub at: String,
+}
+
+/// The proof of §7.2 (format version 2, content-free).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Proof {
+    pub format_version: u64,
+    pub request_digest: String,
+    pub resolution_digest: String,
+    pub base_revision: String,
+    pub result_revision: String,
+    pub reads: Vec<String>,
+    /// `(path, digest hex)`.
+    pub writes: Vec<(String, String)>,
+    pub deletes: Vec<String>,
+    pub renames: Vec<(String, String)>,
+    pub affected_refs: Vec<String>,
+    pub reverse_impact: Vec<String>,
+    /// `(kind, path, from)`.
+    pub changed_files: Vec<(String, String, String)>,
+    pub changed_refs: Vec<String>,
+}
+
+/// The apply-only fields (§3.2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplyFields {
+    pub expected_source: SourceResolution,
+    /// Present iff the expected source is the transition.
+    pub proof: Option<Proof>,
+    pub expected_plan_digest: Option<String>,
+    /// `{proof.base_revision, expected_plan_digest}` of a transition apply (the spine's
+    /// authorisation, `crate::tools::spine`).
+    pub auth: Option<Authorisation>,
+}
+
+/// A decoded, canonical migration request (§3.5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigrationRequest {
+    pub bundle_path: String,
+    pub from: Selector,
+    pub generated_by: String,
+    /// Sorted by path, unique.
+    pub generated_at: Vec<GeneratedAt>,
+    pub conflict_policy: ConflictPolicy,
+    pub timestamp_policy: TimestampPolicy,
+    /// Sorted by path; entries sorted (§3.5 step 5).
+    pub citation_mappings: Vec<CitationMapping>,
+    /// A normalised-label collision was found (§3.3 rule 11): recorded, answered after the
+    /// capture (preview `blocked`, apply error).
+    pub label_collision: bool,
+    /// The apply's fields; `None` for a preview.
+    pub apply: Option<ApplyFields>,
+}
+
+/// Maximum `generated_at` items and `citation_mappings` items (§3.1).
+pub const MAX_ITEMS: usize = 10_000;
+/// Maximum entries of one mapping item (§3.3).
+pub const MAX_ENTRIES_PER_ITEM: usize = 10_000;
+/// Maximum entries over all mapping items (§3.1, beyond reference).
+pub const MAX_TOTAL_ENTRIES: usize = 100_000;
+/// Maximum bytes of `generated_by` (§3.1).
+pub const MAX_GENERATED_BY: usize = 256;
+
+fn shape(field: &str) -> ToolError {
+    ToolError::invalid_request(format!("{field} does not match its schema"))
+}
+
+fn get_str<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, ToolError> {
+    match obj.get(key) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(shape(key)),
+    }
+}
+
+fn get_array<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<&'a [Value], ToolError> {
+    match obj.get(key) {
+        None => Ok(&[]),
+        Some(Value::Array(a)) => Ok(a),
+        Some(_) => Err(shape(key)),
+    }
+}
+
+/// Decodes the schema-valid arguments of `preview_v02_migration` (`apply == false`) or
+/// `apply_v02_migration` into the canonical request (§3.5), then, for the apply, runs the
+/// zero-I/O checks of §9 A steps 2–4.
+///
+/// # Errors
+/// `resource_limit` (argument size, caps, text fields over 4096 bytes), `invalid_request`
+/// (actor, concept ids, datetimes, mapping rules), `plan_mismatch` / `invalid_revision` /
+/// `unsupported_migration_source` for the apply fields.
+pub fn parse_request(args: &Value, apply: bool) -> Result<MigrationRequest, ToolError> {
+    if serialised_len(args) > MAX_SERIALISED_ARGS {
+        return Err(ToolError::resource_limit(
+            "migration input exceeds the MCP limit",
+        ));
+    }
+    let obj = args
+        .as_object()
+        .ok_or_else(|| ToolError::invalid_request("MCP arguments must be a JSON object"))?;
+    let bundle_path = get_str(obj, "bundle_path")?
+        .ok_or_else(|| shape("bundle_path"))?
+        .to_owned();
+    let from = match get_str(obj, "from")? {
+        None => Selector::Auto,
+        Some(s) => Selector::parse(s).ok_or_else(|| shape("from"))?,
+    };
+    let generated_by = get_str(obj, "generated_by")?.unwrap_or("").to_owned();
+    if generated_by.len() > MAX_GENERATED_BY {
+        return Err(ToolError::resource_limit("generated_by exceeds 256 bytes"));
+    }
+    if !generated_by.is_empty() && !actor::is_document_actor(&generated_by) {
+        return Err(ToolError::invalid_request(
+            "generated_by is not a valid document actor (e.g. agent/1.0, human:alice, process:etl)",
+        ));
+    }
+    let conflict_policy = match get_str(obj, "timestamp_conflict_policy")? {
+        None | Some("reject") => ConflictPolicy::Reject,
+        Some("use_generated") => ConflictPolicy::UseGenerated,
+        Some("use_timestamp") => ConflictPolicy::UseTimestamp,
+        Some(_) => return Err(shape("timestamp_conflict_policy")),
+    };
+    let timestamp_policy = match get_str(obj, "timestamp_policy")? {
+        Some("preserve") => TimestampPolicy::Preserve,
+        Some("remove_after_copy") => TimestampPolicy::RemoveAfterCopy,
+        _ => return Err(shape("timestamp_policy")),
+    };
+    let generated_at = parse_generated_at(get_array(obj, "generated_at")?)?;
+    let (citation_mappings, label_collision) =
+        parse_mappings(get_array(obj, "citation_mappings")?)?;
+    if !get_array(obj, "computations")?.is_empty() {
+        return Err(ToolError::invalid_request(
+            "computations are not supported by this build yet: migrate without them, then add each Attested Computation with preview_concept_patch (put_attested_computation)",
+        ));
+    }
+    let apply = if apply {
+        Some(parse_apply_fields(obj, from, label_collision)?)
+    } else {
+        None
+    };
+    Ok(MigrationRequest {
+        bundle_path,
+        from,
+        generated_by,
+        generated_at,
+        conflict_policy,
+        timestamp_policy,
+        citation_mappings,
+        label_collision,
+        apply,
+    })
+}
+
+/// A concept id → its path `<id>.md` (§3.5 step 4).
+fn concept_path(id: &str, field: &str) -> Result<String, ToolError> {
+    match check_concept_id(id) {
+        Ok(()) => Ok(format!("{id}.md")),
+        Err(ConceptIdError::TooLong) => Err(ToolError::resource_limit(format!(
+            "{field} exceeds 4096 bytes"
+        ))),
+        Err(ConceptIdError::Reserved) => Err(ToolError::invalid_request(format!(
+            "{field}: reserved migration document cannot own generated or computation metadata"
+        ))),
+        Err(ConceptIdError::NotCanonical) => Err(ToolError::invalid_request(format!(
+            "{field} is not a canonical concept_id"
+        ))),
+    }
+}
+
+fn parse_generated_at(items: &[Value]) -> Result<Vec<GeneratedAt>, ToolError> {
+    if items.len() > MAX_ITEMS {
+        return Err(ToolError::resource_limit(
+            "generated_at has more than 10,000 items",
+        ));
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let field = format!("generated_at[{i}]");
+        let o = item.as_object().ok_or_else(|| shape(&field))?;
+        let id = get_str(o, "concept_id")?.ok_or_else(|| shape(&field))?;
+        let at = get_str(o, "at")?.ok_or_else(|| shape(&field))?;
+        let path = concept_path(id, &format!("{field}.concept_id"))?;
+        if parse_offset_datetime(at).is_none() {
+            return Err(ToolError::invalid_request(format!(
+                "{field}.at is not a datetime with an explicit offset"
+            )));
+        }
+        out.push(GeneratedAt {
+            path,
+            at: at.to_owned(),
+        });
+    }
+    out.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    if out.windows(2).any(|w| w[0].path == w[1].path) {
+        return Err(ToolError::invalid_request(
+            "generated_at names one concept twice",
+        ));
+    }
+    Ok(out)
+}
+
+/// Whether `p` is a revision path of a document (spec/store.md §3.2, §3.3 rule 1).
+fn is_document_path(p: &str) -> bool {
+    let first = p.split('/').next().unwrap_or_default().to_ascii_lowercase();
+    crate::envelope::is_bundle_relative_path(p)
+        && p.ends_with(".md")
+        && first != ".okf"
+        && first != ".git"
+}
+
+fn parse_mappings(items: &[Value]) -> Result<(Vec<CitationMapping>, bool), ToolError> {
+    if items.len() > MAX_ITEMS {
+        return Err(ToolError::resource_limit(
+            "citation_mappings has more than 10,000 items",
+        ));
+    }
+    let mut total = 0usize;
+    let mut out: Vec<(usize, CitationMapping)> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let field = format!("citation_mappings[{i}]");
+        let o = item.as_object().ok_or_else(|| shape(&field))?;
+        let path = get_str(o, "path")?.ok_or_else(|| shape(&field))?;
+        if path.len() > 4096 {
+            return Err(ToolError::resource_limit(format!(
+                "{field}.path exceeds 4096 bytes"
+            )));
+        }
+        if !is_document_path(path) {
+            return Err(ToolError::invalid_request(format!(
+                "{field}.path is not a bundle-relative .md path"
+            )));
+        }
+        let claim_markers = match get_str(o, "claim_markers")? {
+            None | Some("rewrite") => ClaimMarkers::Rewrite,
+            Some("ignore") => ClaimMarkers::Ignore,
+            Some(_) => return Err(shape(&format!("{field}.claim_markers"))),
+        };
+        let trailing_content = match get_str(o, "trailing_content")? {
+            None | Some("block") => TrailingContent::Block,
+            Some("keep") => TrailingContent::Keep,
+            Some(_) => return Err(shape(&format!("{field}.trailing_content"))),
+        };
+        let raw_entries = get_array(o, "entries")?;
+        if raw_entries.is_empty() {
+            return Err(ToolError::invalid_request(format!(
+                "{field}.entries must not be empty"
+            )));
+        }
+        if raw_entries.len() > MAX_ENTRIES_PER_ITEM {
+            return Err(ToolError::resource_limit(format!(
+                "{field}.entries has more than 10,000 entries"
+            )));
+        }
+        total += raw_entries.len();
+        if total > MAX_TOTAL_ENTRIES {
+            return Err(ToolError::resource_limit(
+                "citation_mappings hold more than 100,000 entries",
+            ));
+        }
+        let mut entries = Vec::with_capacity(raw_entries.len());
+        for (j, e) in raw_entries.iter().enumerate() {
+            let ef = format!("{field}.entries[{j}]");
+            let eo = e.as_object().ok_or_else(|| shape(&ef))?;
+            let opt = |k: &str| -> Result<Option<String>, ToolError> {
+                Ok(get_str(eo, k)?.map(str::to_owned))
+            };
+            let legacy_number = match eo.get("legacy_number") {
+                None => None,
+                Some(v) => match v.as_u64() {
+                    Some(n @ 1..=1_000_000) => Some(n as u32),
+                    _ => return Err(shape(&format!("{ef}.legacy_number"))),
+                },
+            };
+            let legacy_entry = opt("legacy_entry")?;
+            if legacy_number.is_none() && legacy_entry.is_none() {
+                return Err(ToolError::invalid_request(format!(
+                    "{ef} needs legacy_number or legacy_entry"
+                )));
+            }
+            entries.push(MappingEntry {
+                legacy_number,
+                legacy_entry,
+                source_id: opt("source_id")?.ok_or_else(|| shape(&format!("{ef}.source_id")))?,
+                title: opt("title")?,
+                resource: opt("resource")?,
+                inline_note: opt("inline_note")?,
+            });
+        }
+        entries.sort_by(|a, b| {
+            (
+                a.legacy_number.unwrap_or(0),
+                a.legacy_entry.as_deref().unwrap_or("").as_bytes(),
+                a.source_id.as_bytes(),
+                a.inline_note.as_deref().unwrap_or("").as_bytes(),
+            )
+                .cmp(&(
+                    b.legacy_number.unwrap_or(0),
+                    b.legacy_entry.as_deref().unwrap_or("").as_bytes(),
+                    b.source_id.as_bytes(),
+                    b.inline_note.as_deref().unwrap_or("").as_bytes(),
+                ))
+        });
+        out.push((
+            i,
+            CitationMapping {
+                path: path.to_owned(),
+                entries,
+                claim_markers,
+                trailing_content,
+            },
+        ));
+    }
+    out.sort_by(|a, b| a.1.path.as_bytes().cmp(b.1.path.as_bytes()));
+    if out.windows(2).any(|w| w[0].1.path == w[1].1.path) {
+        return Err(ToolError::invalid_request(
+            "citation_mappings name one document twice",
+        ));
+    }
+    let mut collision = false;
+    for (i, m) in &out {
+        collision |=
+            citations::validate_mapping(m, *i).map_err(|e| ToolError::new(e.code, e.message))?;
+    }
+    Ok((out.into_iter().map(|(_, m)| m).collect(), collision))
+}
+
+fn mismatch(message: &str) -> ToolError {
+    ToolError::new(codes::PLAN_MISMATCH, message).with_diagnostic(Diagnostic::recovery(
+        "expected_plan_digest",
+        "Run preview_v02_migration again with the same arguments and pass its source, proof and plan_digest unchanged.",
+    ))
+}
+
+/// The authorisation-mismatch error of the migration apply (`plan_mismatch`).
+#[must_use]
+pub fn authorisation_mismatch(message: &str) -> ToolError {
+    mismatch(message)
+}
+
+fn parse_apply_fields(
+    obj: &Map<String, Value>,
+    from: Selector,
+    label_collision: bool,
+) -> Result<ApplyFields, ToolError> {
+    let src = obj
+        .get("expected_source")
+        .ok_or_else(|| shape("expected_source"))?;
+    let expected_source =
+        SourceResolution::from_json(src).ok_or_else(|| shape("expected_source"))?;
+    if expected_source.requested_selector != from {
+        return Err(mismatch(
+            "expected_source.requested_selector differs from from",
+        ));
+    }
+    if expected_source.transition == super::source::BLOCKED {
+        return Err(ToolError::new(
+            "unsupported_migration_source",
+            "expected_source is a blocked resolution: nothing can be applied",
+        ));
+    }
+    if !expected_source.is_applicable_tuple() {
+        return Err(ToolError::invalid_request(
+            "expected_source is not a canonical applicable source resolution",
+        ));
+    }
+    let has_proof = obj.contains_key("proof");
+    let has_digest = obj.contains_key("expected_plan_digest");
+    if expected_source.is_target_noop() {
+        if has_proof || has_digest {
+            return Err(mismatch(
+                "a target-noop apply takes neither proof nor expected_plan_digest",
+            ));
+        }
+        return Ok(ApplyFields {
+            expected_source,
+            proof: None,
+            expected_plan_digest: None,
+            auth: None,
+        });
+    }
+    let proof = obj
+        .get("proof")
+        .ok_or_else(|| ToolError::invalid_request("proof is required for a v0.1-to-v0.2 apply"))?;
+    let proof = parse_proof(proof)?;
+    if proof.format_version != 2 {
+        return Err(mismatch("unsupported proof format_version"));
+    }
+    if !is_canonical_digest(&proof.resolution_digest) {
+        return Err(mismatch("proof.resolution_digest is not canonical"));
+    }
+    if !is_canonical_digest(&proof.base_revision) || !is_canonical_digest(&proof.result_revision) {
+        return Err(ToolError::new(
+            codes::INVALID_REVISION,
+            "proof revision is not canonical",
+        ));
+    }
+    for r in proof.affected_refs.iter().chain(&proof.changed_refs) {
+        if !is_ref(r) {
+            return Err(ToolError::invalid_request(
+                "proof holds a ref that does not parse",
+            ));
+        }
+    }
+    let digest = match obj.get("expected_plan_digest") {
+        Some(Value::String(d)) if is_canonical_digest(d) => d.clone(),
+        _ => return Err(mismatch("expected_plan_digest is not canonical")),
+    };
+    if label_collision {
+        return Err(ToolError::new(
+            "normalized_footnote_label_collision",
+            "two source ids of one document have the same normalised footnote label",
+        ));
+    }
+    let auth = Authorisation {
+        revision: proof.base_revision.clone(),
+        plan_digest: digest.clone(),
+    };
+    Ok(ApplyFields {
+        expected_source,
+        proof: Some(proof),
+        expected_plan_digest: Some(digest),
+        auth: Some(auth),
+    })
+}
+
+/// A ref of spec/store.md §5 rule 4: a canonical concept id, optionally `#fragment`.
+fn is_ref(r: &str) -> bool {
+    let (id, frag_ok) = match r.split_once('#') {
+        Some((id, f)) => (id, !f.is_empty()),
+        None => (r, true),
+    };
+    frag_ok && check_concept_id(id).is_ok()
+}
+
+fn parse_proof(v: &Value) -> Result<Proof, ToolError> {
+    let bad = || shape("proof");
+    let o = v.as_object().ok_or_else(bad)?;
+    let s = |k: &str| -> Result<String, ToolError> {
+        o.get(k)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(bad)
+    };
+    let strings = |k: &str| -> Result<Vec<String>, ToolError> {
+        o.get(k)
+            .and_then(Value::as_array)
+            .ok_or_else(bad)?
+            .iter()
+            .map(|x| x.as_str().map(str::to_owned).ok_or_else(bad))
+            .collect()
+    };
+    let objects = |k: &str| -> Result<&Vec<Value>, ToolError> {
+        o.get(k).and_then(Value::as_array).ok_or_else(bad)
+    };
+    let field = |x: &Value, k: &str| -> Result<String, ToolError> {
+        x.get(k)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(bad)
+    };
+    let mut writes = Vec::new();
+    for w in objects("writes")? {
+        writes.push((field(w, "path")?, field(w, "digest")?));
+    }
+    let mut renames = Vec::new();
+    for w in objects("renames")? {
+        renames.push((field(w, "from")?, field(w, "to")?));
+    }
+    let mut changed_files = Vec::new();
+    for w in objects("changed_files")? {
+        changed_files.push((field(w, "kind")?, field(w, "path")?, field(w, "from")?));
+    }
+    Ok(Proof {
+        format_version: o
+            .get("format_version")
+            .and_then(Value::as_u64)
+            .ok_or_else(bad)?,
+        request_digest: s("request_digest")?,
+        resolution_digest: s("resolution_digest")?,
+        base_revision: s("base_revision")?,
+        result_revision: s("result_revision")?,
+        reads: strings("reads")?,
+        writes,
+        deletes: strings("deletes")?,
+        renames,
+        affected_refs: strings("affected_refs")?,
+        reverse_impact: strings("reverse_impact")?,
+        changed_files,
+        changed_refs: strings("changed_refs")?,
+    })
+}

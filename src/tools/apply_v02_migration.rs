@@ -1,0 +1,80 @@
+//! `apply_v02_migration` (spec/migration.md §5.2, §9): the zero-I/O gating of §9 A here, the
+//! target-noop branch in [`crate::tools::migration::apply_target_noop`], the transition on
+//! [`crate::tools::spine::apply`] with the [`Migration`] workflow.
+
+use crate::envelope::ToolError;
+use crate::plan::migration::request::parse_request;
+use crate::tools::def::{checked_in, mode_switch_alias};
+use crate::tools::describe::{input_errors, replay_protocol, retryable_note};
+use crate::tools::migration::{
+    apply_success, apply_target_noop, authorise, input_members, local_defs, Migration,
+};
+use crate::tools::schema_parts::{output_root, SchemaRoot};
+use crate::tools::spine;
+use crate::tools::{Ctx, Success, ToolSpec};
+use serde_json::Value;
+
+/// `apply_v02_migration` as registered (spec/migration.md §2).
+pub const TOOL: ToolSpec = ToolSpec {
+    name: "apply_v02_migration",
+    read_only: false,
+    description: DESCRIPTION,
+    input_schema: checked_in!("apply_v02_migration", "input"),
+    output_schema: checked_in!("apply_v02_migration", "output"),
+    build_input_schema: input_schema,
+    build_output_schema: output_schema,
+    aliases: &[mode_switch_alias!(
+        "apply_v02_migration",
+        "preview_v02_migration",
+        "its source, proof and plan_digest"
+    )],
+    run,
+};
+
+/// The tool description (spec/migration.md §2).
+const DESCRIPTION: &str = concat!(
+    "Use after reviewing preview_v02_migration to publish the OKF 0.1 to 0.2 migration: same arguments plus expected_source = the preview's source, proof and expected_plan_digest = its plan_digest, echoed unchanged (about 100 bytes of proof per written file, no document content). For a target noop omit proof and expected_plan_digest. ",
+    "Rebuilds the plan and publishes it in one transaction (root index.md last) or reports a conflict or noop. Returns status (applied, noop or rejected), source, base_revision, result_revision, plan_digest, changed_paths and diagnostics. Run validate_bundle afterwards. ",
+    "Errors: plan_mismatch (the arguments, proof or digest differ from the preview: preview again), source_conflict and revision_conflict (retryable: the bundle changed; preview again), unsupported_migration_source, and the first blocker's code when a target-noop check fails.",
+    input_errors!(),
+    retryable_note!(),
+    replay_protocol!()
+);
+
+/// Runs the tool on schema-valid arguments.
+///
+/// # Errors
+/// The zero-I/O checks of spec/migration.md §9 A, then the errors of §9 B–G.
+pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
+    let req = parse_request(&args, true)?;
+    let target_noop = req
+        .apply
+        .as_ref()
+        .is_some_and(|a| a.expected_source.is_target_noop());
+    if target_noop {
+        return apply_target_noop(&req, ctx);
+    }
+    authorise(&req)?;
+    spine::apply::<Migration>(&req, ctx)
+}
+
+fn input_schema() -> SchemaRoot {
+    SchemaRoot {
+        members: input_members(
+            "apply_v02_migration",
+            "Arguments of apply_v02_migration (spec/migration.md §3.1–§3.2).",
+            true,
+        ),
+        local_defs: local_defs(true),
+    }
+}
+
+fn output_schema() -> SchemaRoot {
+    let mut root = output_root(
+        "apply_v02_migration",
+        "Result of apply_v02_migration (spec/migration.md §5.2).",
+        apply_success(),
+    );
+    root.local_defs.extend(local_defs(false));
+    root
+}

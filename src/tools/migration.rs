@@ -1,0 +1,741 @@
+//! The 0.1 → 0.2 migration on the spine (spec/migration.md §8–§9): what
+//! `preview_v02_migration` and `apply_v02_migration` supply to [`crate::tools::spine`], the
+//! target-noop branch of the apply (§9 C), the rendering of both outputs and the parts of
+//! their schemas they share.
+
+use crate::cancel::Cancel;
+use crate::envelope::{codes, Diagnostic, Severity, ToolError};
+use crate::okf::bundle::Bundle;
+use crate::okf::validate::{self, ValidationOptions};
+use crate::plan::identity::{Authorisation, ChangeSet};
+use crate::plan::migration::citations::CitationMapping;
+use crate::plan::migration::identity::{self, proof_json};
+use crate::plan::migration::request::{authorisation_mismatch, MigrationRequest};
+use crate::plan::migration::source::{self, Selector, SourceResolution};
+use crate::plan::migration::{self as planner, MigrationPlan, MigrationStatus};
+use crate::plan::stage::{Plan, PlanStatus};
+use crate::store::error::Flavor;
+use crate::store::root;
+use crate::tools::schema_parts::{
+    boolean, closed, closed_with, count, diagnostics_array, input_root, paths_array, r,
+    string_1_max, string_max, with, EXAMPLE_BUNDLE_PATH,
+};
+use crate::tools::spine::{self, ApplyAnswer, Workflow};
+use crate::tools::{Ctx, Success};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeSet;
+
+/// The migration (spec/migration.md).
+#[derive(Debug, Clone, Copy)]
+pub struct Migration;
+
+fn expected_source(req: &MigrationRequest) -> Option<&SourceResolution> {
+    req.apply.as_ref().map(|a| &a.expected_source)
+}
+
+/// `source_conflict` (§10.1, retryable).
+fn source_conflict() -> ToolError {
+    ToolError::new(
+        "source_conflict",
+        "the bundle's source resolution differs from expected_source",
+    )
+    .with_diagnostic(Diagnostic::recovery(
+        "expected_source",
+        "Run preview_v02_migration again and pass its source, proof and plan_digest unchanged.",
+    ))
+}
+
+fn unsupported(message: &str) -> ToolError {
+    ToolError::new("unsupported_migration_source", message).with_diagnostic(Diagnostic::recovery(
+        "expected_source",
+        "Run preview_v02_migration again and follow its status.",
+    ))
+}
+
+/// The live resolution of the apply with the §9 B exception: a transition apply with
+/// `from: "0.1"` on a root that now declares exactly `"0.2"` resolves as the declared
+/// target-noop tuple.
+fn live_resolution(
+    bundle: &Bundle<'_>,
+    req: &MigrationRequest,
+) -> Result<(SourceResolution, bool), ToolError> {
+    match source::resolve(bundle, req.from, "expected_source") {
+        Ok(s) => Ok((s, false)),
+        Err(e) if e.code == codes::INVALID_REQUEST && req.from == Selector::V01 => {
+            let declared = source::resolve(bundle, Selector::Auto, "expected_source")?;
+            if declared.declared_version.as_deref() == Some("0.2") {
+                Ok((declared, true))
+            } else {
+                Err(e)
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The first sorted blocker's code as an error (§9 step 8 and 10).
+fn blocker_error(plan: &MigrationPlan) -> ToolError {
+    match plan.blockers.first() {
+        Some(b) => ToolError::new(&b.code, format!("{}: {}", b.path, b.message)),
+        None => ToolError::new(
+            "migration_blocked",
+            "the target replay produced manual actions only",
+        ),
+    }
+}
+
+impl Workflow for Migration {
+    type Request = MigrationRequest;
+    const NAMESPACE: &'static str = identity::NAMESPACE;
+    const FLAVOR: Flavor = Flavor::Migration;
+    const READS_EVERYTHING: bool = true;
+
+    fn bundle_path(req: &MigrationRequest) -> &str {
+        &req.bundle_path
+    }
+
+    fn authorisation(req: &MigrationRequest) -> Option<&Authorisation> {
+        req.apply.as_ref().and_then(|a| a.auth.as_ref())
+    }
+
+    fn change_set(req: &MigrationRequest, base_revision: &str) -> ChangeSet {
+        let digest = expected_source(req)
+            .map(SourceResolution::digest)
+            .unwrap_or_default();
+        identity::change_set(req, &digest, base_revision)
+    }
+
+    fn validation_options(_req: &MigrationRequest) -> ValidationOptions {
+        planner::validation_options()
+    }
+
+    fn documents_read(_req: &MigrationRequest) -> BTreeSet<String> {
+        BTreeSet::new()
+    }
+
+    fn plan(
+        bundle: &Bundle<'_>,
+        req: &MigrationRequest,
+        change_set_base: &str,
+        cancel: &Cancel,
+    ) -> Result<Plan, ToolError> {
+        let expected =
+            expected_source(req).ok_or_else(|| authorisation_mismatch("not an apply"))?;
+        let (live, exception) = live_resolution(bundle, req)?;
+        if exception || &live != expected {
+            return Err(source_conflict());
+        }
+        if !live.is_transition() {
+            return Err(unsupported("the bundle is no longer a v0.1 source"));
+        }
+        let plan = planner::plan(bundle, req, live, change_set_base, cancel)?;
+        Ok(to_stage_plan(plan))
+    }
+
+    fn before_replay(bundle: &Bundle<'_>, req: &MigrationRequest) -> Result<(), ToolError> {
+        let (live, _) = live_resolution(bundle, req)?;
+        if live.is_target_noop() {
+            let plan = planner::plan(
+                bundle,
+                req,
+                live,
+                &bundle.capture.revision,
+                &Cancel::default(),
+            )?;
+            if plan.status != MigrationStatus::TargetNoop {
+                return Err(blocker_error(&plan));
+            }
+        }
+        Ok(())
+    }
+
+    fn mismatch(message: &str) -> ToolError {
+        authorisation_mismatch(message)
+    }
+
+    fn check_apply_state(out: &Value) -> Result<(), ToolError> {
+        crate::tools::concept_patch::check_apply_state(out)
+    }
+
+    fn render_apply(answer: &ApplyAnswer<'_>, req: &MigrationRequest) -> Value {
+        render_apply(answer, expected_source(req))
+    }
+}
+
+/// The apply's wire object (§5.2): `{status, source, base_revision, result_revision,
+/// plan_digest, changed_paths, diagnostics}`.
+fn render_apply(answer: &ApplyAnswer<'_>, source: Option<&SourceResolution>) -> Value {
+    json!({
+        "status": answer.status.as_str(),
+        "source": source.map(SourceResolution::to_json),
+        "base_revision": answer.base_revision,
+        "result_revision": answer.result_revision,
+        "plan_digest": answer.plan_digest,
+        "changed_paths": answer.changed_paths,
+        "diagnostics": answer.diagnostics,
+    })
+}
+
+/// The spine's view of a rebuilt transition plan: blocked → `rejected` with one `ERROR` per
+/// blocker (`code` = blocker code, `file` = path) plus the preview diagnostics (§5.2).
+fn to_stage_plan(p: MigrationPlan) -> Plan {
+    let status = match p.status {
+        MigrationStatus::Applicable => PlanStatus::Applicable,
+        MigrationStatus::TransitionNoop | MigrationStatus::TargetNoop => PlanStatus::Noop,
+        MigrationStatus::Blocked => PlanStatus::Rejected,
+    };
+    let mut diagnostics: Vec<Diagnostic> = p
+        .blockers
+        .iter()
+        .map(|b| Diagnostic::new(&b.code, Severity::Error, b.message.clone()).with_file(&b.path))
+        .collect();
+    diagnostics.extend(p.diagnostics);
+    Plan {
+        status,
+        base_revision: p.base_revision,
+        result_revision: p.result_revision,
+        request_digest: p.request_digest,
+        change_set_id: p.change_set_id,
+        plan_digest: p.plan_digest,
+        writes: p.writes,
+        changed_refs: p.changed_refs,
+        diff: p.diff,
+        diagnostics: crate::plan::stage::finish_diagnostics(diagnostics),
+    }
+}
+
+/// Opens, captures and plans `req` with the live resolution under `from` (the preview, and
+/// the target-noop branch of the apply). `field` names the input of the recovery step of an
+/// unreadable declaration.
+///
+/// # Errors
+/// `bundle_path`, capture and resolution errors.
+pub fn plan_live(
+    req: &MigrationRequest,
+    ctx: &Ctx,
+    field: &str,
+) -> Result<MigrationPlan, ToolError> {
+    ctx.cancel.check()?;
+    let root = root::open(&req.bundle_path)?;
+    let (_, plan) = spine::with_capture::<Migration, _>(&root, req, &ctx.cancel, |capture| {
+        let bundle = validate::parse_for_validation(capture, &planner::validation_options())
+            .map_err(|f| f.to_tool_error())?;
+        let source = source::resolve(&bundle, req.from, field)?;
+        planner::plan(&bundle, req, source, &capture.revision, &ctx.cancel)
+    })?;
+    Ok(plan)
+}
+
+/// The target-noop branch of the apply (§9 C): capture, resolve, target replay; never opens
+/// the store.
+///
+/// # Errors
+/// `source_conflict`, `unsupported_migration_source`, the first blocker's code.
+pub fn apply_target_noop(req: &MigrationRequest, ctx: &Ctx) -> Result<Success, ToolError> {
+    let Some(expected) = expected_source(req) else {
+        return Err(authorisation_mismatch("not an apply"));
+    };
+    ctx.cancel.check()?;
+    let root = root::open(&req.bundle_path)?;
+    let (_, plan) = spine::with_capture::<Migration, _>(&root, req, &ctx.cancel, |capture| {
+        let bundle = validate::parse_for_validation(capture, &planner::validation_options())
+            .map_err(|f| f.to_tool_error())?;
+        let live = source::resolve(&bundle, req.from, "expected_source")?;
+        if &live != expected {
+            return Err(source_conflict());
+        }
+        if !live.is_target_noop() {
+            return Err(unsupported("the bundle is not in the v0.2 target form"));
+        }
+        planner::plan(&bundle, req, live, &capture.revision, &ctx.cancel)
+    })?;
+    if plan.status != MigrationStatus::TargetNoop {
+        return Err(blocker_error(&plan));
+    }
+    let answer = ApplyAnswer {
+        status: spine::ApplyStatus::Noop,
+        base_revision: plan.base_revision.clone(),
+        result_revision: plan.base_revision.clone(),
+        plan_digest: "",
+        changed_paths: Vec::new(),
+        diagnostics: Vec::new(),
+    };
+    let out = render_apply(&answer, Some(expected));
+    Migration::check_apply_state(&out)?;
+    Ok(Success::json(out))
+}
+
+/// The authorisation preflight of §9 A step 5 (zero I/O): the proof against the change set
+/// on `proof.base_revision` and `expected_source`, and its digest against
+/// `expected_plan_digest`.
+///
+/// # Errors
+/// `plan_mismatch`.
+pub fn authorise(req: &MigrationRequest) -> Result<(), ToolError> {
+    let Some(a) = &req.apply else {
+        return Err(authorisation_mismatch("not an apply"));
+    };
+    let (Some(proof), Some(digest)) = (&a.proof, &a.expected_plan_digest) else {
+        return Err(authorisation_mismatch(
+            "proof and expected_plan_digest are required",
+        ));
+    };
+    let resolution = a.expected_source.digest();
+    let cs = identity::change_set(req, &resolution, &proof.base_revision);
+    identity::validate_proof(proof, &cs.request_digest(), &resolution)
+        .map_err(authorisation_mismatch)?;
+    if identity::plan_digest(proof) != *digest {
+        return Err(authorisation_mismatch(
+            "the proof does not match expected_plan_digest",
+        ));
+    }
+    Ok(())
+}
+
+/// The wire form of a mapping item (the proposals of §12.4).
+#[must_use]
+pub fn mapping_json(m: &CitationMapping) -> Value {
+    let mut o = Map::new();
+    o.insert("path".into(), json!(m.path));
+    let entries: Vec<Value> = m
+        .entries
+        .iter()
+        .map(|e| {
+            let mut x = Map::new();
+            if let Some(n) = e.legacy_number {
+                x.insert("legacy_number".into(), json!(n));
+            }
+            if let Some(t) = &e.legacy_entry {
+                x.insert("legacy_entry".into(), json!(t));
+            }
+            x.insert("source_id".into(), json!(e.source_id));
+            if let Some(t) = &e.title {
+                x.insert("title".into(), json!(t));
+            }
+            if let Some(t) = &e.resource {
+                x.insert("resource".into(), json!(t));
+            }
+            if let Some(t) = &e.inline_note {
+                x.insert("inline_note".into(), json!(t));
+            }
+            Value::Object(x)
+        })
+        .collect();
+    o.insert("entries".into(), Value::Array(entries));
+    if m.claim_markers != Default::default() {
+        o.insert("claim_markers".into(), json!(m.claim_markers.as_str()));
+    }
+    if m.trailing_content != Default::default() {
+        o.insert(
+            "trailing_content".into(),
+            json!(m.trailing_content.as_str()),
+        );
+    }
+    Value::Object(o)
+}
+
+/// The preview's wire object (§5.1).
+///
+/// # Errors
+/// `resource_limit` past 10,000 paths or diagnostics (§8 step 6).
+pub fn render_preview(p: &MigrationPlan) -> Result<Value, ToolError> {
+    let applicable = p.status == MigrationStatus::Applicable;
+    if p.writes.len() > 10_000 || p.diagnostics.len() > 10_000 {
+        return Err(ToolError::resource_limit(
+            "the migration touches more than 10,000 paths or diagnostics",
+        ));
+    }
+    let status = match p.status {
+        MigrationStatus::Applicable => "applicable",
+        MigrationStatus::TransitionNoop | MigrationStatus::TargetNoop => "noop",
+        MigrationStatus::Blocked => "blocked",
+    };
+    let mut o = Map::new();
+    o.insert("status".into(), json!(status));
+    o.insert("source".into(), p.source.to_json());
+    if let Some(proof) = &p.proof {
+        o.insert("proof".into(), proof_json(proof));
+    }
+    o.insert("base_revision".into(), json!(p.base_revision));
+    o.insert("result_revision".into(), json!(p.result_revision));
+    o.insert("plan_digest".into(), json!(p.plan_digest));
+    let affected: Vec<&str> = if applicable {
+        p.writes.iter().map(|(x, _)| x.as_str()).collect()
+    } else {
+        Vec::new()
+    };
+    o.insert("affected_paths".into(), json!(affected));
+    o.insert(
+        "diff".into(),
+        json!(if applicable { p.diff.text.as_str() } else { "" }),
+    );
+    o.insert(
+        "diff_truncated".into(),
+        json!(applicable && p.diff.truncated),
+    );
+    o.insert(
+        "blockers".into(),
+        json!(p
+            .blockers
+            .iter()
+            .map(|b| json!({"code": b.code, "path": b.path, "location": {"start": b.start, "end": b.end}, "message": b.message}))
+            .collect::<Vec<_>>()),
+    );
+    o.insert(
+        "manual_actions".into(),
+        json!(p
+            .manual_actions
+            .iter()
+            .map(|a| json!({"code": a.code, "path": a.path, "message": a.message}))
+            .collect::<Vec<_>>()),
+    );
+    let diagnostics: Vec<Value> =
+        if p.status == MigrationStatus::TargetNoop || p.status == MigrationStatus::TransitionNoop {
+            Vec::new()
+        } else {
+            p.diagnostics.iter().map(Diagnostic::to_wire).collect()
+        };
+    o.insert("diagnostics".into(), json!(diagnostics));
+    o.insert("blockers_truncated".into(), json!(p.blockers_truncated));
+    o.insert(
+        "proposed_citation_mappings".into(),
+        json!(p.proposals.iter().map(mapping_json).collect::<Vec<_>>()),
+    );
+    o.insert("proposals_truncated".into(), json!(p.proposals_truncated));
+    Ok(Value::Object(o))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemas (spec/migration.md §3, §4.1, §5, §7.2)
+// ---------------------------------------------------------------------------------------------
+
+fn location() -> Value {
+    closed(vec![("start", count()), ("end", count())])
+}
+
+/// The `source` object (§4.1), closed, every member required.
+#[must_use]
+pub fn source_def() -> Value {
+    let text = string_max(4096);
+    with(
+        closed(vec![
+            (
+                "requested_selector",
+                json!({"enum": ["auto", "0.1", "0.2"]}),
+            ),
+            ("declaration_present", boolean()),
+            ("declaration_valid", boolean()),
+            ("declaration_raw", text.clone()),
+            (
+                "declared_version",
+                json!({"anyOf": [string_max(4096), {"type": "null"}]}),
+            ),
+            ("resolved_source", text.clone()),
+            (
+                "resolution_source",
+                json!({"enum": ["explicit", "declared", "legacy-probe", "default", "future"]}),
+            ),
+            ("from_version", text.clone()),
+            ("to_version", text.clone()),
+            (
+                "transition",
+                json!({"enum": ["v0.1-to-v0.2", "target-noop", "blocked"]}),
+            ),
+            (
+                "candidates",
+                json!({"type": "array", "maxItems": 10000, "items": closed(vec![
+                    ("kind", json!({"enum": ["timestamp", "citations"]})),
+                    ("path", r("bundle_relative_path")),
+                    ("location", location()),
+                ])}),
+            ),
+            (
+                "blockers",
+                json!({"type": "array", "maxItems": 1, "items": closed(vec![
+                    ("code", string_1_max(128)),
+                    ("path", r("bundle_relative_path")),
+                    ("location", location()),
+                    ("message", string_max(4096)),
+                ])}),
+            ),
+        ]),
+        "description",
+        json!(
+            "The source resolution (spec/migration.md §4.1); echo it unchanged as expected_source."
+        ),
+    )
+}
+
+/// An applicable source tuple (§4.3): the source object constrained to the 8 tuples.
+#[must_use]
+pub fn applicable_source_def() -> Value {
+    let t = |sel: &str, present: bool, rs: &str, transition: &str, v: &str| {
+        let (raw, declared) = if present {
+            (json!({"const": v}), json!({"const": v}))
+        } else {
+            (json!({"const": ""}), json!({"type": "null"}))
+        };
+        let (from, cands) = if transition == "v0.1-to-v0.2" {
+            (
+                "0.1",
+                if rs == "legacy-probe" {
+                    json!({"minItems": 1})
+                } else {
+                    json!({"maxItems": 0})
+                },
+            )
+        } else {
+            ("0.2", json!({"maxItems": 0}))
+        };
+        json!({"properties": {
+            "requested_selector": {"const": sel},
+            "declaration_present": {"const": present},
+            "declaration_valid": {"const": true},
+            "declaration_raw": raw,
+            "declared_version": declared,
+            "resolved_source": {"const": from},
+            "resolution_source": {"const": rs},
+            "from_version": {"const": from},
+            "to_version": {"const": "0.2"},
+            "transition": {"const": transition},
+            "candidates": cands,
+            "blockers": {"maxItems": 0}
+        }, "additionalProperties": true})
+    };
+    let tr = "v0.1-to-v0.2";
+    let tn = "target-noop";
+    json!({"allOf": [r("source"), {"oneOf": [
+        t("0.1", false, "explicit", tr, "0.1"),
+        t("0.1", true, "explicit", tr, "0.1"),
+        t("auto", true, "declared", tr, "0.1"),
+        t("auto", false, "legacy-probe", tr, "0.1"),
+        t("0.2", false, "explicit", tn, "0.2"),
+        t("0.2", true, "explicit", tn, "0.2"),
+        t("auto", true, "declared", tn, "0.2"),
+        t("auto", false, "default", tn, "0.2"),
+    ]}]})
+}
+
+/// The proof object (§7.2), closed.
+#[must_use]
+pub fn proof_def() -> Value {
+    let paths = json!({"type": "array", "maxItems": 10000, "items": string_1_max(4096)});
+    let hex = json!({"type": "string", "pattern": "^[0-9a-f]{64}$"});
+    closed(vec![
+        ("format_version", json!({"const": 2})),
+        ("request_digest", r("digest")),
+        ("resolution_digest", r("digest")),
+        ("base_revision", json!({"type": "string", "maxLength": 71})),
+        (
+            "result_revision",
+            json!({"type": "string", "maxLength": 71}),
+        ),
+        ("reads", paths.clone()),
+        (
+            "writes",
+            json!({"type": "array", "maxItems": 10000, "items": closed(vec![("path", string_1_max(4096)), ("digest", hex)])}),
+        ),
+        ("deletes", json!({"type": "array", "maxItems": 0})),
+        ("renames", json!({"type": "array", "maxItems": 0})),
+        ("affected_refs", paths.clone()),
+        ("reverse_impact", json!({"type": "array", "maxItems": 0})),
+        (
+            "changed_files",
+            json!({"type": "array", "maxItems": 10000, "items": closed(vec![
+                ("kind", json!({"const": "write"})),
+                ("path", string_1_max(4096)),
+                ("from", json!({"const": ""})),
+            ])}),
+        ),
+        ("changed_refs", paths),
+    ])
+}
+
+fn mapping_item_def() -> Value {
+    let text = string_1_max(4096);
+    closed_with(
+        &["path", "entries"],
+        vec![
+            ("path", string_1_max(4096)),
+            (
+                "entries",
+                json!({"type": "array", "minItems": 1, "maxItems": 10000, "items": {
+                    "type": "object",
+                    "properties": {
+                        "legacy_number": {"type": "integer", "minimum": 1, "maximum": 1000000},
+                        "legacy_entry": text,
+                        "source_id": text,
+                        "title": string_max(4096),
+                        "resource": string_max(4096),
+                        "inline_note": text,
+                    },
+                    "required": ["source_id"],
+                    "anyOf": [{"required": ["legacy_number"]}, {"required": ["legacy_entry"]}],
+                    "additionalProperties": false
+                }}),
+            ),
+            ("claim_markers", json!({"enum": ["rewrite", "ignore"]})),
+            ("trailing_content", json!({"enum": ["block", "keep"]})),
+        ],
+    )
+}
+
+/// The common input members of both tools (§3.1) and the apply's (§3.2).
+#[must_use]
+pub fn input_members(tool: &str, description: &str, apply: bool) -> Map<String, Value> {
+    let mut props = vec![
+        ("bundle_path", r("bundle_path")),
+        (
+            "from",
+            json!({"enum": ["auto", "0.1", "0.2"], "default": "auto"}),
+        ),
+        (
+            "generated_by",
+            json!({"type": "string", "maxLength": 256, "examples": ["agent/1.0"]}),
+        ),
+        (
+            "generated_at",
+            json!({"type": "array", "maxItems": 10000, "items": closed(vec![
+                ("concept_id", r("concept_id")),
+                ("at", json!({"type": "string", "minLength": 1, "maxLength": 64})),
+            ])}),
+        ),
+        (
+            "timestamp_conflict_policy",
+            json!({"enum": ["reject", "use_generated", "use_timestamp"], "default": "reject"}),
+        ),
+        (
+            "timestamp_policy",
+            json!({"enum": ["preserve", "remove_after_copy"]}),
+        ),
+        (
+            "citation_mappings",
+            json!({"type": "array", "maxItems": 10000, "items": mapping_item_def()}),
+        ),
+        (
+            "computations",
+            json!({"type": "array", "maxItems": 256, "description": "Not supported by this build yet: must be empty.", "items": {"type": "object"}}),
+        ),
+    ];
+    let mut required = vec!["bundle_path", "timestamp_policy", "citation_mappings"];
+    if apply {
+        props.push(("expected_source", r("applicable_source")));
+        props.push(("proof", r("proof")));
+        props.push(("expected_plan_digest", r("digest")));
+        required.push("expected_source");
+    }
+    let mut m = input_root(tool, description, &required, props);
+    if apply {
+        // Proof and digest iff the expected source is the transition (§3.2).
+        m.insert(
+            "allOf".into(),
+            json!([{
+                "if": {"properties": {"expected_source": {"properties": {"transition": {"const": "v0.1-to-v0.2"}}, "required": ["transition"]}}, "required": ["expected_source"]},
+                "then": {"required": ["proof", "expected_plan_digest"]},
+                "else": {"not": {"anyOf": [{"required": ["proof"]}, {"required": ["expected_plan_digest"]}]}}
+            }]),
+        );
+    }
+    let mut example = Map::new();
+    example.insert("bundle_path".into(), json!(EXAMPLE_BUNDLE_PATH));
+    example.insert("generated_by".into(), json!("agent/1.0"));
+    example.insert("timestamp_policy".into(), json!("remove_after_copy"));
+    example.insert("citation_mappings".into(), json!([]));
+    if !apply {
+        m.insert("examples".into(), json!([example]));
+    }
+    m
+}
+
+/// The local definitions of the migration schema files.
+#[must_use]
+pub fn local_defs(apply: bool) -> Vec<(&'static str, Value)> {
+    let mut v = vec![("source", source_def()), ("proof", proof_def())];
+    if apply {
+        v.push(("applicable_source", applicable_source_def()));
+    }
+    v
+}
+
+/// The preview's success object (§5.1).
+#[must_use]
+pub fn preview_success() -> Value {
+    let blocker = closed(vec![
+        ("code", string_1_max(128)),
+        ("path", string_max(4096)),
+        ("location", location()),
+        ("message", string_max(4096)),
+    ]);
+    let action = closed(vec![
+        ("code", string_1_max(128)),
+        ("path", string_max(4096)),
+        ("message", string_max(4096)),
+    ]);
+    closed_with(
+        &[
+            "status",
+            "source",
+            "base_revision",
+            "result_revision",
+            "plan_digest",
+            "affected_paths",
+            "diff",
+            "diff_truncated",
+            "blockers",
+            "manual_actions",
+            "diagnostics",
+            "blockers_truncated",
+            "proposed_citation_mappings",
+            "proposals_truncated",
+        ],
+        vec![
+            ("status", json!({"enum": ["applicable", "noop", "blocked"]})),
+            ("source", r("source")),
+            ("proof", r("proof")),
+            ("base_revision", r("revision")),
+            (
+                "result_revision",
+                json!({"anyOf": [r("revision"), {"type": "null"}]}),
+            ),
+            (
+                "plan_digest",
+                json!({"anyOf": [r("digest"), {"const": ""}]}),
+            ),
+            ("affected_paths", paths_array()),
+            ("diff", json!({"type": "string", "maxLength": 1_048_576})),
+            ("diff_truncated", boolean()),
+            (
+                "blockers",
+                json!({"type": "array", "maxItems": 10000, "items": blocker}),
+            ),
+            (
+                "manual_actions",
+                json!({"type": "array", "maxItems": 10000, "items": action}),
+            ),
+            ("diagnostics", diagnostics_array()),
+            ("blockers_truncated", boolean()),
+            (
+                "proposed_citation_mappings",
+                json!({"type": "array", "items": mapping_item_def()}),
+            ),
+            ("proposals_truncated", boolean()),
+        ],
+    )
+}
+
+/// The apply's success object (§5.2).
+#[must_use]
+pub fn apply_success() -> Value {
+    closed(vec![
+        ("status", json!({"enum": ["applied", "noop", "rejected"]})),
+        ("source", r("source")),
+        ("base_revision", r("revision")),
+        ("result_revision", r("revision")),
+        (
+            "plan_digest",
+            json!({"anyOf": [r("digest"), {"const": ""}]}),
+        ),
+        ("changed_paths", paths_array()),
+        ("diagnostics", diagnostics_array()),
+    ])
+}

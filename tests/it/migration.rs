@@ -1,0 +1,460 @@
+//! `preview_v02_migration` / `apply_v02_migration` through the real binary (`okf-mcp call`),
+//! on small bundles written here and on copies of every
+//! `shared/corpus/knowledge-catalog/v0.1/*` bundle (spec/migration.md; scenarios MIG-*,
+//! CRP-03/04/06).
+#![allow(clippy::disallowed_methods)]
+
+use crate::patch::{receipts, visible};
+use crate::util::{call, copy_bundle, corpus, snapshot};
+use serde_json::{json, Value};
+use std::path::Path;
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    if let Some(d) = p.parent() {
+        std::fs::create_dir_all(d).expect("mkdir");
+    }
+    std::fs::write(p, text).expect("write");
+}
+
+fn read(root: &Path, rel: &str) -> String {
+    String::from_utf8(std::fs::read(root.join(rel)).expect("read")).expect("utf8")
+}
+
+/// A temp bundle made of `files`.
+fn bundle(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("b");
+    std::fs::create_dir(&root).expect("mkdir");
+    for (p, t) in files {
+        write(&root, p, t);
+    }
+    (dir, root)
+}
+
+fn args(root: &Path, extra: Value) -> Value {
+    let mut a = json!({
+        "bundle_path": root.to_str().expect("utf8 path"),
+        "timestamp_policy": "remove_after_copy",
+        "citation_mappings": [],
+    });
+    for (k, v) in extra.as_object().expect("object") {
+        a[k] = v.clone();
+    }
+    a
+}
+
+fn preview(a: &Value) -> Value {
+    let out = call("preview_v02_migration", a);
+    assert!(!out.is_error(), "preview failed: {}", out.stdout);
+    out.structured().clone()
+}
+
+/// The apply arguments of a preview `p` of `a`.
+fn apply_args(a: &Value, p: &Value) -> Value {
+    let mut x = a.clone();
+    x["expected_source"] = p["source"].clone();
+    if let Some(proof) = p.get("proof") {
+        x["proof"] = proof.clone();
+        x["expected_plan_digest"] = p["plan_digest"].clone();
+    }
+    x
+}
+
+fn apply(a: &Value) -> Value {
+    let out = call("apply_v02_migration", a);
+    assert!(!out.is_error(), "apply failed: {}", out.stdout);
+    out.structured().clone()
+}
+
+fn apply_err(a: &Value) -> Value {
+    let out = call("apply_v02_migration", a);
+    assert!(out.is_error(), "apply should fail: {}", out.stdout);
+    out.structured().clone()
+}
+
+const CONCEPT: &str = "---\ntype: Table\ntitle: Orders\ntimestamp: '2026-05-28T22:43:59+00:00'\n---\n\nClaim [1].\n\n# Citations\n\n[1] [Spec](https://example.test/spec)\n";
+const ROOT: &str = "# Bundle\n\n* [orders](tables/orders.md)\n";
+
+fn mig01_args(root: &Path) -> Value {
+    args(
+        root,
+        json!({
+            "generated_by": "agent/1.0",
+            "citation_mappings": [{"path": "tables/orders.md", "entries": [{"legacy_number": 1, "source_id": "spec"}]}],
+        }),
+    )
+}
+
+#[test]
+fn mig_01_02_03_04_fixture_migrates_replays_and_is_then_a_target_noop() {
+    let (_d, root) = bundle(&[("index.md", ROOT), ("tables/orders.md", CONCEPT)]);
+    let before = snapshot(&root);
+    let a = mig01_args(&root);
+    // MIG-01: applicable with a proof; deterministic; nothing written.
+    let p = preview(&a);
+    assert_eq!(p["status"], "applicable", "{p}");
+    assert!(p["proof"].is_object());
+    assert_eq!(p["source"]["resolution_source"], "legacy-probe");
+    assert_eq!(p["affected_paths"], json!(["index.md", "tables/orders.md"]));
+    assert_eq!(
+        preview(&a),
+        p,
+        "two previews of the same bytes are identical"
+    );
+    assert_eq!(snapshot(&root), before);
+    assert!(!root.join(".okf").exists());
+    // MIG-02: applied; the exact bytes of §6.3.
+    let x = apply_args(&a, &p);
+    let r = apply(&x);
+    assert_eq!(r["status"], "applied", "{r}");
+    assert_eq!(r["base_revision"], p["base_revision"]);
+    assert_eq!(r["result_revision"], p["result_revision"]);
+    assert_eq!(r["changed_paths"], p["affected_paths"]);
+    assert_eq!(r["diagnostics"], json!([]));
+    assert_eq!(
+        read(&root, "tables/orders.md"),
+        "---\ntype: Table\ntitle: Orders\ngenerated:\n  by: agent/1.0\n  at: 2026-05-28T22:43:59+00:00\nsources:\n  -\n    id: spec\n    title: Spec\n    resource: https://example.test/spec\n---\n\nClaim [^spec].\n\n[^spec]: [Spec](https://example.test/spec)\n\n"
+    );
+    assert_eq!(
+        read(&root, "index.md"),
+        format!("---\nokf_version: \"0.2\"\n---\n{ROOT}")
+    );
+    let v = call(
+        "validate_bundle",
+        &json!({"bundle_path": root.to_str(), "strict": true, "target_version": "0.2"}),
+    );
+    assert_eq!(v.structured()["conformant"], true, "{}", v.stdout);
+    // MIG-04: exact replay → identical plus receipt_replayed.
+    let after = visible(&root);
+    let again = apply(&x);
+    assert_eq!(again["status"], "applied");
+    assert_eq!(again["result_revision"], r["result_revision"]);
+    assert_eq!(again["changed_paths"], r["changed_paths"]);
+    let d = again["diagnostics"].as_array().expect("diagnostics");
+    assert_eq!(d.len(), 1, "{again}");
+    assert_eq!(d[0]["code"], "receipt_replayed");
+    assert_eq!(apply(&x), again, "repeated replays are identical");
+    assert_eq!(visible(&root), after);
+    // MIG-03: a target-noop preview and apply; the apply never opens the store.
+    let n = preview(&a);
+    assert_eq!(n["status"], "noop", "{n}");
+    assert_eq!(n["source"]["transition"], "target-noop");
+    assert_eq!(n["plan_digest"], "");
+    assert!(n.get("proof").is_none());
+    assert_eq!(n["diagnostics"], json!([]));
+    let receipts_before = receipts(&root);
+    let store_before = snapshot(&root);
+    let na = apply(&apply_args(&a, &n));
+    assert_eq!(na["status"], "noop", "{na}");
+    assert_eq!(na["plan_digest"], "");
+    assert_eq!(na["base_revision"], na["result_revision"]);
+    assert_eq!(snapshot(&root), store_before);
+    assert_eq!(receipts(&root), receipts_before);
+}
+
+#[test]
+fn mig_06_07_v02_and_marker_only_bundles_are_target_noops_that_write_nothing() {
+    // Rootless, already v0.2 form → default; declared 0.2 → declared.
+    let v02 =
+        "---\ntype: Table\ngenerated:\n  by: agent/1.0\n  at: 2026-01-01T00:00:00Z\n---\n\nBody.\n";
+    let (_d, root) = bundle(&[("t/a.md", v02)]);
+    let p = preview(&args(&root, json!({})));
+    assert_eq!(p["status"], "noop");
+    assert_eq!(p["source"]["resolution_source"], "default");
+    let before = snapshot(&root);
+    assert_eq!(
+        apply(&apply_args(&args(&root, json!({})), &p))["status"],
+        "noop"
+    );
+    assert_eq!(snapshot(&root), before);
+    assert!(!root.join(".okf").exists());
+    let (_d2, root2) = bundle(&[
+        ("index.md", "---\nokf_version: \"0.2\"\n---\n# B\n"),
+        ("t/a.md", v02),
+    ]);
+    let p2 = preview(&args(&root2, json!({})));
+    assert_eq!(p2["source"]["resolution_source"], "declared");
+    assert_eq!(p2["status"], "noop");
+    // MIG-07: prose [1] without a section or timestamp → default.
+    let (_d3, root3) = bundle(&[("t/a.md", "---\ntype: Table\n---\n\nSee [1].\n")]);
+    let p3 = preview(&args(&root3, json!({})));
+    assert_eq!(p3["source"]["resolution_source"], "default");
+    assert_eq!(p3["status"], "noop");
+    assert!(!root3.join(".okf").exists());
+}
+
+#[test]
+fn mig_11_future_declaration_is_blocked_and_a_contradicting_selector_is_refused() {
+    let (_d, root) = bundle(&[("index.md", "---\nokf_version: \"9.0\"\n---\n# B\n")]);
+    let p = preview(&args(&root, json!({})));
+    assert_eq!(p["status"], "blocked");
+    assert_eq!(p["source"]["transition"], "blocked");
+    assert_eq!(p["source"]["resolution_source"], "future");
+    assert_eq!(p["source"]["to_version"], "");
+    assert_eq!(
+        p["blockers"],
+        json!([{"code": "unsupported_migration_source", "path": "index.md", "location": {"start": 0, "end": 0}, "message": "future declaration \"9.0\" cannot be rewritten as v0.2"}])
+    );
+    assert_eq!(p["result_revision"], Value::Null);
+    assert_eq!(p["plan_digest"], "");
+    let (_d2, root2) = bundle(&[("index.md", "---\nokf_version: \"0.2\"\n---\n# B\n")]);
+    let out = call(
+        "preview_v02_migration",
+        &args(&root2, json!({"from": "0.1"})),
+    );
+    assert!(out.is_error());
+    assert_eq!(out.structured()["code"], "invalid_request");
+    assert!(!root2.join(".okf").exists());
+}
+
+#[test]
+fn mig_12_31_authorisation_preflight_refuses_tampering_before_any_io() {
+    let (_d, root) = bundle(&[("index.md", ROOT), ("tables/orders.md", CONCEPT)]);
+    let a = mig01_args(&root);
+    let p = preview(&a);
+    let good = apply_args(&a, &p);
+    let before = snapshot(&root);
+    let mut cases: Vec<(&str, Value)> = Vec::new();
+    let mut x = good.clone();
+    x["expected_plan_digest"] = json!(format!("sha256:{}", "0".repeat(64)));
+    cases.push(("wrong digest", x));
+    let mut x = good.clone();
+    x["proof"]["request_digest"] = json!(format!("sha256:{}", "1".repeat(64)));
+    cases.push(("tampered request_digest", x));
+    let mut x = good.clone();
+    x["proof"]["result_revision"] = x["proof"]["base_revision"].clone();
+    cases.push(("result = base with writes", x));
+    let mut x = good.clone();
+    x["generated_by"] = json!("agent/2.0");
+    cases.push(("changed generated_by (MIG-31)", x));
+    let mut x = good.clone();
+    x["generated_at"] = json!([{"concept_id": "tables/orders", "at": "2026-05-28T22:43:59Z"}]);
+    cases.push(("changed generated_at", x));
+    for (what, x) in cases {
+        let e = apply_err(&x);
+        assert_eq!(e["code"], "plan_mismatch", "{what}: {e}");
+        assert_eq!(snapshot(&root), before, "{what}");
+        assert!(!root.join(".okf").exists(), "{what}");
+    }
+    // Schema-level refusals (MIG-12, MIG-14).
+    let mut x = good.clone();
+    x["proof"]["format_version"] = json!(1);
+    let mut y = good.clone();
+    y["expected_source"]["transition"] = json!("blocked");
+    let mut z = good.clone();
+    z["expected_source"]["resolution_source"] = json!("declared");
+    for x in [x, y, z] {
+        let e = apply_err(&x);
+        assert_eq!(e["code"], "schema_validation", "{e}");
+    }
+    assert_eq!(snapshot(&root), before);
+    assert!(!root.join(".okf").exists());
+}
+
+#[test]
+fn mig_16_17_18_generated_and_timestamp_rules() {
+    let with_gen = "---\ntype: Table\ngenerated:\n  by: human:ann\n  at: 2026-06-25T16:00:00+07:00\n---\n\nBody.\n";
+    let (_d, root) = bundle(&[("t/a.md", with_gen)]);
+    // MIG-16: an equivalent explicit instant keeps `by`; from 0.1 makes it a transition.
+    let a = args(
+        &root,
+        json!({"from": "0.1", "generated_at": [{"concept_id": "t/a", "at": "2026-06-25T09:00:00.000Z"}]}),
+    );
+    let p = preview(&a);
+    assert_eq!(p["status"], "noop", "{p}");
+    assert!(p["proof"].is_object(), "a transition noop carries a proof");
+    let bad = args(
+        &root,
+        json!({"from": "0.1", "generated_at": [{"concept_id": "t/a", "at": "2026-06-25T10:00:00Z"}]}),
+    );
+    let pb = preview(&bad);
+    assert_eq!(pb["status"], "blocked");
+    assert_eq!(pb["blockers"][0]["code"], "explicit_generated_at_mismatch");
+    // MIG-17: timestamp vs generated conflict.
+    let both = "---\ntype: Table\ntimestamp: 2026-01-01T00:00:00Z\ngenerated:\n  by: human:ann\n  at: 2026-02-01T00:00:00Z\n---\n\nBody.\n";
+    let (_d2, root2) = bundle(&[("t/a.md", both)]);
+    let p = preview(&args(&root2, json!({"from": "0.1"})));
+    assert_eq!(p["status"], "blocked");
+    assert_eq!(p["blockers"][0]["code"], "timestamp_generated_conflict");
+    let p = preview(&args(
+        &root2,
+        json!({"from": "0.1", "timestamp_conflict_policy": "use_timestamp"}),
+    ));
+    assert_eq!(p["status"], "applicable", "{p}");
+    assert!(p["diff"]
+        .as_str()
+        .expect("diff")
+        .contains("+  at: 2026-01-01T00:00:00Z"));
+    let p = preview(&args(
+        &root2,
+        json!({"from": "0.1", "timestamp_conflict_policy": "use_generated", "timestamp_policy": "preserve"}),
+    ));
+    assert_eq!(p["status"], "noop", "{p}");
+    // MIG-18: no generated_by with a timestamp to copy.
+    let (_d3, root3) = bundle(&[(
+        "t/a.md",
+        "---\ntype: Table\ntimestamp: 2026-01-01T00:00:00Z\n---\n\nBody.\n",
+    )]);
+    let p = preview(&args(&root3, json!({})));
+    assert_eq!(p["status"], "blocked");
+    assert_eq!(p["blockers"][0]["code"], "missing_explicit_generated_by");
+    assert_eq!(p["manual_actions"][0]["code"], "provide_generated_by");
+    // CRLF: generated lines use CRLF.
+    let (_d4, root4) = bundle(&[(
+        "t/a.md",
+        "---\r\ntype: Table\r\ntimestamp: 2026-01-01T00:00:00Z\r\n---\r\n\r\nBody.\r\n",
+    )]);
+    let a4 = args(&root4, json!({"generated_by": "agent/1.0"}));
+    let p = preview(&a4);
+    assert_eq!(apply(&apply_args(&a4, &p))["status"], "applied");
+    assert_eq!(
+        read(&root4, "t/a.md"),
+        "---\r\ntype: Table\r\ngenerated:\r\n  by: agent/1.0\r\n  at: 2026-01-01T00:00:00Z\r\n---\r\n\r\nBody.\r\n"
+    );
+}
+
+#[test]
+fn mig_32_from_01_applies_and_replays_after_the_root_declares_02() {
+    let (_d, root) = bundle(&[("index.md", ROOT), ("tables/orders.md", CONCEPT)]);
+    let a = {
+        let mut a = mig01_args(&root);
+        a["from"] = json!("0.1");
+        a
+    };
+    let p = preview(&a);
+    assert_eq!(p["status"], "applicable", "{p}");
+    let x = apply_args(&a, &p);
+    assert_eq!(apply(&x)["status"], "applied");
+    let again = apply(&x);
+    assert_eq!(again["status"], "applied", "{again}");
+    assert_eq!(again["diagnostics"][0]["code"], "receipt_replayed");
+    let out = call("preview_v02_migration", &a);
+    assert!(out.is_error());
+    assert_eq!(out.structured()["code"], "invalid_request");
+}
+
+fn corpus_bundles() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(corpus("v0.1"))
+        .expect("the v0.1 corpus is missing: it must sit at ../shared/corpus")
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    assert!(
+        v.len() >= 3,
+        "expected the three v0.1 corpus bundles: {v:?}"
+    );
+    v
+}
+
+/// The body of a document with its citations section and the rewritten markers removed: the
+/// text before `# Citations` with every `[^id]` / `[N]` / `^[...]` marker dropped.
+fn body_outside_citations(text: &str) -> String {
+    let body = match text.strip_prefix("---") {
+        Some(rest) => rest.split_once("\n---").map_or(text, |(_, b)| b),
+        None => text,
+    };
+    let cut = body.find("\n# Citations").map_or(body, |i| &body[..i]);
+    let cut = cut.find("\n[^").map_or(cut, |i| &cut[..i]);
+    let re = regex_lite(cut);
+    re.trim_end().to_owned()
+}
+
+/// Drops `[^…]`, `[N]` and `^[…]` markers.
+fn regex_lite(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &s[i..];
+        let marker = if rest.starts_with("[^") || rest.starts_with("^[") {
+            rest.find(']').map(|e| e + 1)
+        } else if rest.starts_with('[') {
+            let d = rest[1..].bytes().take_while(u8::is_ascii_digit).count();
+            (d > 0 && rest[1 + d..].starts_with(']')).then_some(d + 2)
+        } else {
+            None
+        };
+        match marker {
+            Some(n) => i += n,
+            None => {
+                let c = rest.chars().next().expect("char");
+                out.push(c);
+                i += c.len_utf8();
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn crp_03_04_06_every_v01_corpus_bundle_migrates_with_its_own_proposals() {
+    for name in corpus_bundles() {
+        let (_d, root) = copy_bundle(&corpus(&format!("v0.1/{name}")));
+        let original = snapshot(&root);
+        // 1. [] → blocked, with proposals.
+        let a0 = args(&root, json!({"generated_by": "agent/1.0"}));
+        let p0 = preview(&a0);
+        assert_eq!(p0["status"], "blocked", "{name}: {}", p0["blockers"]);
+        let proposals = p0["proposed_citation_mappings"].clone();
+        assert!(
+            !proposals.as_array().expect("array").is_empty(),
+            "{name}: proposals"
+        );
+        // 2. the proposals unchanged → applicable.
+        let a = args(
+            &root,
+            json!({"generated_by": "agent/1.0", "citation_mappings": proposals}),
+        );
+        let p = preview(&a);
+        assert_eq!(p["status"], "applicable", "{name}: {}", p["blockers"]);
+        assert_eq!(snapshot(&root), original, "{name}: previews write nothing");
+        assert!(!root.join(".okf").exists());
+        // 3. apply → applied.
+        let x = apply_args(&a, &p);
+        let r = apply(&x);
+        assert_eq!(r["status"], "applied", "{name}: {r}");
+        // 4. strict 0.2 validation → conformant.
+        let v = call(
+            "validate_bundle",
+            &json!({"bundle_path": root.to_str(), "strict": true, "target_version": "0.2"}),
+        );
+        assert_eq!(v.structured()["conformant"], true, "{name}: {}", v.stdout);
+        // 5. re-preview → target-noop.
+        let n = preview(&a);
+        assert_eq!(n["status"], "noop", "{name}: {n}");
+        assert_eq!(n["source"]["transition"], "target-noop");
+        // 6. its apply → noop, tree and .okf untouched.
+        let before = snapshot(&root);
+        assert_eq!(apply(&apply_args(&a, &n))["status"], "noop");
+        assert_eq!(snapshot(&root), before, "{name}");
+        // 7. exact replay of the first apply → applied + receipt_replayed.
+        let again = apply(&x);
+        assert_eq!(again["status"], "applied", "{name}: {again}");
+        assert_eq!(again["result_revision"], r["result_revision"]);
+        assert_eq!(again["diagnostics"][0]["code"], "receipt_replayed");
+        // 8. every concept body is byte-identical outside the citations section and markers.
+        let after = visible(&root);
+        for (path, old) in &original {
+            let Some(new) = after.get(path) else {
+                panic!("{name}: {path} vanished")
+            };
+            if !path.ends_with(".md") {
+                assert_eq!(
+                    new, old,
+                    "{name}: {path} is not a document and must not change"
+                );
+                continue;
+            }
+            let old = String::from_utf8_lossy(old);
+            let new = String::from_utf8_lossy(new);
+            assert_eq!(
+                body_outside_citations(&new),
+                body_outside_citations(&old),
+                "{name}: {path} body changed outside the citations"
+            );
+        }
+    }
+}
