@@ -4,10 +4,10 @@
 
 use crate::envelope::ToolError;
 use crate::plan::migration::request::parse_request;
-use crate::tools::def::{checked_in, mode_switch_alias};
+use crate::tools::def::{checked_in, mode_switch_alias, Alias};
 use crate::tools::describe::{input_errors, replay_protocol, retryable_note};
 use crate::tools::migration::{
-    apply_success, apply_target_noop, authorise, input_members, local_defs, Migration,
+    apply_success, apply_target_noop, authorise, input_members, Migration,
 };
 use crate::tools::schema_parts::{output_root, SchemaRoot};
 use crate::tools::spine;
@@ -23,11 +23,23 @@ pub const TOOL: ToolSpec = ToolSpec {
     output_schema: checked_in!("apply_v02_migration", "output"),
     build_input_schema: input_schema,
     build_output_schema: output_schema,
-    aliases: &[mode_switch_alias!(
-        "apply_v02_migration",
-        "preview_v02_migration",
-        "its source, proof and plan_digest"
-    )],
+    aliases: &[
+        mode_switch_alias!(
+            "apply_v02_migration",
+            "preview_v02_migration",
+            "its expected_source, proof and expected_plan_digest"
+        ),
+        Alias {
+            keys: &["plan_digest", "planDigest"],
+            field: "expected_plan_digest",
+            guidance: "use expected_plan_digest (the plan_digest returned by preview_v02_migration, unchanged).",
+        },
+        Alias {
+            keys: &["expected_revision", "expectedRevision"],
+            field: "expected_source",
+            guidance: "apply_v02_migration has no expected_revision; it binds to expected_source and proof.base_revision from preview_v02_migration.",
+        },
+    ],
     run,
 };
 
@@ -65,16 +77,14 @@ fn input_schema() -> SchemaRoot {
             "Arguments of apply_v02_migration (spec/migration.md §3.1–§3.2).",
             true,
         ),
-        local_defs: local_defs(true),
+        local_defs: Vec::new(),
     }
 }
 
 fn output_schema() -> SchemaRoot {
-    let mut root = output_root(
+    output_root(
         "apply_v02_migration",
         "Result of apply_v02_migration (spec/migration.md §5.2).",
         apply_success(),
-    );
-    root.local_defs.extend(local_defs(false));
-    root
+    )
 }

@@ -504,7 +504,7 @@ pub fn applicable_source_def() -> Value {
     };
     let tr = "v0.1-to-v0.2";
     let tn = "target-noop";
-    json!({"allOf": [r("source"), {"oneOf": [
+    json!({"$ref": "#/$defs/migration_source", "oneOf": [
         t("0.1", false, "explicit", tr, "0.1"),
         t("0.1", true, "explicit", tr, "0.1"),
         t("auto", true, "declared", tr, "0.1"),
@@ -513,7 +513,7 @@ pub fn applicable_source_def() -> Value {
         t("0.2", true, "explicit", tn, "0.2"),
         t("auto", true, "declared", tn, "0.2"),
         t("auto", false, "default", tn, "0.2"),
-    ]}]})
+    ]})
 }
 
 /// The proof object (§7.2), closed.
@@ -619,8 +619,8 @@ pub fn input_members(tool: &str, description: &str, apply: bool) -> Map<String, 
     ];
     let mut required = vec!["bundle_path", "timestamp_policy", "citation_mappings"];
     if apply {
-        props.push(("expected_source", r("applicable_source")));
-        props.push(("proof", r("proof")));
+        props.push(("expected_source", r("applicable_migration_source")));
+        props.push(("proof", r("migration_proof")));
         props.push(("expected_plan_digest", r("digest")));
         required.push("expected_source");
     }
@@ -630,7 +630,7 @@ pub fn input_members(tool: &str, description: &str, apply: bool) -> Map<String, 
         m.insert(
             "allOf".into(),
             json!([{
-                "if": {"properties": {"expected_source": {"properties": {"transition": {"const": "v0.1-to-v0.2"}}, "required": ["transition"]}}, "required": ["expected_source"]},
+                "if": {"properties": {"expected_source": {"properties": {"transition": {"const": "v0.1-to-v0.2"}}, "required": ["transition"], "additionalProperties": true}}, "required": ["expected_source"], "additionalProperties": true},
                 "then": {"required": ["proof", "expected_plan_digest"]},
                 "else": {"not": {"anyOf": [{"required": ["proof"]}, {"required": ["expected_plan_digest"]}]}}
             }]),
@@ -641,20 +641,32 @@ pub fn input_members(tool: &str, description: &str, apply: bool) -> Map<String, 
     example.insert("generated_by".into(), json!("agent/1.0"));
     example.insert("timestamp_policy".into(), json!("remove_after_copy"));
     example.insert("citation_mappings".into(), json!([]));
-    if !apply {
-        m.insert("examples".into(), json!([example]));
+    if apply {
+        // A target-noop apply: the preview's source of a rootless bundle already in v0.2 form.
+        example.insert(
+            "expected_source".into(),
+            json!({
+                "requested_selector": "auto", "declaration_present": false,
+                "declaration_valid": true, "declaration_raw": "", "declared_version": null,
+                "resolved_source": "0.2", "resolution_source": "default",
+                "from_version": "0.2", "to_version": "0.2", "transition": "target-noop",
+                "candidates": [], "blockers": []
+            }),
+        );
     }
+    m.insert("examples".into(), json!([example]));
     m
 }
 
-/// The local definitions of the migration schema files.
+/// The definitions of the shared migration schema file (`wire::schema_gen`); tool files
+/// get copies of those they reference.
 #[must_use]
-pub fn local_defs(apply: bool) -> Vec<(&'static str, Value)> {
-    let mut v = vec![("source", source_def()), ("proof", proof_def())];
-    if apply {
-        v.push(("applicable_source", applicable_source_def()));
-    }
-    v
+pub fn shared_defs() -> Vec<(&'static str, Value)> {
+    vec![
+        ("applicable_migration_source", applicable_source_def()),
+        ("migration_proof", proof_def()),
+        ("migration_source", source_def()),
+    ]
 }
 
 /// The preview's success object (§5.1).
@@ -690,8 +702,8 @@ pub fn preview_success() -> Value {
         ],
         vec![
             ("status", json!({"enum": ["applicable", "noop", "blocked"]})),
-            ("source", r("source")),
-            ("proof", r("proof")),
+            ("source", r("migration_source")),
+            ("proof", r("migration_proof")),
             ("base_revision", r("revision")),
             (
                 "result_revision",
@@ -728,7 +740,7 @@ pub fn preview_success() -> Value {
 pub fn apply_success() -> Value {
     closed(vec![
         ("status", json!({"enum": ["applied", "noop", "rejected"]})),
-        ("source", r("source")),
+        ("source", r("migration_source")),
         ("base_revision", r("revision")),
         ("result_revision", r("revision")),
         (

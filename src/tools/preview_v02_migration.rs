@@ -5,9 +5,7 @@ use crate::envelope::ToolError;
 use crate::plan::migration::request::parse_request;
 use crate::tools::def::checked_in;
 use crate::tools::describe::{input_errors, retryable_note};
-use crate::tools::migration::{
-    input_members, local_defs, plan_live, preview_success, render_preview,
-};
+use crate::tools::migration::{input_members, plan_live, preview_success, render_preview};
 use crate::tools::schema_parts::{output_root, SchemaRoot};
 use crate::tools::{Ctx, Success, ToolSpec};
 use serde_json::Value;
@@ -55,16 +53,14 @@ fn input_schema() -> SchemaRoot {
             "Arguments of preview_v02_migration (spec/migration.md §3).",
             false,
         ),
-        local_defs: local_defs(false),
+        local_defs: Vec::new(),
     }
 }
 
 fn output_schema() -> SchemaRoot {
-    let mut root = output_root(
+    output_root(
         "preview_v02_migration",
         "Result of preview_v02_migration (spec/migration.md §5.1).",
         preview_success(),
-    );
-    root.local_defs.extend(local_defs(false));
-    root
+    )
 }

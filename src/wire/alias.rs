@@ -37,54 +37,7 @@ pub struct PlannedTool {
 }
 
 /// The planned tools (spec/surface.md §2, §9.4).
-pub const PLANNED: [PlannedTool; 4] = [
-    PlannedTool {
-        name: "preview_v02_migration",
-        aliases: &[],
-        properties: &[
-            "bundle_path",
-            "citation_mappings",
-            "timestamp_policy",
-            "from",
-            "generated_by",
-            "generated_at",
-            "timestamp_conflict_policy",
-            "computations",
-        ],
-    },
-    PlannedTool {
-        name: "apply_v02_migration",
-        aliases: &[
-            mode_switch_alias!(
-                "apply_v02_migration",
-                "preview_v02_migration",
-                "its expected_source, proof and expected_plan_digest"
-            ),
-            Alias {
-                keys: &["plan_digest", "planDigest"],
-                field: "expected_plan_digest",
-                guidance: "use expected_plan_digest (the plan_digest returned by preview_v02_migration, unchanged).",
-            },
-            Alias {
-                keys: &["expected_revision", "expectedRevision"],
-                field: "expected_source",
-                guidance: "apply_v02_migration has no expected_revision; it binds to expected_source and proof.base_revision from preview_v02_migration.",
-            },
-        ],
-        properties: &[
-            "bundle_path",
-            "citation_mappings",
-            "timestamp_policy",
-            "from",
-            "generated_by",
-            "generated_at",
-            "timestamp_conflict_policy",
-            "computations",
-            "expected_source",
-            "proof",
-            "expected_plan_digest",
-        ],
-    },
+pub const PLANNED: [PlannedTool; 2] = [
     PlannedTool {
         name: "preview_temporal_upgrade",
         aliases: &[],

@@ -36,7 +36,7 @@ pub const COMMON_FILE: &str = "common.schema.json";
 pub const ERROR_FILE: &str = "error.schema.json";
 /// The shared file holding the version objects of spec/surface.md §12.1.
 pub const VERSION_FILE: &str = "version.schema.json";
-/// Phase 2 placeholder for the migration definitions (documented stub).
+/// The shared file holding the migration objects (spec/migration.md §4.1, §4.3, §7.2).
 pub const MIGRATION_FILE: &str = "migration_v02.shared.schema.json";
 /// The shared files, in file-name order.
 pub const SHARED_FILES: [&str; 4] = [COMMON_FILE, ERROR_FILE, MIGRATION_FILE, VERSION_FILE];
@@ -121,7 +121,7 @@ pub const KIND_RULES: [(&str, &[&str], &[&str]); 9] = [
 /// The owner file of a shared definition, or `None` for an unknown name.
 #[must_use]
 pub fn owner(def: &str) -> Option<&'static str> {
-    [COMMON_FILE, ERROR_FILE, VERSION_FILE]
+    [COMMON_FILE, ERROR_FILE, MIGRATION_FILE, VERSION_FILE]
         .into_iter()
         .find(|f| shared_defs(f).iter().any(|(n, _)| *n == def))
 }
@@ -139,6 +139,7 @@ pub fn shared_defs(file: &str) -> Vec<(&'static str, Value)> {
             ("version", version_def()),
             ("version_declaration", version_declaration_def()),
         ],
+        MIGRATION_FILE => crate::tools::migration::shared_defs(),
         _ => Vec::new(),
     }
 }
@@ -146,7 +147,7 @@ pub fn shared_defs(file: &str) -> Vec<(&'static str, Value)> {
 /// The shared definition named `name`, from its owner file.
 #[must_use]
 pub fn shared_def(name: &str) -> Option<Value> {
-    [COMMON_FILE, ERROR_FILE, VERSION_FILE]
+    [COMMON_FILE, ERROR_FILE, MIGRATION_FILE, VERSION_FILE]
         .iter()
         .flat_map(|f| shared_defs(f))
         .find(|(n, _)| *n == name)
@@ -651,8 +652,8 @@ pub fn shared_file(file: &str) -> Option<Value> {
             "The version and version_declaration objects of the read tools (spec/surface.md §12.1, §12.2).",
         ),
         MIGRATION_FILE => (
-            "okf-mcp migration definitions (Phase 2 stub)",
-            "Placeholder for the definitions shared by preview_v02_migration and apply_v02_migration (spec/migration.md). Phase 2 fills it; no Phase-1 schema references it.",
+            "okf-mcp migration definitions",
+            "The source resolution, the applicable source tuples and the content-free proof shared by preview_v02_migration and apply_v02_migration (spec/migration.md §4.1, §4.3, §7.2).",
         ),
         _ => return None,
     };
