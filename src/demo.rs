@@ -1,7 +1,9 @@
-//! `okf-mcp demo`: the main job on an embedded bundle. Copies `fixtures/bundles/demo` into a
+//! `okf-mcp demo`: the main job on embedded bundles. Copies `fixtures/bundles/demo` into a
 //! temporary directory and runs the tools end to end through the shared dispatcher, printing
 //! each step: list → preview → apply → exact replay → read → write_concept (+ replay) →
-//! validate.
+//! validate. Then the 0.1 → 0.2 migration of `fixtures/bundles/demo-v01` (ordered-list
+//! citations and inline notes): blocked → proposals → applicable → applied → validate →
+//! target-noop.
 
 use crate::tools::Ctx;
 use crate::wire::dispatch;
@@ -23,6 +25,43 @@ const DEMO_FILES: &[(&str, &[u8])] = &[
     ),
 ];
 
+/// The embedded OKF 0.1 bundle of the migration part.
+const DEMO_V01_FILES: &[(&str, &[u8])] = &[
+    (
+        "index.md",
+        include_bytes!("../fixtures/bundles/demo-v01/index.md"),
+    ),
+    (
+        "tables/orders.md",
+        include_bytes!("../fixtures/bundles/demo-v01/tables/orders.md"),
+    ),
+    (
+        "metrics/revenue.md",
+        include_bytes!("../fixtures/bundles/demo-v01/metrics/revenue.md"),
+    ),
+    (
+        "references/orders-guide.md",
+        include_bytes!("../fixtures/bundles/demo-v01/references/orders-guide.md"),
+    ),
+];
+
+/// Writes `files` under `root`; `false` on any I/O failure.
+fn copy_files(root: &std::path::Path, files: &[(&str, &[u8])]) -> bool {
+    for (rel, bytes) in files {
+        let path = root.join(rel);
+        if let Some(parent) = path.parent() {
+            if std::fs::create_dir_all(parent).is_err() {
+                return false;
+            }
+        }
+        #[allow(clippy::disallowed_methods)] // the demo writes its own temp copy, not a bundle
+        if std::fs::write(&path, bytes).is_err() {
+            return false;
+        }
+    }
+    true
+}
+
 /// Runs the demo; returns the exit code (0 when every step answered as expected).
 #[must_use]
 pub fn run() -> i32 {
@@ -30,36 +69,28 @@ pub fn run() -> i32 {
         eprintln!("okf-mcp demo: cannot create a temporary directory");
         return 1;
     };
-    for (rel, bytes) in DEMO_FILES {
-        let path = dir.path().join(rel);
-        if let Some(parent) = path.parent() {
-            if std::fs::create_dir_all(parent).is_err() {
-                eprintln!("okf-mcp demo: cannot create the demo bundle");
-                return 1;
-            }
-        }
-        #[allow(clippy::disallowed_methods)] // the demo writes its own temp copy, not a bundle
-        if std::fs::write(&path, bytes).is_err() {
-            eprintln!("okf-mcp demo: cannot create the demo bundle");
-            return 1;
-        }
+    let main_root = dir.path().join("demo");
+    let v01_root = dir.path().join("demo-v01");
+    if !copy_files(&main_root, DEMO_FILES) || !copy_files(&v01_root, DEMO_V01_FILES) {
+        eprintln!("okf-mcp demo: cannot create the demo bundle");
+        return 1;
     }
-    let bundle = dir.path().to_string_lossy().into_owned();
+    let bundle = main_root.to_string_lossy().into_owned();
     println!("okf-mcp demo: copied the demo bundle to a temporary directory");
     let ctx = Ctx::default();
-    let mut ok = true;
-    let mut step = |title: &str, tool: &str, args: Value| -> Value {
+    let ok = std::cell::Cell::new(true);
+    let step = |title: &str, tool: &str, args: Value| -> Value {
         println!("\n== {title}: {tool}");
         let raw = args.to_string();
         match dispatch::call(tool, Some(raw.as_bytes()), &ctx) {
             Some(r) => {
                 println!("isError: {}", r.is_error);
                 println!("{}", summarize(&r.structured));
-                ok &= !r.is_error;
+                ok.set(ok.get() && !r.is_error);
                 r.structured
             }
             None => {
-                ok = false;
+                ok.set(false);
                 Value::Null
             }
         }
@@ -128,7 +159,67 @@ pub fn run() -> i32 {
         "validate_bundle",
         json!({"bundle_path": bundle, "check_links": true}),
     );
-    if ok {
+    let v01 = v01_root.to_string_lossy().into_owned();
+    println!("\nokf-mcp demo: copied an OKF 0.1 bundle (ordered-list citations, inline notes)");
+    let expect = |v: &Value, key: &str, want: &str| {
+        if v[key] != want {
+            println!("unexpected {key}: {} (expected {want})", v[key]);
+            ok.set(false);
+        }
+    };
+    let first = json!({"bundle_path": v01, "generated_by": "okf-mcp-demo/1.0",
+        "timestamp_policy": "remove_after_copy", "citation_mappings": []});
+    let blocked = step(
+        "9. preview the 0.1 → 0.2 migration with no mappings: blocked, with proposals",
+        "preview_v02_migration",
+        first,
+    );
+    expect(&blocked, "status", "blocked");
+    let mappings = blocked["proposed_citation_mappings"].clone();
+    let args = json!({"bundle_path": v01, "generated_by": "okf-mcp-demo/1.0",
+        "timestamp_policy": "remove_after_copy", "citation_mappings": mappings});
+    let preview = step(
+        "10. preview again with the reviewed proposals: applicable",
+        "preview_v02_migration",
+        args.clone(),
+    );
+    expect(&preview, "status", "applicable");
+    if let Some(diff) = preview["diff"].as_str() {
+        println!("--- the diff of the migration ---\n{diff}");
+    }
+    let mut apply = args.clone();
+    apply["expected_source"] = preview["source"].clone();
+    apply["proof"] = preview["proof"].clone();
+    apply["expected_plan_digest"] = preview["plan_digest"].clone();
+    let applied = step(
+        "11. apply it with the preview's source, proof and digest",
+        "apply_v02_migration",
+        apply,
+    );
+    expect(&applied, "status", "applied");
+    let valid = step(
+        "12. validate strictly as OKF 0.2",
+        "validate_bundle",
+        json!({"bundle_path": v01, "strict": true, "target_version": "0.2"}),
+    );
+    if valid["conformant"] != true {
+        ok.set(false);
+    }
+    let noop = step(
+        "13. preview once more: the bundle is now the target (target-noop)",
+        "preview_v02_migration",
+        args.clone(),
+    );
+    expect(&noop, "status", "noop");
+    let mut noop_apply = args;
+    noop_apply["expected_source"] = noop["source"].clone();
+    let n = step(
+        "14. its apply writes nothing and opens no store",
+        "apply_v02_migration",
+        noop_apply,
+    );
+    expect(&n, "status", "noop");
+    if ok.get() {
         println!("\nokf-mcp demo: done");
         0
     } else {

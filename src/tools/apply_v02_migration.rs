@@ -47,6 +47,7 @@ pub const TOOL: ToolSpec = ToolSpec {
 const DESCRIPTION: &str = concat!(
     "Use after reviewing preview_v02_migration to publish the OKF 0.1 to 0.2 migration: same arguments plus expected_source = the preview's source, proof and expected_plan_digest = its plan_digest, echoed unchanged (about 100 bytes of proof per written file, no document content). For a target noop omit proof and expected_plan_digest. ",
     "Rebuilds the plan and publishes it in one transaction (root index.md last) or reports a conflict or noop. Returns status (applied, noop or rejected), source, base_revision, result_revision, plan_digest, changed_paths and diagnostics. Run validate_bundle afterwards. ",
+    "Limits: as preview_v02_migration (10,000 changed paths, arguments at most 16 MiB). Next step after success: validate_bundle with strict: true and target_version: \"0.2\". ",
     "Errors: plan_mismatch (the arguments, proof or digest differ from the preview: preview again), source_conflict and revision_conflict (retryable: the bundle changed; preview again), unsupported_migration_source, and the first blocker's code when a target-noop check fails.",
     input_errors!(),
     retryable_note!(),

@@ -417,7 +417,7 @@ fn location() -> Value {
 #[must_use]
 pub fn source_def() -> Value {
     let text = string_max(4096);
-    with(
+    let def = with(
         closed(vec![
             (
                 "requested_selector",
@@ -463,7 +463,8 @@ pub fn source_def() -> Value {
         json!(
             "The source resolution (spec/migration.md §4.1); echo it unchanged as expected_source."
         ),
-    )
+    );
+    with(def, "examples", json!([target_noop_example()]))
 }
 
 /// An applicable source tuple (§4.3): the source object constrained to the 8 tuples.
@@ -580,6 +581,18 @@ fn mapping_item_def() -> Value {
     )
 }
 
+/// The source a preview returns for a rootless bundle already in v0.2 form (the example of
+/// `expected_source`).
+fn target_noop_example() -> Value {
+    json!({
+        "requested_selector": "auto", "declaration_present": false,
+        "declaration_valid": true, "declaration_raw": "", "declared_version": null,
+        "resolved_source": "0.2", "resolution_source": "default",
+        "from_version": "0.2", "to_version": "0.2", "transition": "target-noop",
+        "candidates": [], "blockers": []
+    })
+}
+
 /// The common input members of both tools (§3.1) and the apply's (§3.2).
 #[must_use]
 pub fn input_members(tool: &str, description: &str, apply: bool) -> Map<String, Value> {
@@ -619,7 +632,14 @@ pub fn input_members(tool: &str, description: &str, apply: bool) -> Map<String, 
     ];
     let mut required = vec!["bundle_path", "timestamp_policy", "citation_mappings"];
     if apply {
-        props.push(("expected_source", r("applicable_migration_source")));
+        props.push((
+            "expected_source",
+            with(
+                r("applicable_migration_source"),
+                "examples",
+                json!([target_noop_example()]),
+            ),
+        ));
         props.push(("proof", r("migration_proof")));
         props.push(("expected_plan_digest", r("digest")));
         required.push("expected_source");
@@ -643,16 +663,7 @@ pub fn input_members(tool: &str, description: &str, apply: bool) -> Map<String, 
     example.insert("citation_mappings".into(), json!([]));
     if apply {
         // A target-noop apply: the preview's source of a rootless bundle already in v0.2 form.
-        example.insert(
-            "expected_source".into(),
-            json!({
-                "requested_selector": "auto", "declaration_present": false,
-                "declaration_valid": true, "declaration_raw": "", "declared_version": null,
-                "resolved_source": "0.2", "resolution_source": "default",
-                "from_version": "0.2", "to_version": "0.2", "transition": "target-noop",
-                "candidates": [], "blockers": []
-            }),
-        );
+        example.insert("expected_source".into(), target_noop_example());
     }
     m.insert("examples".into(), json!([example]));
     m

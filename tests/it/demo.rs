@@ -18,6 +18,12 @@ fn demo_runs_every_step_and_exits_0() {
         "\"code\": \"receipt_replayed\"",
         "receipt_replayed: answered from the stored receipt",
         "\"conformant\": true",
+        "== 9. preview the 0.1 → 0.2 migration",
+        "\"status\": \"blocked\"",
+        "\"proposed_citation_mappings\"",
+        "== 11. apply it with the preview's source, proof and digest",
+        "== 13. preview once more",
+        "\"transition\": \"target-noop\"",
         "okf-mcp demo: done",
     ] {
         assert!(
@@ -27,4 +33,5 @@ fn demo_runs_every_step_and_exits_0() {
         );
     }
     assert!(!out.stdout.contains("isError: true"), "{}", out.stdout);
+    assert!(!out.stdout.contains("unexpected status"), "{}", out.stdout);
 }

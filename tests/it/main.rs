@@ -21,6 +21,8 @@ mod layers;
 mod lockfirst;
 mod mcp;
 mod migration;
+#[cfg(feature = "fault-injection")]
+mod migration_crash;
 mod patch;
 mod patch_corpus;
 mod paths;

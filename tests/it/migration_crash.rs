@@ -1,0 +1,122 @@
+//! Crash points of the migration commit (spec/migration.md §9 F, store.md §10–§11; MIG-26
+//! without computations): at every fault point of a migration that writes several concepts
+//! and the root `index.md`, a real process crash (`exit(86)`) leaves exactly the pre-state or
+//! the post-state once recovered, and the new root `index.md` is never visible beside an
+//! unmigrated document.
+#![allow(clippy::disallowed_methods)]
+
+use crate::util::{bin, call};
+use okf_mcp::store::fault::Point;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+const DOCS: [(&str, &str); 4] = [
+    ("index.md", "# Bundle\n\n* [a](t/a.md)\n"),
+    (
+        "t/a.md",
+        "---\ntype: Table\ntimestamp: 2026-01-01T00:00:00Z\n---\n\nA [1].\n\n# Citations\n\n[1] [A](https://example.test/a)\n",
+    ),
+    (
+        "t/b.md",
+        "---\ntype: Table\ntimestamp: 2026-01-02T00:00:00Z\n---\n\nB.\n",
+    ),
+    (
+        "t/c.md",
+        "---\ntype: Table\ntimestamp: 2026-01-03T00:00:00Z\n---\n\nC.\n",
+    ),
+];
+
+fn fresh() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("b");
+    for (p, t) in DOCS {
+        let f = root.join(p);
+        std::fs::create_dir_all(f.parent().expect("parent")).expect("mkdir");
+        std::fs::write(f, t).expect("write");
+    }
+    (dir, root)
+}
+
+fn visible(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    crate::util::snapshot(root)
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with(".okf"))
+        .collect()
+}
+
+fn args(root: &Path) -> Value {
+    json!({
+        "bundle_path": root.to_str().expect("utf8"),
+        "timestamp_policy": "remove_after_copy",
+        "generated_by": "agent/1.0",
+        "citation_mappings": [{"path": "t/a.md", "entries": [{"legacy_number": 1, "source_id": "a"}]}],
+    })
+}
+
+fn apply_args(root: &Path) -> Value {
+    let a = args(root);
+    let p = call("preview_v02_migration", &a);
+    let p = p.structured();
+    assert_eq!(p["status"], "applicable", "{p}");
+    let mut x = a.clone();
+    x["expected_source"] = p["source"].clone();
+    x["proof"] = p["proof"].clone();
+    x["expected_plan_digest"] = p["plan_digest"].clone();
+    x
+}
+
+#[test]
+fn mig_26_every_fault_point_of_a_migration_commit_recovers_to_pre_or_post_state() {
+    // The post-state, from an uninterrupted run.
+    let (_d, clean) = fresh();
+    let pre = visible(&clean);
+    let x = apply_args(&clean);
+    let r = call("apply_v02_migration", &x);
+    assert_eq!(r.structured()["status"], "applied", "{}", r.stdout);
+    let changed = r.structured()["changed_paths"]
+        .as_array()
+        .expect("paths")
+        .len();
+    assert_eq!(changed, 4, "three concepts and the root index");
+    let post = visible(&clean);
+    let relocate = |m: &BTreeMap<String, Vec<u8>>| m.clone();
+
+    let mut crashed = 0;
+    for point in Point::commit_sequence(changed) {
+        let (_d, root) = fresh();
+        let x = apply_args(&root);
+        let out = Command::new(bin())
+            .args(["call", "apply_v02_migration", "--args", &x.to_string()])
+            .env("OKF_MCP_FAULT", format!("{point}:crash"))
+            .output()
+            .expect("spawn");
+        assert_eq!(out.status.code(), Some(86), "{point}: the process crashed");
+        crashed += 1;
+        let now = visible(&root);
+        // Before recovery: never the new root index beside an old document.
+        let root_new = now.get("index.md") == post.get("index.md");
+        if root_new {
+            for (p, bytes) in &post {
+                assert_eq!(now.get(p), Some(bytes), "{point}: index.md ahead of {p}");
+            }
+        }
+        // Recovery happens on the next store open; the exact replay then answers.
+        let again = call("apply_v02_migration", &x);
+        assert!(!again.is_error(), "{point}: {}", again.stdout);
+        assert_eq!(again.structured()["status"], "applied", "{point}");
+        assert_eq!(visible(&root), relocate(&post), "{point}: converged to the post-state");
+        if point.is_post_boundary() {
+            assert_eq!(
+                again.structured()["diagnostics"][0]["code"],
+                "receipt_replayed",
+                "{point}: past the boundary the commit had happened"
+            );
+        } else {
+            assert_ne!(now, post, "{point}: nothing is published before the boundary");
+            assert_eq!(now, pre, "{point}: the pre-state before the boundary");
+        }
+    }
+    assert!(crashed >= 15, "the fault points ran: {crashed}");
+}
