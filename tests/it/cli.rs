@@ -17,7 +17,7 @@ fn cli_01_list_concepts_one_line_exit_0_and_equals_mcp() {
     let mut mcp = Mcp::start();
     let m = mcp.call("list_concepts", &args);
     assert_eq!(identity(&m), identity(r));
-    let (code, stderr) = mcp.finish();
+    let (code, _, stderr) = mcp.finish();
     assert_eq!(code, 0);
     assert!(stderr.is_empty(), "stderr: {stderr}");
 }

@@ -184,7 +184,7 @@ fn corpus_read_tools_over_mcp_equal_the_cli() {
         assert_eq!(snapshot(&b), before, "{name}: tree unchanged");
         assert!(!b.join(".okf").exists(), "{name}: no .okf");
     }
-    let (code, stderr) = mcp.finish();
+    let (code, _, stderr) = mcp.finish();
     assert_eq!(code, 0);
     assert_eq!(stderr, "");
 }

@@ -6,9 +6,8 @@ use crate::patch::{apply, apply_args, check_apply, patch_args, preview, receipts
 use crate::util::{bin, copy_bundle, fixture, Mcp};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,56 +57,12 @@ fn case(ops: &Value) -> Case {
     }
 }
 
-/// A server process with extra environment; tolerates the process dying.
-struct Server {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Server {
-    fn start(env: &[(&str, &str)]) -> Self {
-        let mut cmd = Command::new(bin());
-        cmd.arg("serve")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().expect("spawn");
-        let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut s = Self {
-            child,
-            stdin,
-            stdout,
-        };
-        s.send(&json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"it","version":"1"}}}));
-        let init = s.next().expect("initialize answer");
-        assert_eq!(init["id"], 0);
-        s.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
-        s
-    }
-    fn send(&mut self, v: &Value) {
-        let si = self.stdin.as_mut().expect("stdin");
-        si.write_all(format!("{v}\n").as_bytes()).expect("write");
-        si.flush().expect("flush");
-    }
-    fn send_apply(&mut self, args: &Value) {
-        self.send(&json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
-            "params":{"name":"apply_concept_patch","arguments":args}}));
-    }
-    /// The next message, or `None` when the process closed stdout.
-    fn next(&mut self) -> Option<Value> {
-        let mut line = String::new();
-        let n = self.stdout.read_line(&mut line).ok()?;
-        (n > 0).then(|| serde_json::from_str(&line).expect("JSON-RPC"))
-    }
-    fn wait(mut self) -> i32 {
-        drop(self.stdin.take());
-        self.child.wait().expect("wait").code().unwrap_or(-1)
-    }
+/// Sends the apply request without reading its answer (the process may die first).
+fn send_apply(srv: &mut Mcp, args: &Value) {
+    srv.send_request(
+        "tools/call",
+        json!({"name": "apply_concept_patch", "arguments": args}),
+    );
 }
 
 /// Polls the written files until stopped: every observed file is wholly pre or post, and
@@ -177,7 +132,7 @@ fn assert_all(b: &Path, state: &BTreeMap<String, Vec<u8>>, what: &str) {
 fn replay_on_new_process(c: &Case) -> Value {
     let mut mcp = Mcp::start();
     let r = mcp.call("apply_concept_patch", &apply_args(&c.args, &c.preview));
-    let (code, stderr) = mcp.finish();
+    let (code, _, stderr) = mcp.finish();
     assert_eq!((code, stderr.as_str()), (0, ""));
     assert_eq!(r["isError"], false, "{r}");
     let s = r["structuredContent"].clone();
@@ -197,10 +152,10 @@ fn assert_first_answer(c: &Case, s: &Value) {
 fn sto_03_crash_at_the_commit_point_then_exact_replay_completes_publication() {
     let c = case(&three_file_ops());
     let w = Watcher::start(&c);
-    let mut srv = Server::start(&[("OKF_MCP_FAULT", "after_journal_rename:crash")]);
-    srv.send_apply(&apply_args(&c.args, &c.preview));
-    assert_eq!(srv.next(), None, "the process died before answering");
-    assert_eq!(srv.wait(), 86, "simulated crash exit code");
+    let mut srv = Mcp::start_with(&[("OKF_MCP_FAULT", "after_journal_rename:crash")]);
+    send_apply(&mut srv, &apply_args(&c.args, &c.preview));
+    assert_eq!(srv.try_read(), None, "the process died before answering");
+    assert_eq!(srv.finish().0, 86, "simulated crash exit code");
     assert_all(
         &c.b,
         &c.pre,
@@ -229,10 +184,10 @@ fn sto_01_02_crash_at_each_publish_never_shows_index_early_and_replay_converges(
         let c = case(&three_file_ops());
         let w = Watcher::start(&c);
         let fault = format!("after_publish({i}):crash");
-        let mut srv = Server::start(&[("OKF_MCP_FAULT", fault.as_str())]);
-        srv.send_apply(&apply_args(&c.args, &c.preview));
-        assert_eq!(srv.next(), None, "{fault}");
-        assert_eq!(srv.wait(), 86, "{fault}");
+        let mut srv = Mcp::start_with(&[("OKF_MCP_FAULT", fault.as_str())]);
+        send_apply(&mut srv, &apply_args(&c.args, &c.preview));
+        assert_eq!(srv.try_read(), None, "{fault}");
+        assert_eq!(srv.finish().0, 86, "{fault}");
         let mid = visible(&c.b);
         let index_state = if i == 2 { &c.post } else { &c.pre };
         assert_eq!(
@@ -256,11 +211,10 @@ fn timeout_recovery_sigkill_right_after_apply_then_replay_applies() {
     for delay_ms in [0u64, 5, 20] {
         let c = case(&three_file_ops());
         let w = Watcher::start(&c);
-        let mut srv = Server::start(&[]);
-        srv.send_apply(&apply_args(&c.args, &c.preview));
+        let mut srv = Mcp::start();
+        send_apply(&mut srv, &apply_args(&c.args, &c.preview));
         std::thread::sleep(Duration::from_millis(delay_ms));
-        srv.child.kill().expect("SIGKILL");
-        let _ = srv.child.wait();
+        srv.kill();
         let s = replay_on_new_process(&c);
         w.finish();
         // Whether the kill landed before, inside or after the commit, the exact replay ends
@@ -278,10 +232,10 @@ fn can_04_cancellation_at_or_after_the_commit_point_is_ignored() {
     for point in ["after_journal_rename", "after_durable_fsync"] {
         let c = case(&three_file_ops());
         let fault = format!("{point}:cancel");
-        let mut srv = Server::start(&[("OKF_MCP_FAULT", fault.as_str())]);
-        srv.send_apply(&apply_args(&c.args, &c.preview));
-        let m = srv.next().expect("an answer");
-        assert_eq!(srv.wait(), 0);
+        let mut srv = Mcp::start_with(&[("OKF_MCP_FAULT", fault.as_str())]);
+        send_apply(&mut srv, &apply_args(&c.args, &c.preview));
+        let m = srv.try_read().expect("an answer");
+        assert_eq!(srv.finish().0, 0);
         let s = &m["result"]["structuredContent"];
         check_apply(s);
         assert_first_answer(&c, s);
@@ -295,15 +249,15 @@ fn can_05_stdin_eof_during_an_apply_never_leaves_a_half_commit() {
     for delay_ms in [0u64, 2, 10] {
         let c = case(&three_file_ops());
         let w = Watcher::start(&c);
-        let mut srv = Server::start(&[]);
-        srv.send_apply(&apply_args(&c.args, &c.preview));
+        let mut srv = Mcp::start();
+        send_apply(&mut srv, &apply_args(&c.args, &c.preview));
         std::thread::sleep(Duration::from_millis(delay_ms));
-        drop(srv.stdin.take());
+        srv.close_stdin();
         let mut answers = Vec::new();
-        while let Some(m) = srv.next() {
+        while let Some(m) = srv.try_read() {
             answers.push(m);
         }
-        assert_eq!(srv.wait(), 0);
+        assert_eq!(srv.finish().0, 0);
         w.finish();
         let now = visible(&c.b);
         let txs = std::fs::read_dir(c.b.join(".okf/transactions")).map_or(0, Iterator::count);

@@ -2,7 +2,7 @@
 //! the real binary. The side table being empty after every response is proven in
 //! `src/server/mcp.rs::tests::raw_09_side_table_is_empty_once_every_response_is_sent`.
 
-use crate::raw::{assert_tool_error, both, cli_raw, tools_call_frame, Session, MISSING_BUNDLE};
+use crate::raw::{assert_tool_error, both, cli_raw, MISSING_BUNDLE};
 use crate::util::*;
 use serde_json::json;
 
@@ -10,7 +10,7 @@ use serde_json::json;
 fn raw_09_invalid_utf8_inside_arguments_answers_that_id_like_the_cli() {
     let (_t, b) = copy_bundle(&fixture("demo"));
     let before = snapshot(&b);
-    let mut mcp = Session::start();
+    let mut mcp = Mcp::start();
     let mut raw = format!("{{\"bundle_path\":{},\"k\":\"", json!(b)).into_bytes();
     raw.extend_from_slice(b"\xed\xa0\x80\"}"); // CESU-encoded surrogate: invalid UTF-8
     both(
@@ -36,7 +36,7 @@ fn raw_09_invalid_utf8_inside_arguments_answers_that_id_like_the_cli() {
 fn raw_09_broken_json_outside_valid_arguments_is_invalid_request_and_the_tool_does_not_run() {
     let (_t, b) = copy_bundle(&fixture("demo"));
     let args = json!({"bundle_path": b}).to_string();
-    let mut mcp = Session::start();
+    let mut mcp = Mcp::start();
     // The same arguments in a well-formed frame succeed: the tool would run.
     let ok = mcp.call_raw(1, "list_concepts", args.as_bytes());
     assert_eq!(ok["result"]["isError"], false, "{ok}");
@@ -77,7 +77,7 @@ fn raw_09_broken_json_outside_valid_arguments_is_invalid_request_and_the_tool_do
 
 #[test]
 fn raw_09_non_object_arguments_are_a_tool_error_never_32600() {
-    let mut mcp = Session::start();
+    let mut mcp = Mcp::start();
     for (id, raw) in [(1, &b"[]"[..]), (2, b"null"), (3, b"\"x\""), (4, b"7")] {
         let m = mcp.call_raw(id, "list_concepts", raw);
         assert!(m.get("error").is_none(), "{m}");
@@ -110,7 +110,7 @@ fn raw_09_frame_over_rmcps_16_mib_line_cap_gets_its_tool_result() {
     // 16 MiB body case is `write_concept.rs::raw_09_sixteen_mib_body_over_mcp_gets_its_resource_limit`.
     let big = "a".repeat(17 * 1024 * 1024);
     let raw = json!({"bundle_path": big}).to_string();
-    let mut mcp = Session::start();
+    let mut mcp = Mcp::start();
     let m = mcp.call_raw(7, "list_concepts", raw.as_bytes());
     assert_eq!(m["result"]["isError"], true, "{}", m["error"]);
     assert_eq!(m["result"]["structuredContent"]["code"], "resource_limit");
@@ -125,7 +125,7 @@ fn raw_09_line_over_72_mib_with_id_and_name_first_is_resource_limit() {
     f.extend_from_slice(format!("{{\"bundle_path\":\"{MISSING_BUNDLE}\",\"x\":\"").as_bytes());
     f.resize(72 * 1024 * 1024 + 1024, b'z');
     f.extend_from_slice(b"\"}}}");
-    let mut mcp = Session::start();
+    let mut mcp = Mcp::start();
     mcp.send(&f);
     let m = mcp.read_id(&json!(9));
     let sc = &m["result"]["structuredContent"];
@@ -146,7 +146,7 @@ fn raw_09_line_over_72_mib_without_id_first_gets_no_reply() {
     let mut f = br#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"list_concepts","arguments":{"x":""#.to_vec();
     f.resize(72 * 1024 * 1024 + 1024, b'z');
     f.extend_from_slice(br#""}},"id":11}"#);
-    let mut mcp = Session::start();
+    let mut mcp = Mcp::start();
     mcp.send(&f);
     // The next message is the answer to the next request: nothing answered the long line.
     let m = mcp.call_raw(12, "list_concepts", b"[]");
@@ -158,7 +158,7 @@ fn raw_09_line_over_72_mib_without_id_first_gets_no_reply() {
 
 #[test]
 fn raw_09_unrecoverable_lines_get_no_reply_and_the_next_request_is_answered() {
-    let mut mcp = Session::start();
+    let mut mcp = Mcp::start();
     let lines: [&[u8]; 5] = [
         br#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"list_concepts","arguments":{}}"#,
         br#"{"jsonrpc":"2.0","id":,"method":"tools/call","params":{"name":"list_concepts"}}"#,
@@ -183,7 +183,7 @@ fn raw_09_unrecoverable_lines_get_no_reply_and_the_next_request_is_answered() {
 
 #[test]
 fn raw_09_unknown_tool_is_passed_on_and_rmcp_answers_32602() {
-    let mut mcp = Session::start();
+    let mut mcp = Mcp::start();
     let m = mcp.call_raw(5, "no_such_tool", br#"{"a":1,"a":2}"#);
     assert_eq!(m["error"]["code"], -32602, "{m}");
     assert!(m.get("result").is_none());
@@ -198,7 +198,7 @@ fn raw_09_unknown_tool_is_passed_on_and_rmcp_answers_32602() {
 fn raw_09_escaped_string_ids_reach_their_side_table_entries() {
     let (_t, b) = copy_bundle(&fixture("demo"));
     let args = json!({"bundle_path": b}).to_string();
-    let mut mcp = Session::start();
+    let mut mcp = Mcp::start();
     let mut f = br#"{"jsonrpc":"2.0","id":"req-\u0031","method":"tools/call","params":{"name":"list_concepts","arguments":"#.to_vec();
     f.extend_from_slice(args.as_bytes());
     f.extend_from_slice(b"}}");

@@ -525,7 +525,7 @@ impl Recorder {
 
     fn finish(mut self) -> String {
         if let Some(mcp) = self.mcp.take() {
-            let (code, stderr) = mcp.finish();
+            let (code, _, stderr) = mcp.finish();
             let _ = writeln!(self.out, "\n--- mcp session closed (stdin EOF)");
             let _ = writeln!(self.out, "exit: {code}");
             let _ = writeln!(self.out, "stderr:");

@@ -1,7 +1,7 @@
 //! SEC-04 / SEC-05: output and filesystem hygiene of whole sessions.
 //!
 //! Every CLI call and MCP message of the suite is also checked by `util::run_cli` /
-//! `util::Mcp::read` (no host temp path in any output; nothing on stderr in a normal run).
+//! `client::Mcp::read` (no host temp path in any output; nothing on stderr in a normal run).
 
 use crate::util::*;
 use serde_json::{json, Value};
@@ -118,7 +118,7 @@ fn sec_05_mcp_session_keeps_stderr_empty() {
         "validate_bundle",
         &json!({"bundle_path": b, "sk_live_SECRET": "hunter2"}),
     );
-    let (code, stderr) = m.finish();
+    let (code, _, stderr) = m.finish();
     assert_eq!(code, 0);
     assert!(stderr.is_empty(), "{stderr}");
 }

@@ -1122,7 +1122,7 @@ fn out_02_no_receipt_or_proof_key_over_mcp_either() {
     );
     no_receipt_keys(&r);
     assert!(!r.to_string().contains("\"receipt\""));
-    let (code, stderr) = mcp.finish();
+    let (code, _, stderr) = mcp.finish();
     assert_eq!((code, stderr.as_str()), (0, ""));
 }
 

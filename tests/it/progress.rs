@@ -75,6 +75,6 @@ fn progress_notifications_precede_the_response_only_with_a_token() {
     let lines = preview_lines(&mut mcp, bundle, None);
     assert_eq!(lines.len(), 1, "no notification without a token: {lines:?}");
     assert!(lines[0]["result"].is_object());
-    let (code, stderr) = mcp.finish();
+    let (code, _, stderr) = mcp.finish();
     assert_eq!((code, stderr.as_str()), (0, ""));
 }

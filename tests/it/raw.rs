@@ -1,130 +1,14 @@
 //! RAW-01…08: the raw-argument boundary (spec/surface.md §9.2) over the real binary, through
 //! `okf-mcp call --args-file` and over MCP, with identical results; plus the helpers the
-//! framing and server tests share (a raw-bytes MCP session).
+//! framing and server tests share.
 
 use crate::util::*;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 /// A bundle path that does not exist: an input fault must win over it (spec/surface.md §9.1).
 pub const MISSING_BUNDLE: &str = "/nonexistent/okf-mcp-raw-tests/bundle";
-
-/// A live `okf-mcp serve` that takes raw bytes, with control over the environment.
-pub struct Session {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Session {
-    /// Spawns `okf-mcp serve` with `env` and completes `initialize`.
-    pub fn start_with(env: &[(&str, &str)]) -> Self {
-        let mut cmd = Command::new(bin());
-        cmd.arg("serve")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().expect("spawn okf-mcp serve");
-        let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut s = Self {
-            child,
-            stdin,
-            stdout,
-        };
-        s.send(
-            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"it-raw","version":"1"}}})
-                .to_string()
-                .as_bytes(),
-        );
-        let init = s.read();
-        assert_eq!(init["id"], 0);
-        assert_eq!(init["result"]["serverInfo"]["name"], "okf-mcp");
-        s.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        s
-    }
-
-    /// Spawns `okf-mcp serve` and completes `initialize`.
-    pub fn start() -> Self {
-        Self::start_with(&[])
-    }
-
-    /// The child's process id.
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Writes `bytes` and a newline.
-    pub fn send(&mut self, bytes: &[u8]) {
-        let si = self.stdin.as_mut().expect("stdin open");
-        si.write_all(bytes).expect("write");
-        si.write_all(b"\n").expect("write");
-        si.flush().expect("flush");
-    }
-
-    /// Reads the next stdout line, which must be one JSON-RPC 2.0 message.
-    pub fn read(&mut self) -> Value {
-        let mut line = String::new();
-        let n = self.stdout.read_line(&mut line).expect("read");
-        assert!(n > 0, "server closed stdout");
-        let v: Value = serde_json::from_str(&line).expect("stdout carries only JSON-RPC");
-        assert_eq!(v["jsonrpc"], "2.0", "{line}");
-        v
-    }
-
-    /// Reads messages until the one with `id`; every other message must be a notification.
-    pub fn read_id(&mut self, id: &Value) -> Value {
-        loop {
-            let m = self.read();
-            if &m["id"] == id {
-                return m;
-            }
-            assert!(m.get("id").is_none(), "unexpected response {m}");
-        }
-    }
-
-    /// Sends a `tools/call` whose `params.arguments` is exactly `args` and returns the
-    /// JSON-RPC message answering `id`.
-    pub fn call_raw(&mut self, id: i64, tool: &str, args: &[u8]) -> Value {
-        self.send(&tools_call_frame(id, tool, args));
-        self.read_id(&json!(id))
-    }
-
-    /// Closes stdin, reads the rest of stdout and waits: (exit code, rest of stdout, stderr).
-    pub fn finish(mut self) -> (i32, String, String) {
-        drop(self.stdin.take());
-        let mut rest = String::new();
-        self.stdout.read_to_string(&mut rest).expect("read rest");
-        let out = self.child.wait_with_output().expect("wait");
-        (
-            out.status.code().unwrap_or(-1),
-            rest,
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-
-    /// Gives access to the child (signals, waiting).
-    pub fn child(&mut self) -> &mut Child {
-        &mut self.child
-    }
-}
-
-/// `{"jsonrpc":"2.0","id":<id>,"method":"tools/call","params":{"name":<tool>,"arguments":<args>}}`
-/// with `args` spliced in as raw bytes.
-pub fn tools_call_frame(id: i64, tool: &str, args: &[u8]) -> Vec<u8> {
-    let mut f = format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":"#
-    )
-    .into_bytes();
-    f.extend_from_slice(args);
-    f.extend_from_slice(b"}}");
-    f
-}
 
 /// `okf-mcp call <tool> --args-file <tmp file holding exactly raw>`.
 pub fn cli_raw(tool: &str, raw: &[u8]) -> CliOut {
@@ -163,7 +47,7 @@ pub fn assert_tool_error(result: &Value, code: &str, message: &str) {
 /// Runs `raw` through the CLI and over `mcp` (request `id`), asserts the same tool error on
 /// both with identical `content`, `structuredContent` and `isError`, exit code 1 and silent
 /// stderr; returns the result.
-pub fn both(mcp: &mut Session, id: i64, raw: &[u8], code: &str, message: &str) -> Value {
+pub fn both(mcp: &mut Mcp, id: i64, raw: &[u8], code: &str, message: &str) -> Value {
     let cli = cli_raw("list_concepts", raw);
     assert_eq!(cli.code, 1, "stderr: {}", cli.stderr);
     assert!(cli.stderr.is_empty(), "stderr: {}", cli.stderr);
@@ -198,7 +82,7 @@ fn assert_untouched(root: &Path, before: &std::collections::BTreeMap<String, Vec
 fn raw_01_invalid_utf8_in_a_string_value_over_cli_and_mcp() {
     let (_t, b) = copy_bundle(&fixture("demo"));
     let before = snapshot(&b);
-    let mut mcp = Session::start();
+    let mut mcp = Mcp::start();
     let mut raw = format!("{{\"bundle_path\":{},\"x\":\"a", json!(b)).into_bytes();
     raw.extend_from_slice(b"\xff\xfe\"}");
     both(
@@ -227,7 +111,7 @@ fn raw_01_invalid_utf8_in_a_string_value_over_cli_and_mcp() {
 fn raw_02_lone_surrogate_escape_is_invalid_utf8() {
     let (_t, b) = copy_bundle(&fixture("demo"));
     let before = snapshot(&b);
-    let mut mcp = Session::start();
+    let mut mcp = Mcp::start();
     let raw = format!(r#"{{"bundle_path":{},"x":"\ud800"}}"#, json!(b));
     both(
         &mut mcp,
@@ -253,7 +137,7 @@ fn raw_03_duplicate_keys_top_level_and_nested() {
     let (_t, b) = copy_bundle(&fixture("demo"));
     let before = snapshot(&b);
     let p = json!(b).to_string();
-    let mut mcp = Session::start();
+    let mut mcp = Mcp::start();
     let cases = [
         format!(r#"{{"bundle_path":{p},"bundle_path":"/b"}}"#),
         format!(r#"{{"bundle_path":{p},"operations":[{{"op":"set_title","op":"x"}}]}}"#),
@@ -276,7 +160,7 @@ fn raw_03_duplicate_keys_top_level_and_nested() {
 
 #[test]
 fn raw_04_depth_64_passes_the_boundary_65_is_resource_limit() {
-    let mut mcp = Session::start();
+    let mut mcp = Mcp::start();
     // Depth 64 passes the boundary and then fails the closed schema (`x` is unknown).
     let ok = nested_arrays(64, MISSING_BUNDLE);
     let cli = cli_raw("list_concepts", &ok);
@@ -298,7 +182,7 @@ fn raw_04_depth_64_passes_the_boundary_65_is_resource_limit() {
 }
 
 /// Like [`both`] for a `resource_limit` whose message is ours to word.
-fn both_limit(mcp: &mut Session, id: i64, raw: &[u8]) -> Value {
+fn both_limit(mcp: &mut Mcp, id: i64, raw: &[u8]) -> Value {
     let cli = cli_raw("list_concepts", raw);
     assert_eq!(cli.code, 1, "stderr: {}", cli.stderr);
     let r = cli.result.clone().expect("result");
@@ -329,7 +213,7 @@ fn raw_05_one_million_values_pass_one_more_is_resource_limit() {
         s.push_str("]}");
         s.into_bytes()
     };
-    let mut mcp = Session::start();
+    let mut mcp = Mcp::start();
     let ok = build(1_000_000);
     let cli = cli_raw("list_concepts", &ok);
     assert_eq!(cli.code, 1);
@@ -348,7 +232,7 @@ fn raw_06_arguments_over_64_mib_are_resource_limit() {
     raw.resize(64 * 1024 * 1024 - 1, b'a');
     raw.extend_from_slice(b"\"}");
     assert_eq!(raw.len(), 64 * 1024 * 1024 + 1);
-    let mut mcp = Session::start();
+    let mut mcp = Mcp::start();
     let r = both_limit(&mut mcp, 1, &raw);
     assert!(r["structuredContent"]["message"]
         .as_str()
@@ -362,7 +246,7 @@ fn raw_06_arguments_over_64_mib_are_resource_limit() {
 
 #[test]
 fn raw_07_non_object_malformed_and_out_of_range_numbers() {
-    let mut mcp = Session::start();
+    let mut mcp = Mcp::start();
     let not_object = "MCP arguments must be a JSON object";
     let not_json = "MCP arguments are not valid JSON";
     let cases: [(&[u8], &str); 8] = [
@@ -408,7 +292,7 @@ fn raw_08_same_faulty_input_twice_gives_identical_results_without_keys_or_values
         )
         .into_bytes(),
     ];
-    let mut mcp = Session::start();
+    let mut mcp = Mcp::start();
     let mut id = 0;
     for raw in &inputs {
         let a = cli_raw("list_concepts", raw);

@@ -818,7 +818,7 @@ fn read_tools_and_their_errors_over_mcp_equal_the_cli() {
             "{tool} {args}"
         );
     }
-    let (code, stderr) = mcp.finish();
+    let (code, _, stderr) = mcp.finish();
     assert_eq!((code, stderr.as_str()), (0, ""));
     assert_eq!(snapshot(&b), before);
     assert!(!b.join(".okf").exists());

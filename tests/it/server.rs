@@ -4,42 +4,16 @@
 //! `src/server/mcp.rs::tests::can_01_cancelled_at_dispatch_wins_over_every_other_fault_without_diagnostics`
 //! (a request cancelled before dispatch gets no reply over the wire: rmcp drops it).
 
-use crate::raw::{assert_tool_error, cli_raw, Session, MISSING_BUNDLE};
+use crate::raw::{assert_tool_error, cli_raw, MISSING_BUNDLE};
 use crate::util::*;
 use serde_json::{json, Value};
-use std::io::{Read, Write};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// Waits for the child to exit; a hang detector, not a speed assertion.
-fn wait_exit(child: &mut std::process::Child, within: Duration) -> Option<i32> {
-    let start = Instant::now();
-    loop {
-        if let Some(st) = child.try_wait().expect("try_wait") {
-            return Some(st.code().unwrap_or(-1));
-        }
-        if start.elapsed() > within {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn signal(pid: u32, sig: &str) {
-    let st = Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(pid.to_string())
-        .status()
-        .expect("kill");
-    assert!(st.success());
-}
+use std::time::Duration;
 
 #[test]
 fn srv_04_server_name_silent_stderr_and_only_json_rpc_on_stdout() {
     let (_t, b) = copy_bundle(&fixture("demo"));
-    let mut s = Session::start();
+    let mut s = Mcp::start();
     let l = s.call_raw(
         1,
         "list_concepts",
@@ -62,7 +36,7 @@ fn srv_04_server_name_silent_stderr_and_only_json_rpc_on_stdout() {
 
 #[test]
 fn srv_06_tool_errors_have_the_exact_envelope_over_mcp_and_cli() {
-    let mut s = Session::start();
+    let mut s = Mcp::start();
     // Boundary, schema and bundle_path faults: three different pipeline steps.
     let cases: [(&[u8], &str); 3] = [
         (b"[]", "invalid_request"),
@@ -169,13 +143,7 @@ fn cli_usage_errors_never_echo_arguments_and_present_bad_args_are_tool_errors() 
 fn eof_exits_0_after_answering_every_pipelined_request() {
     // All requests written at once, then EOF: every request gets its response (a result or
     // `operation_cancelled`, since EOF cancels in-flight requests), then exit 0.
-    let mut child = Command::new(bin())
-        .arg("serve")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let mut s = Mcp::spawn(&[]);
     let mut input = String::new();
     input.push_str(&json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}).to_string());
     input.push('\n');
@@ -187,25 +155,12 @@ fn eof_exits_0_after_answering_every_pipelined_request() {
         );
         input.push('\n');
     }
-    {
-        let mut si = child.stdin.take().expect("stdin");
-        si.write_all(input.as_bytes()).expect("write");
-    } // EOF
-    let code = wait_exit(&mut child, Duration::from_secs(60)).expect("server exited after EOF");
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .expect("stdout")
-        .read_to_string(&mut out)
-        .expect("read");
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .expect("stderr")
-        .read_to_string(&mut err)
-        .expect("read");
+    s.write(input.as_bytes());
+    s.close_stdin(); // EOF
+    let code = s
+        .wait_exit(Duration::from_secs(60))
+        .expect("server exited after EOF");
+    let (_, out, err) = s.finish();
     assert_eq!(code, 0);
     assert!(err.is_empty(), "{err}");
     let mut ids: Vec<i64> = Vec::new();
@@ -227,13 +182,12 @@ fn eof_exits_0_after_answering_every_pipelined_request() {
 }
 
 fn signal_with_stdin_open_exits(sig: &str) {
-    let mut s = Session::start();
+    let mut s = Mcp::start();
     let l = s.call_raw(1, "list_concepts", b"[]");
     assert_eq!(l["result"]["isError"], true);
-    let pid = s.pid();
-    signal(pid, sig);
+    s.signal(sig);
     // stdin stays open (the session still owns it): the server must not hang on its read.
-    let code = wait_exit(s.child(), Duration::from_secs(30));
+    let code = s.wait_exit(Duration::from_secs(30));
     assert_eq!(
         code,
         Some(0),
@@ -258,7 +212,7 @@ fn sigint_with_stdin_held_open_exits() {
 #[test]
 fn r28_handler_panic_is_json_rpc_32603_never_a_tool_result() {
     let secret = "sk_live_PANIC_SECRET";
-    let mut s = Session::start_with(&[("OKF_MCP_TEST_PANIC", "list_concepts")]);
+    let mut s = Mcp::start_with(&[("OKF_MCP_TEST_PANIC", "list_concepts")]);
     let m = s.call_raw(
         1,
         "list_concepts",

@@ -1,12 +1,15 @@
-//! Shared helpers: temp copies of bundles, tree snapshots, the CLI and an MCP session.
+//! Shared helpers: temp copies of bundles, tree snapshots, the CLI, and the MCP client of
+//! `client.rs` (re-exported here).
 
 #![allow(dead_code)]
 
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
+
+pub use crate::client::{tools_call_frame, Mcp};
 
 /// The built binary.
 pub fn bin() -> PathBuf {
@@ -178,124 +181,6 @@ pub fn call_env_exit(tool: &str, args: &Value, env: &[(&str, &str)], code: i32) 
     assert_eq!(out.status.code(), Some(code), "{stdout}");
     let result = serde_json::from_str(stdout.trim_end()).expect("one JSON line");
     (result, String::from_utf8_lossy(&out.stderr).into_owned())
-}
-
-/// A live `okf-mcp serve` session over stdio.
-pub struct Mcp {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
-    next_id: i64,
-}
-
-impl Mcp {
-    /// Spawns the server and completes `initialize`.
-    pub fn start() -> Self {
-        let mut child = Command::new(bin())
-            .arg("serve")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn okf-mcp serve");
-        let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut s = Self {
-            child,
-            stdin,
-            stdout,
-            next_id: 1,
-        };
-        let init = s.request(
-            "initialize",
-            json!({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"it","version":"1"}}),
-        );
-        assert_eq!(init["result"]["serverInfo"]["name"], "okf-mcp");
-        s.send_line(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}).to_string());
-        s
-    }
-
-    /// Writes one raw line (a newline is appended).
-    pub fn send_line(&mut self, line: &str) {
-        let si = self.stdin.as_mut().expect("stdin open");
-        si.write_all(line.as_bytes()).expect("write");
-        si.write_all(b"\n").expect("write");
-        si.flush().expect("flush");
-    }
-
-    /// Writes raw bytes (a newline is appended).
-    pub fn send_bytes(&mut self, bytes: &[u8]) {
-        let si = self.stdin.as_mut().expect("stdin open");
-        si.write_all(bytes).expect("write");
-        si.write_all(b"\n").expect("write");
-        si.flush().expect("flush");
-    }
-
-    /// Reads the next JSON-RPC message.
-    pub fn read(&mut self) -> Value {
-        let mut line = String::new();
-        let n = self.stdout.read_line(&mut line).expect("read");
-        assert!(n > 0, "server closed stdout");
-        assert_no_host_path_in_result(&line);
-        serde_json::from_str(&line).expect("stdout carries only JSON-RPC")
-    }
-
-    /// Sends a request and reads until its response.
-    pub fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send_line(
-            &json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}).to_string(),
-        );
-        loop {
-            let m = self.read();
-            if m["id"] == json!(id) {
-                return m;
-            }
-        }
-    }
-
-    /// Sends a request and returns every line read up to and including its response, verbatim
-    /// (the golden transcripts pin the bytes, not the parsed value).
-    pub fn request_raw(&mut self, method: &str, params: Value) -> Vec<String> {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send_line(
-            &json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}).to_string(),
-        );
-        let mut lines = Vec::new();
-        loop {
-            let mut line = String::new();
-            let n = self.stdout.read_line(&mut line).expect("read");
-            assert!(n > 0, "server closed stdout");
-            assert_no_host_path_in_result(&line);
-            let m: Value = serde_json::from_str(&line).expect("stdout carries only JSON-RPC");
-            lines.push(line);
-            if m["id"] == json!(id) {
-                return lines;
-            }
-        }
-    }
-
-    /// `tools/call`; returns the JSON-RPC `result` (or the whole message on a protocol error).
-    pub fn call(&mut self, tool: &str, args: &Value) -> Value {
-        let m = self.request("tools/call", json!({"name": tool, "arguments": args}));
-        if m.get("result").is_some() {
-            m["result"].clone()
-        } else {
-            m
-        }
-    }
-
-    /// Closes stdin, waits, and returns (exit code, stderr).
-    pub fn finish(mut self) -> (i32, String) {
-        drop(self.stdin.take());
-        let out = self.child.wait_with_output().expect("wait");
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
 }
 
 /// The three compared members of a CallToolResult (spec/surface.md §1.2 "Identity").

@@ -734,7 +734,7 @@ fn wrt_mcp_and_cli_answer_identically() {
         identity(&over_mcp)
     );
     assert_eq!(over_mcp["structuredContent"]["code"], "invalid_request");
-    let (code, stderr) = mcp.finish();
+    let (code, _, stderr) = mcp.finish();
     assert_eq!(code, 0);
     assert!(stderr.is_empty(), "{stderr}");
     assert_eq!(visible(&b1), visible(&b2));
@@ -767,7 +767,7 @@ fn raw_09_sixteen_mib_body_over_mcp_gets_its_resource_limit() {
         &args(&b, "sales/new", "type: table\n", "x\n"),
     );
     assert_eq!(ok["isError"], false, "{ok}");
-    let (code, stderr) = mcp.finish();
+    let (code, _, stderr) = mcp.finish();
     assert_eq!(code, 0);
     assert!(stderr.is_empty(), "{stderr}");
     let cli = run_cli(
