@@ -106,7 +106,11 @@ fn mig_26_every_fault_point_of_a_migration_commit_recovers_to_pre_or_post_state(
         let again = call("apply_v02_migration", &x);
         assert!(!again.is_error(), "{point}: {}", again.stdout);
         assert_eq!(again.structured()["status"], "applied", "{point}");
-        assert_eq!(visible(&root), relocate(&post), "{point}: converged to the post-state");
+        assert_eq!(
+            visible(&root),
+            relocate(&post),
+            "{point}: converged to the post-state"
+        );
         if point.is_post_boundary() {
             assert_eq!(
                 again.structured()["diagnostics"][0]["code"],
@@ -114,7 +118,10 @@ fn mig_26_every_fault_point_of_a_migration_commit_recovers_to_pre_or_post_state(
                 "{point}: past the boundary the commit had happened"
             );
         } else {
-            assert_ne!(now, post, "{point}: nothing is published before the boundary");
+            assert_ne!(
+                now, post,
+                "{point}: nothing is published before the boundary"
+            );
             assert_eq!(now, pre, "{point}: the pre-state before the boundary");
         }
     }

@@ -78,3 +78,87 @@ fn progress_notifications_precede_the_response_only_with_a_token() {
     let (code, _, stderr) = mcp.finish();
     assert_eq!((code, stderr.as_str()), (0, ""));
 }
+
+/// The notifications of `lines` before the response, checked: increasing, token echoed, no
+/// path; returns how many.
+fn checked_progress(lines: &[Value], token: &str, bundle: &str) -> usize {
+    let (_, before) = lines.split_last().expect("a response");
+    let mut last = -1.0;
+    let mut n = 0;
+    for m in before {
+        assert_eq!(m["method"], "notifications/progress", "{m}");
+        assert_eq!(m["params"]["progressToken"], token);
+        let p = m["params"]["progress"].as_f64().expect("progress");
+        assert!(p > last, "progress must increase: {before:?}");
+        last = p;
+        assert!(!m.to_string().contains(bundle), "no paths in progress");
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn mig_38_migration_preview_and_apply_report_progress_only_with_a_token() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let b = tmp.path().join("bundle");
+    std::fs::create_dir_all(b.join("t")).expect("mkdir");
+    std::fs::write(b.join("index.md"), "# B\n").expect("index");
+    for i in 0..3 {
+        std::fs::write(
+            b.join(format!("t/c{i}.md")),
+            format!(
+                "---\ntype: Table\ntimestamp: 2026-01-0{}T00:00:00Z\n---\n\nC{i}.\n",
+                i + 1
+            ),
+        )
+        .expect("write");
+    }
+    let bundle = b.to_str().expect("utf-8");
+    let args = json!({"bundle_path": bundle, "timestamp_policy": "remove_after_copy",
+        "generated_by": "agent/1.0", "citation_mappings": []});
+    let mut mcp = Mcp::start();
+    let call = |mcp: &mut Mcp, name: &str, a: &Value, meta: Option<Value>| -> Vec<Value> {
+        let mut params = json!({"name": name, "arguments": a});
+        if let Some(m) = meta {
+            params["_meta"] = m;
+        }
+        mcp.request_raw("tools/call", params)
+            .iter()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect()
+    };
+    let lines = call(
+        &mut mcp,
+        "preview_v02_migration",
+        &args,
+        Some(json!({"progressToken": "p"})),
+    );
+    assert!(checked_progress(&lines, "p", bundle) >= 2, "{lines:?}");
+    let preview = lines.last().expect("response")["result"]["structuredContent"].clone();
+    assert_eq!(preview["status"], "applicable", "{preview}");
+    let quiet = call(&mut mcp, "preview_v02_migration", &args, None);
+    assert_eq!(quiet.len(), 1, "no notification without a token: {quiet:?}");
+    let mut apply = args.clone();
+    apply["expected_source"] = preview["source"].clone();
+    apply["proof"] = preview["proof"].clone();
+    apply["expected_plan_digest"] = preview["plan_digest"].clone();
+    let lines = call(
+        &mut mcp,
+        "apply_v02_migration",
+        &apply,
+        Some(json!({"progressToken": 7})),
+    );
+    let applied = lines.last().expect("response")["result"]["structuredContent"].clone();
+    assert_eq!(applied["status"], "applied", "{applied}");
+    let (_, before) = lines.split_last().expect("response");
+    assert!(before.len() >= 2, "{lines:?}");
+    let mut last = -1.0;
+    for m in before {
+        assert_eq!(m["params"]["progressToken"], 7);
+        let p = m["params"]["progress"].as_f64().expect("progress");
+        assert!(p > last);
+        last = p;
+    }
+    let (code, _, stderr) = mcp.finish();
+    assert_eq!((code, stderr.as_str()), (0, ""));
+}

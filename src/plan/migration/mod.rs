@@ -275,6 +275,10 @@ fn finish_findings(out: &mut MigrationPlan, f: Findings) {
 /// The target replay of §6.7 over the live documents: its blockers and manual actions.
 fn target_replay(bundle: &Bundle<'_>, req: &MigrationRequest) -> Findings {
     let mut f = Findings::default();
+    let progress = crate::progress::current();
+    let files = bundle.capture.files.len() as u64;
+    let total = Some(files + 1);
+    progress.finish(files, total, "planning");
     let mappings: BTreeMap<&str, &CitationMapping> = req
         .citation_mappings
         .iter()
@@ -331,6 +335,7 @@ fn target_replay(bundle: &Bundle<'_>, req: &MigrationRequest) -> Findings {
             }
         }
     }
+    progress.finish(files + 1, total, "planning");
     f
 }
 
@@ -410,8 +415,15 @@ fn transition(
     let mut proposals: Vec<CitationMapping> = Vec::new();
     let mut proposed_entries = 0usize;
     let mut root_doc: Option<&Doc<'_>> = None;
-    for doc in &bundle.docs {
+    // Progress (spec/migration.md §12.5 rule 4): one report at the start and one at the end,
+    // throttled in between; counted after the captured files so it keeps increasing.
+    let progress = crate::progress::current();
+    let files = capture.files.len() as u64;
+    let total = Some(files + bundle.docs.len() as u64);
+    progress.finish(files, total, "planning");
+    for (i, doc) in bundle.docs.iter().enumerate() {
         cancel.check()?;
+        progress.report(files + i as u64, total, "planning");
         let Some(kind) = kind_of(doc) else { continue };
         let path = doc.file.path.as_str();
         if path == "index.md" {
@@ -595,6 +607,7 @@ fn transition(
             }
         }
     }
+    progress.finish(files + bundle.docs.len() as u64, total, "planning");
     out.proposals = proposals;
     let writes = stage::changed_writes(capture, overlay);
     // The target preflight (§6.4 rule 5, §12.3).
