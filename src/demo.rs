@@ -202,7 +202,7 @@ pub fn run() -> i32 {
         "validate_bundle",
         json!({"bundle_path": v01, "strict": true, "target_version": "0.2"}),
     );
-    if valid["conformant"] != true {
+    if valid["conformance"]["conformant"] != true {
         ok.set(false);
     }
     let noop = step(

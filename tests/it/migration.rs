@@ -114,7 +114,7 @@ fn mig_01_02_03_04_fixture_migrates_replays_and_is_then_a_target_noop() {
     assert_eq!(r["diagnostics"], json!([]));
     assert_eq!(
         read(&root, "tables/orders.md"),
-        "---\ntype: Table\ntitle: Orders\ngenerated:\n  by: agent/1.0\n  at: 2026-05-28T22:43:59+00:00\nsources:\n  -\n    id: spec\n    title: Spec\n    resource: https://example.test/spec\n---\n\nClaim [^spec].\n\n[^spec]: [Spec](https://example.test/spec)\n\n"
+        "---\ntype: Table\ntitle: Orders\ngenerated:\n  by: agent/1.0\n  at: 2026-05-28T22:43:59+00:00\nsources:\n  -\n    id: spec\n    title: Spec\n    resource: https://example.test/spec\n---\n\nClaim [^spec].\n\n[^spec]: [Spec](https://example.test/spec)\n"
     );
     assert_eq!(
         read(&root, "index.md"),
@@ -124,7 +124,12 @@ fn mig_01_02_03_04_fixture_migrates_replays_and_is_then_a_target_noop() {
         "validate_bundle",
         &json!({"bundle_path": root.to_str(), "strict": true, "target_version": "0.2"}),
     );
-    assert_eq!(v.structured()["conformant"], true, "{}", v.stdout);
+    assert_eq!(
+        v.structured()["conformance"]["conformant"],
+        true,
+        "{}",
+        v.stdout
+    );
     // MIG-04: exact replay → identical plus receipt_replayed.
     let after = visible(&root);
     let again = apply(&x);
@@ -353,7 +358,9 @@ fn corpus_bundles() -> Vec<String> {
 /// text before `# Citations` with every `[^id]` / `[N]` / `^[...]` marker dropped.
 fn body_outside_citations(text: &str) -> String {
     let body = match text.strip_prefix("---") {
-        Some(rest) => rest.split_once("\n---").map_or(text, |(_, b)| b),
+        Some(rest) => rest
+            .split_once("\n---")
+            .map_or(text, |(_, b)| b.split_once('\n').map_or("", |(_, x)| x)),
         None => text,
     };
     let cut = body.find("\n# Citations").map_or(body, |i| &body[..i]);
@@ -421,7 +428,12 @@ fn crp_03_04_06_every_v01_corpus_bundle_migrates_with_its_own_proposals() {
             "validate_bundle",
             &json!({"bundle_path": root.to_str(), "strict": true, "target_version": "0.2"}),
         );
-        assert_eq!(v.structured()["conformant"], true, "{name}: {}", v.stdout);
+        assert_eq!(
+            v.structured()["conformance"]["conformant"],
+            true,
+            "{name}: {}",
+            v.stdout
+        );
         // 5. re-preview → target-noop.
         let n = preview(&a);
         assert_eq!(n["status"], "noop", "{name}: {n}");
