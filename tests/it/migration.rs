@@ -378,9 +378,9 @@ fn regex_lite(s: &str) -> String {
         let rest = &s[i..];
         let marker = if rest.starts_with("[^") || rest.starts_with("^[") {
             rest.find(']').map(|e| e + 1)
-        } else if rest.starts_with('[') {
-            let d = rest[1..].bytes().take_while(u8::is_ascii_digit).count();
-            (d > 0 && rest[1 + d..].starts_with(']')).then_some(d + 2)
+        } else if let Some(after) = rest.strip_prefix('[') {
+            let d = after.bytes().take_while(u8::is_ascii_digit).count();
+            (d > 0 && after[d..].starts_with(']')).then_some(d + 2)
         } else {
             None
         };
@@ -401,6 +401,21 @@ fn crp_03_04_06_every_v01_corpus_bundle_migrates_with_its_own_proposals() {
     for name in corpus_bundles() {
         let (_d, root) = copy_bundle(&corpus(&format!("v0.1/{name}")));
         let original = snapshot(&root);
+        // CRP-03: [] and no generated_by → blocked on both, legacy-probe source.
+        let bare = preview(&args(&root, json!({})));
+        assert_eq!(bare["status"], "blocked", "{name}");
+        assert_eq!(bare["source"]["resolution_source"], "legacy-probe", "{name}");
+        let codes: Vec<&str> = bare["blockers"]
+            .as_array()
+            .expect("blockers")
+            .iter()
+            .filter_map(|b| b["code"].as_str())
+            .collect();
+        for code in ["missing_explicit_citation_mapping", "missing_explicit_generated_by"] {
+            assert!(codes.contains(&code), "{name}: {code} in {codes:?}");
+        }
+        assert_eq!(snapshot(&root), original, "{name}");
+        assert!(!root.join(".okf").exists(), "{name}");
         // 1. [] → blocked, with proposals.
         let a0 = args(&root, json!({"generated_by": "agent/1.0"}));
         let p0 = preview(&a0);

@@ -480,9 +480,8 @@ fn transition(
                 );
                 blocked = true;
             }
-            if blocked {
-                continue;
-            }
+            // A blocked body still gets its frontmatter checked, so that one preview names
+            // every blocker of the document (nothing of it is written).
             match split.frontmatter.clone() {
                 Some(r) => {
                     let mut fm = match Frontmatter::parse(&split.text[r.clone()], split.crlf) {
@@ -527,7 +526,8 @@ fn transition(
                     }
                 }
             }
-        } else if blocked {
+        }
+        if blocked {
             continue;
         }
         if new_fm.is_some() || new_body.is_some() {
