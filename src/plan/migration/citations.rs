@@ -744,6 +744,7 @@ struct Raw {
     end: usize,
     frontmatter: bool,
     message: String,
+    action: Option<&'static str>,
 }
 
 impl Raw {
@@ -754,6 +755,7 @@ impl Raw {
             end,
             frontmatter: false,
             message: message.into(),
+            action: action_for(code),
         }
     }
     fn frontmatter(code: &'static str, message: impl Into<String>) -> Self {
@@ -763,6 +765,13 @@ impl Raw {
             end: 0,
             frontmatter: true,
             message: message.into(),
+            action: action_for(code),
+        }
+    }
+    fn with_action(self, action: &'static str) -> Self {
+        Raw {
+            action: Some(action),
+            ..self
         }
     }
     fn into_blocker(self, offset: usize) -> Blocker {
@@ -772,7 +781,7 @@ impl Raw {
             (self.start + offset, self.end + offset)
         };
         Blocker {
-            action: action_for(self.code),
+            action: self.action,
             code: self.code,
             start,
             end,
@@ -1476,6 +1485,11 @@ fn definition(text: &str) -> Option<(&str, &str)> {
     Some((&rest[..end], content.trim_matches([' ', '\t'])))
 }
 
+/// Whether an existing definition's (trimmed) content is the rendered `content`.
+fn same_content(existing: &str, content: &str) -> bool {
+    existing == content.trim_matches([' ', '\t'])
+}
+
 /// A footnote definition of the body.
 #[derive(Debug, Clone)]
 struct Def<'a> {
@@ -1774,7 +1788,7 @@ fn migrate(
             continue;
         };
         let g = &mut groups[g];
-        if d.content == g.content {
+        if same_content(d.content, &g.content) {
             g.skip = true;
         } else {
             blockers.push(Raw::new(
@@ -1916,17 +1930,19 @@ fn post_check(
 // ---------------------------------------------------------------------------------------------
 
 /// The expected source of one mapping entry in an already-migrated body, or why it cannot
-/// be known.
+/// be known (as a blocker at the end of the body, or at the frontmatter).
 fn expected(
     m: &MappingEntry,
     kind: DocKind,
     sources: &[Source],
-) -> Result<Projected, (&'static str, String)> {
+    eof: usize,
+) -> Result<Projected, Raw> {
     if let Some(raw) = &m.legacy_entry {
         return project(&Legacy::parse(raw), m).map_err(|errs| {
             let codes: Vec<&str> = errs.iter().map(|e| e.0).collect();
-            (
+            Raw::new(
                 "migration_replay_mismatch",
+                (eof, eof),
                 format!(
                     "the legacy_entry of source id {:?} does not project ({}): the transition \
                      would have been blocked",
@@ -1939,7 +1955,7 @@ fn expected(
     match kind {
         DocKind::Concept => {
             let Some(s) = sources.iter().find(|s| s.id == m.source_id) else {
-                return Err((
+                return Err(Raw::frontmatter(
                     "migration_replay_mismatch",
                     format!("no sources item has the id {:?}", m.source_id),
                 ));
@@ -1956,8 +1972,9 @@ fn expected(
                 resource: r.clone(),
                 link_title: None,
             }),
-            None => Err((
+            None => Err(Raw::new(
                 "migration_citation_replay_evidence_missing",
+                (eof, eof),
                 format!(
                     "source id {:?} of a reserved document is selected by legacy_number only \
                      and has no resource: its footnote definition cannot be checked",
@@ -1982,11 +1999,14 @@ fn replay(
         Vec::new()
     };
     for h in &heads {
-        out.push(Raw::new(
-            "migration_replay_mismatch",
-            h.span(&lines),
-            "an active `# Citations` section remains in a v0.2 document",
-        ));
+        out.push(
+            Raw::new(
+                "migration_replay_mismatch",
+                h.span(&lines),
+                "an active `# Citations` section remains in a v0.2 document",
+            )
+            .with_action("normalize_citations_section"),
+        );
     }
     let Some(mapping) = mapping else {
         return out;
@@ -1999,10 +2019,10 @@ fn replay(
     let mut seen: HashMap<String, (usize, Option<String>)> = HashMap::new();
     for (j, m) in mapping.entries.iter().enumerate() {
         let label = markdown::normalise_label(&m.source_id);
-        let exp = match expected(m, kind, sources) {
+        let exp = match expected(m, kind, sources, body.len()) {
             Ok(p) => p,
-            Err((code, message)) => {
-                out.push(Raw::new(code, eof, message));
+            Err(raw) => {
+                out.push(raw);
                 seen.entry(label).or_insert((j, None));
                 continue;
             }
@@ -2040,7 +2060,7 @@ fn replay(
         let mut found = false;
         for d in defs.iter().filter(|d| d.label == label) {
             found = true;
-            if d.content != content {
+            if !same_content(d.content, &content) {
                 out.push(Raw::new(
                     "migration_replay_mismatch",
                     (d.start, d.end),
