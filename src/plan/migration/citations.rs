@@ -176,7 +176,8 @@ pub fn probe(body: &str, body_offset: usize) -> SectionProbe {
 /// The transition of one body (§6.2–§6.4, §12.1, §12.2, §12.6).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BodyOutcome {
-    /// The rewritten body; `None` when nothing changes (no section and no mapping).
+    /// The rewritten body; `None` when nothing changes (no section and no mapping), and
+    /// whenever `blockers` is not empty.
     pub body: Option<String>,
     /// For concepts with a mapping: the `sources` items to insert, one per distinct
     /// normalised source id in legacy-entry order (§6.3 rule 3). Empty for reserved documents.
@@ -213,7 +214,7 @@ pub fn migrate_body(
     let no_section = |out: &mut BodyOutcome| {
         if mapping.is_some() {
             out.blockers.push(
-                Raw::new(
+                Spot::new(
                     "missing_citations_section",
                     (0, 0),
                     "a citation mapping names a document without a `# Citations` section",
@@ -237,7 +238,7 @@ pub fn migrate_body(
     let mut blockers = Vec::new();
     for h in &heads {
         if h.anchored {
-            blockers.push(Raw::new(
+            blockers.push(Spot::new(
                 "heading_source_anchor",
                 h.heading_span(&lines),
                 "the `# Citations` heading has a closing `#` sequence or an attribute block; \
@@ -246,7 +247,7 @@ pub fn migrate_body(
         }
     }
     for h in &heads[1..] {
-        blockers.push(Raw::new(
+        blockers.push(Spot::new(
             "multiple_citations_sections",
             h.heading_span(&lines),
             "a second `# Citations` section: a document may have only one",
@@ -264,7 +265,7 @@ pub fn migrate_body(
         });
     }
     match mapping {
-        None => blockers.push(Raw::new(
+        None => blockers.push(Spot::new(
             "missing_explicit_citation_mapping",
             head.span(&lines),
             "the document has a `# Citations` section and no citation_mappings item",
@@ -550,7 +551,7 @@ struct Entry<'a> {
     end: usize,
     /// Its number (§6.2 rule 3, §12.1 rule 2), if it has one.
     number: Option<u64>,
-    /// Raw content (§6.2 rule 3, §12.1 rule 3).
+    /// Spot content (§6.2 rule 3, §12.1 rule 3).
     raw: &'a str,
 }
 
@@ -725,7 +726,7 @@ fn is_list_entry(c: &Cls<'_>) -> bool {
 struct Parsed<'a> {
     entries: Vec<Entry<'a>>,
     /// Syntax blockers (body offsets; shifted by the caller).
-    blockers: Vec<Raw>,
+    blockers: Vec<Spot>,
     /// Line index range of the owned region: the heading line and the owned entry and blank
     /// lines after it.
     owned: (usize, usize),
@@ -735,10 +736,10 @@ struct Parsed<'a> {
     kept: bool,
 }
 
-/// A blocker before its shift to document offsets: located in the body, or at the
+/// A blocker as found: located in the body (before its shift to document offsets), or at the
 /// frontmatter (`frontmatter`: the span `0..body_offset` of the document).
 #[derive(Debug, Clone)]
-struct Raw {
+struct Spot {
     code: &'static str,
     start: usize,
     end: usize,
@@ -747,9 +748,9 @@ struct Raw {
     action: Option<&'static str>,
 }
 
-impl Raw {
+impl Spot {
     fn new(code: &'static str, (start, end): (usize, usize), message: impl Into<String>) -> Self {
-        Raw {
+        Spot {
             code,
             start,
             end,
@@ -759,7 +760,7 @@ impl Raw {
         }
     }
     fn frontmatter(code: &'static str, message: impl Into<String>) -> Self {
-        Raw {
+        Spot {
             code,
             start: 0,
             end: 0,
@@ -769,7 +770,7 @@ impl Raw {
         }
     }
     fn with_action(self, action: &'static str) -> Self {
-        Raw {
+        Spot {
             action: Some(action),
             ..self
         }
@@ -881,7 +882,7 @@ fn parse_section<'a>(lines: &[Ln<'a>], head: &Head, mode: TrailingContent) -> Pa
             Cls::Entry { raw, .. } => {
                 if let Some(last) = multi[i] {
                     let end = body_lines[last].end();
-                    blockers.push(Raw::new(
+                    blockers.push(Spot::new(
                         "unsupported_citation_entry",
                         (l.start, end),
                         "a citation entry spans more than one line; write each entry on a \
@@ -890,7 +891,7 @@ fn parse_section<'a>(lines: &[Ln<'a>], head: &Head, mode: TrailingContent) -> Pa
                 }
                 if let Some(n) = number {
                     if numbers.insert(n, entries.len()).is_some() {
-                        blockers.push(Raw::new(
+                        blockers.push(Spot::new(
                             "duplicate_citation_number",
                             (l.start, l.end()),
                             format!("citation number {n} is used by more than one entry"),
@@ -904,7 +905,7 @@ fn parse_section<'a>(lines: &[Ln<'a>], head: &Head, mode: TrailingContent) -> Pa
                     raw,
                 });
             }
-            Cls::Unsupported(why) => blockers.push(Raw::new(
+            Cls::Unsupported(why) => blockers.push(Spot::new(
                 "unsupported_citation_entry",
                 (l.start, l.end()),
                 format!("unsupported citation entry: {why}"),
@@ -954,7 +955,7 @@ fn parse_section<'a>(lines: &[Ln<'a>], head: &Head, mode: TrailingContent) -> Pa
             } else {
                 "content inside the citations section that is not a citation entry"
             };
-            blockers.push(Raw::new(code, (start, body_lines[j].end()), message));
+            blockers.push(Spot::new(code, (start, body_lines[j].end()), message));
             i = j + 1;
         }
     }
@@ -1580,7 +1581,7 @@ fn match_entries(
     entries: &[Entry<'_>],
     mapping: &CitationMapping,
     heading: (usize, usize),
-    blockers: &mut Vec<Raw>,
+    blockers: &mut Vec<Spot>,
 ) -> Vec<Option<usize>> {
     let mut by_number: HashMap<u64, Vec<usize>> = HashMap::new();
     let mut by_entry: HashMap<&str, Vec<usize>> = HashMap::new();
@@ -1604,7 +1605,7 @@ fn match_entries(
         };
         match sel.as_slice() {
             [] => {
-                blockers.push(Raw::new(
+                blockers.push(Spot::new(
                     "unresolved_citation_entry",
                     (e.start, e.end),
                     format!("{which} is selected by no mapping entry"),
@@ -1614,7 +1615,7 @@ fn match_entries(
             [j] => assigned.push(Some(*j)),
             many => {
                 let list: Vec<String> = many.iter().map(|j| format!("entries[{j}]")).collect();
-                blockers.push(Raw::new(
+                blockers.push(Spot::new(
                     "ambiguous_citation_mapping",
                     (e.start, e.end),
                     format!("{which} is selected by mapping {}", list.join(", ")),
@@ -1625,7 +1626,7 @@ fn match_entries(
     }
     for (j, h) in hits.iter().enumerate() {
         match h.as_slice() {
-            [] => blockers.push(Raw::new(
+            [] => blockers.push(Spot::new(
                 "incomplete_citation_mapping",
                 heading,
                 format!("mapping entries[{j}] selects no citation entry of the section"),
@@ -1633,7 +1634,7 @@ fn match_entries(
             [_] => {}
             [_, rest @ ..] => {
                 for &k in rest {
-                    blockers.push(Raw::new(
+                    blockers.push(Spot::new(
                         "incomplete_citation_mapping",
                         (entries[k].start, entries[k].end),
                         format!(
@@ -1681,7 +1682,7 @@ fn migrate(
     nl: &str,
     kind: DocKind,
     mapping: &CitationMapping,
-    blockers: &mut Vec<Raw>,
+    blockers: &mut Vec<Spot>,
 ) -> Option<(String, Vec<Source>)> {
     let Doc {
         body,
@@ -1706,7 +1707,7 @@ fn migrate(
             Ok(p) => Some(p),
             Err(errs) => {
                 for (code, message) in errs {
-                    blockers.push(Raw::new(code, (e.start, e.end), message));
+                    blockers.push(Spot::new(code, (e.start, e.end), message));
                 }
                 None
             }
@@ -1725,7 +1726,7 @@ fn migrate(
                 None
             };
             if let Some(why) = why {
-                blockers.push(Raw::new(
+                blockers.push(Spot::new(
                     "migration_citation_replay_evidence_missing",
                     (e.start, e.end),
                     format!(
@@ -1753,7 +1754,7 @@ fn migrate(
                 // Different ids with one normalised label are rule 11's collision, raised by
                 // the caller (`validate_mapping` returns `Ok(true)`).
                 if g.id == m.source_id && g.content != content {
-                    blockers.push(Raw::new(
+                    blockers.push(Spot::new(
                         "reused_source_metadata_conflict",
                         (entries[k].start, entries[k].end),
                         format!(
@@ -1791,7 +1792,7 @@ fn migrate(
         if same_content(d.content, &g.content) {
             g.skip = true;
         } else {
-            blockers.push(Raw::new(
+            blockers.push(Spot::new(
                 "conflicting_footnote_definition",
                 (d.start, d.end),
                 format!(
@@ -1815,7 +1816,7 @@ fn migrate(
         }
         for mk in &markers {
             match by_number.get(&mk.number) {
-                _ if mk.number == 0 => blockers.push(Raw::new(
+                _ if mk.number == 0 => blockers.push(Spot::new(
                     "invalid_claim_marker",
                     (mk.start, mk.end),
                     "claim marker [0]: citation numbers start at 1",
@@ -1823,7 +1824,7 @@ fn migrate(
                 Some(Some(id)) => patches.push((mk.start, mk.end, format!("[^{id}]"))),
                 // The entry itself is unresolved or ambiguous: blocked there.
                 Some(None) => {}
-                None => blockers.push(Raw::new(
+                None => blockers.push(Spot::new(
                     "unresolved_claim_marker",
                     (mk.start, mk.end),
                     format!(
@@ -1848,7 +1849,7 @@ fn migrate(
         };
         if let Some(t) = &mapping.entries[j].inline_note {
             if !used.contains(t.as_str()) {
-                blockers.push(Raw::new(
+                blockers.push(Spot::new(
                     "unresolved_inline_note",
                     (e.start, e.end),
                     format!(
@@ -1891,7 +1892,7 @@ fn migrate(
 
     // Post-check (§6.3 rule 4, §12.2 rule 4).
     if let Some(why) = post_check(&out, mapping, &map) {
-        blockers.push(Raw::new(
+        blockers.push(Spot::new(
             "citation_semantic_mismatch",
             head.span(lines),
             format!("the rewritten body still has {why}"),
@@ -1936,11 +1937,11 @@ fn expected(
     kind: DocKind,
     sources: &[Source],
     eof: usize,
-) -> Result<Projected, Raw> {
+) -> Result<Projected, Spot> {
     if let Some(raw) = &m.legacy_entry {
         return project(&Legacy::parse(raw), m).map_err(|errs| {
             let codes: Vec<&str> = errs.iter().map(|e| e.0).collect();
-            Raw::new(
+            Spot::new(
                 "migration_replay_mismatch",
                 (eof, eof),
                 format!(
@@ -1955,7 +1956,7 @@ fn expected(
     match kind {
         DocKind::Concept => {
             let Some(s) = sources.iter().find(|s| s.id == m.source_id) else {
-                return Err(Raw::frontmatter(
+                return Err(Spot::frontmatter(
                     "migration_replay_mismatch",
                     format!("no sources item has the id {:?}", m.source_id),
                 ));
@@ -1972,7 +1973,7 @@ fn expected(
                 resource: r.clone(),
                 link_title: None,
             }),
-            None => Err(Raw::new(
+            None => Err(Spot::new(
                 "migration_citation_replay_evidence_missing",
                 (eof, eof),
                 format!(
@@ -1990,7 +1991,7 @@ fn replay(
     kind: DocKind,
     mapping: Option<&CitationMapping>,
     sources: &[Source],
-) -> Vec<Raw> {
+) -> Vec<Spot> {
     let mut out = Vec::new();
     let lines = lines(body);
     let heads = if mentions_citations(body) {
@@ -2000,7 +2001,7 @@ fn replay(
     };
     for h in &heads {
         out.push(
-            Raw::new(
+            Spot::new(
                 "migration_replay_mismatch",
                 h.span(&lines),
                 "an active `# Citations` section remains in a v0.2 document",
@@ -2033,7 +2034,7 @@ fn replay(
                 .find(|s| s.id == m.source_id)
                 .is_some_and(|s| s.title == exp.title && s.resource == exp.resource);
             if !ok {
-                out.push(Raw::frontmatter(
+                out.push(Spot::frontmatter(
                     "migration_replay_mismatch",
                     format!(
                         "the sources item {:?} is missing or differs from the mapping's \
@@ -2046,7 +2047,7 @@ fn replay(
         let content = exp.content();
         if let Some((first, prev)) = seen.get(&label) {
             if prev.as_ref().is_some_and(|p| *p != content) {
-                out.push(Raw::new(
+                out.push(Spot::new(
                     "migration_replay_mismatch",
                     eof,
                     format!(
@@ -2061,7 +2062,7 @@ fn replay(
         for d in defs.iter().filter(|d| d.label == label) {
             found = true;
             if !same_content(d.content, &content) {
-                out.push(Raw::new(
+                out.push(Spot::new(
                     "migration_replay_mismatch",
                     (d.start, d.end),
                     format!(
@@ -2073,7 +2074,7 @@ fn replay(
             }
         }
         if !found {
-            out.push(Raw::new(
+            out.push(Spot::new(
                 "migration_replay_mismatch",
                 eof,
                 format!("no footnote definition for source id {:?}", m.source_id),
@@ -2091,7 +2092,7 @@ fn replay(
             .filter_map(|m| m.legacy_number.map(u64::from))
             .collect();
         for mk in markers.iter().filter(|mk| numbers.contains(&mk.number)) {
-            out.push(Raw::new(
+            out.push(Spot::new(
                 "migration_replay_mismatch",
                 (mk.start, mk.end),
                 format!("claim marker [{}] of a mapped entry remains", mk.number),
@@ -2103,7 +2104,7 @@ fn replay(
         .iter()
         .filter(|n| note_rewrite(n.text, &map).is_some())
     {
-        out.push(Raw::new(
+        out.push(Spot::new(
             "migration_replay_mismatch",
             (n.start, n.end),
             "an inline note with a mapped text remains",

@@ -101,6 +101,15 @@ fn probe_locates_unparseable_ownership_at_the_error() {
     assert_eq!(&body[start..end], "# Citations");
 }
 
+#[test]
+fn mig_07_marker_only_bodies_are_no_candidates() {
+    let body = "Claim [1] and [2].\n\n## Citations\n\n[1] not a section\n";
+    assert_eq!(probe(body, 0), SectionProbe::None);
+    assert_eq!(run(body, DocKind::Concept, None), BodyOutcome::default());
+    assert!(replay_check(body, 0, DocKind::Concept, None, &[]).is_empty());
+    assert_eq!(propose("a.md", body, DocKind::Concept), None);
+}
+
 // ----- section grammar (§6.2, §12.1) --------------------------------------------------------
 
 #[test]
@@ -533,6 +542,17 @@ fn claim_markers_and_their_exclusions() {
     let (new, _) = ok(&body, &item(vec![num(1, "a")]));
     let expected = "A [^a] b[^a]. `code [1]` \\[1] ![1] ^[1] [1](x) [1][y] [1]: z [[^a]] _[^a]_\n\n```\n[1]\n```\n\n    [1] indented\n\n<div>\n[1]\n</div>\n\n[^n]: note [1]\n\n## Heading [^a]\n\n[^a]: [A](https://a.test)\n";
     assert_eq!(new, expected);
+}
+
+#[test]
+fn markers_of_blocked_entries_are_not_reported_again() {
+    let body = "x [1]\n# Citations\n[1] a\n";
+    let o = run(
+        body,
+        DocKind::Concept,
+        Some(&item(vec![num(1, "a"), ent("a", "b")])),
+    );
+    assert_eq!(codes(&o), ["ambiguous_citation_mapping"]);
 }
 
 #[test]
@@ -1044,7 +1064,7 @@ fn validation_rule_4_legacy_entry() {
 }
 
 #[test]
-fn validation_rules_5_to_8_fields() {
+fn mig_19_validation_rules_5_to_8_fields() {
     for bad in ["", " ", "a]", "[a", " a", "a ", "a\nb", "a\rb"] {
         let e = err(vec![num(1, bad)]);
         assert_eq!(e.code, "invalid_request", "{bad:?}");
@@ -1102,7 +1122,7 @@ fn validation_rules_5_to_8_fields() {
 }
 
 #[test]
-fn validation_rules_9_to_11() {
+fn mig_20_validation_rules_9_to_11() {
     let t = |n: u32, title: &str| MappingEntry {
         title: Some(title.into()),
         ..num(n, "s")
@@ -1134,7 +1154,7 @@ fn validation_rules_9_to_11() {
 }
 
 #[test]
-fn validation_inline_notes() {
+fn mig_34_validation_inline_notes() {
     assert_eq!(check(vec![with_note(num(1, "a"), "a.md")]), Ok(false));
     for bad in ["", "a[", "b]", "a\tb", "a\u{7f}"] {
         assert_eq!(
@@ -1181,7 +1201,7 @@ fn ids(p: &CitationMapping) -> Vec<&str> {
 }
 
 #[test]
-fn mig_36_proposals() {
+fn mig_36_proposals_slugs_notes_reserved_fields() {
     let body = "A [1] B [2] C [3] ^[Spec]\n\n# Citations\n\n[1] [Spec](https://a.test)\n[2] [spec](https://b.test)\n[3] [SPEC](https://c.test)\n";
     let p = round_trip(body, DocKind::Concept);
     assert_eq!(p.path, "a.md");
