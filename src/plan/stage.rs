@@ -67,6 +67,10 @@ pub struct Plan {
     pub plan_digest: String,
     /// Written files `(path, new bytes)`, ascending by path; empty unless applicable.
     pub writes: Vec<(String, Vec<u8>)>,
+    /// Written files of a streamed plan `(path, size, H(new bytes))`, ascending by path: the
+    /// bytes are produced again at commit time (spec/migration.md §12.5 rule 2). Non-empty
+    /// only when `writes` is empty.
+    pub streamed: Vec<(String, u64, [u8; 32])>,
     /// Concept ids of written concept files, sorted.
     pub changed_refs: Vec<String>,
     /// The unified diff of the writes, cut by whole file sections past 1 MiB (§5.4).

@@ -413,6 +413,57 @@ pub fn capture_with(
     Ok(Capture::walked(files, revision, miss))
 }
 
+/// Reads the bytes of `file` (a file of a capture of `root`) again, through the same
+/// symlink-refusing walk as the capture (spec/store.md §3.1), for a planner that let the
+/// capture spill them (spec/migration.md §12.5 rule 1: one document in memory at a time).
+///
+/// # Errors
+/// `invalid_request` for a symlink or special file on the way; `operation_rejected`
+/// (`bundle changed while it was captured`) when the bytes differ in size or digest from the
+/// captured file, or the file is gone; `operation_rejected` for an unreadable file.
+pub fn reread(root: &Root, file: &CapturedFile) -> Result<Vec<u8>, ToolError> {
+    let mut dir: Option<Dir> = None;
+    let mut parts = file.path.split('/').peekable();
+    let mut done = String::new();
+    while let Some(part) = parts.next() {
+        let parent = dir.as_ref().unwrap_or(&root.dir);
+        if !done.is_empty() {
+            done.push('/');
+        }
+        done.push_str(part);
+        if parts.peek().is_some() {
+            let sub = parent
+                .open_dir_nofollow(part)
+                .map_err(|_| after_failed_open(parent, part, &done))?;
+            dir = Some(sub);
+            continue;
+        }
+        let mut opts = OpenOptions::new();
+        opts.read(true).follow(FollowSymlinks::No).nonblock(true);
+        let f = parent
+            .open_with(part, &opts)
+            .map_err(|_| after_failed_open(parent, part, &done))?;
+        let meta = f.metadata().map_err(|_| unreadable())?;
+        if !meta.is_file() {
+            return Err(refuse_type(&meta, &done));
+        }
+        if meta.len() != file.size {
+            return Err(changed());
+        }
+        let mut bytes =
+            Vec::with_capacity(usize::try_from(file.size).unwrap_or(0).saturating_add(1));
+        f.into_std()
+            .take(file.size + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|_| unreadable())?;
+        if bytes.len() as u64 != file.size || digest::sha256(&bytes) != file.digest {
+            return Err(changed());
+        }
+        return Ok(bytes);
+    }
+    Err(changed())
+}
+
 fn unreadable() -> ToolError {
     ToolError::new(codes::OPERATION_REJECTED, "bundle could not be read")
 }

@@ -11,6 +11,7 @@ use crate::plan::patch::ops::{authorisation_mismatch, PatchRequest};
 use crate::plan::patch::planner::{documents_read, plan_patch_parsed, validation_options};
 use crate::plan::stage::Plan;
 use crate::store::error::Flavor;
+use crate::store::root::Root;
 use crate::tools::schema_parts::{
     input_root, profile_branches, r, temporal_profile_prop, with, EXAMPLE_BUNDLE_PATH,
 };
@@ -51,6 +52,7 @@ impl Workflow for ConceptPatch {
         bundle: &Bundle<'_>,
         req: &PatchRequest,
         change_set_base: &str,
+        _root: &Root,
         cancel: &Cancel,
     ) -> Result<Plan, ToolError> {
         plan_patch_parsed(bundle, req, change_set_base, cancel)

@@ -6,16 +6,22 @@
 use crate::cancel::Cancel;
 use crate::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::okf::bundle::Bundle;
+use crate::okf::capture::{Capture, CapturedFile};
+use crate::okf::grammar::{classify, DocClass};
 use crate::okf::validate::{self, ValidationOptions};
 use crate::plan::identity::{Authorisation, ChangeSet};
 use crate::plan::migration::citations::CitationMapping;
+use crate::plan::migration::citations::DocKind;
+use crate::plan::migration::document;
 use crate::plan::migration::identity::{self, proof_json};
 use crate::plan::migration::request::{authorisation_mismatch, MigrationRequest};
 use crate::plan::migration::source::{self, Selector, SourceResolution};
 use crate::plan::migration::{self as planner, MigrationPlan, MigrationStatus};
 use crate::plan::stage::{Plan, PlanStatus};
-use crate::store::error::Flavor;
-use crate::store::root;
+use crate::store::capture;
+use crate::store::commit::{Emit, Payloads};
+use crate::store::error::{Flavor, StoreError};
+use crate::store::root::{self, Root};
 use crate::tools::schema_parts::{
     boolean, closed, closed_with, count, diagnostics_array, input_root, paths_array, r,
     string_1_max, string_max, with, EXAMPLE_BUNDLE_PATH,
@@ -23,7 +29,7 @@ use crate::tools::schema_parts::{
 use crate::tools::spine::{self, ApplyAnswer, Workflow};
 use crate::tools::{Ctx, Success};
 use serde_json::{json, Map, Value};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The migration (spec/migration.md).
 #[derive(Debug, Clone, Copy)]
@@ -58,11 +64,13 @@ fn unsupported(message: &str) -> ToolError {
 fn live_resolution(
     bundle: &Bundle<'_>,
     req: &MigrationRequest,
+    root: &Root,
 ) -> Result<(SourceResolution, bool), ToolError> {
-    match source::resolve(bundle, req.from, "expected_source") {
+    match source::resolve(bundle, req.from, "expected_source", &reader(root)) {
         Ok(s) => Ok((s, false)),
         Err(e) if e.code == codes::INVALID_REQUEST && req.from == Selector::V01 => {
-            let declared = source::resolve(bundle, Selector::Auto, "expected_source")?;
+            let declared =
+                source::resolve(bundle, Selector::Auto, "expected_source", &reader(root))?;
             if declared.declared_version.as_deref() == Some("0.2") {
                 Ok((declared, true))
             } else {
@@ -88,7 +96,6 @@ impl Workflow for Migration {
     type Request = MigrationRequest;
     const NAMESPACE: &'static str = identity::NAMESPACE;
     const FLAVOR: Flavor = Flavor::Migration;
-    const READS_EVERYTHING: bool = true;
 
     fn bundle_path(req: &MigrationRequest) -> &str {
         &req.bundle_path
@@ -110,36 +117,48 @@ impl Workflow for Migration {
     }
 
     fn documents_read(_req: &MigrationRequest) -> BTreeSet<String> {
-        BTreeSet::new()
+        // Only the root declaration stays resident; every other document is read again one
+        // at a time (spec/migration.md §12.5 rule 1).
+        BTreeSet::from(["index.md".to_owned()])
     }
 
     fn plan(
         bundle: &Bundle<'_>,
         req: &MigrationRequest,
         change_set_base: &str,
+        root: &Root,
         cancel: &Cancel,
     ) -> Result<Plan, ToolError> {
         let expected =
             expected_source(req).ok_or_else(|| authorisation_mismatch("not an apply"))?;
-        let (live, exception) = live_resolution(bundle, req)?;
+        let (live, exception) = live_resolution(bundle, req, root)?;
         if exception || &live != expected {
             return Err(source_conflict());
         }
         if !live.is_transition() {
             return Err(unsupported("the bundle is no longer a v0.1 source"));
         }
-        let plan = planner::plan(bundle, req, live, change_set_base, cancel)?;
+        let plan = planner::plan(bundle, req, live, change_set_base, &reader(root), cancel)?;
         Ok(to_stage_plan(plan))
     }
 
-    fn before_replay(bundle: &Bundle<'_>, req: &MigrationRequest) -> Result<(), ToolError> {
-        let (live, _) = live_resolution(bundle, req)?;
+    fn payloads<'a>(req: &'a MigrationRequest, root: &'a Root) -> Option<Box<dyn Payloads + 'a>> {
+        Some(Box::new(Producer { req, root }))
+    }
+
+    fn before_replay(
+        bundle: &Bundle<'_>,
+        req: &MigrationRequest,
+        root: &Root,
+    ) -> Result<(), ToolError> {
+        let (live, _) = live_resolution(bundle, req, root)?;
         if live.is_target_noop() {
             let plan = planner::plan(
                 bundle,
                 req,
                 live,
                 &bundle.capture.revision,
+                &reader(root),
                 &Cancel::default(),
             )?;
             if plan.status != MigrationStatus::TargetNoop {
@@ -159,6 +178,73 @@ impl Workflow for Migration {
 
     fn render_apply(answer: &ApplyAnswer<'_>, req: &MigrationRequest) -> Value {
         render_apply(answer, expected_source(req))
+    }
+}
+
+/// Reads spilled documents of `root` again ([`crate::store::capture::reread`]).
+fn reader(root: &Root) -> impl Fn(&CapturedFile) -> Result<Vec<u8>, ToolError> + '_ {
+    move |f| capture::reread(root, f)
+}
+
+/// The payloads of a verified migration plan, produced again under the store lock from the
+/// capture the store compared at C5 (spec/migration.md §12.5 rule 2): each document of the
+/// locked capture is read again and transformed by the same pure functions as the plan
+/// ([`document`]); the store checks every payload against the planned digest.
+struct Producer<'a> {
+    req: &'a MigrationRequest,
+    root: &'a Root,
+}
+
+impl Payloads for Producer<'_> {
+    fn produce(&self, locked: &Capture, emit: &mut Emit<'_>) -> Result<(), StoreError> {
+        let mappings: BTreeMap<&str, &CitationMapping> = self
+            .req
+            .citation_mappings
+            .iter()
+            .map(|m| (m.path.as_str(), m))
+            .collect();
+        let explicit: BTreeMap<&str, &str> = self
+            .req
+            .generated_at
+            .iter()
+            .map(|g| (g.path.as_str(), g.at.as_str()))
+            .collect();
+        let read = |f: &CapturedFile| -> Result<Vec<u8>, StoreError> {
+            capture::reread(self.root, f).map_err(|_| StoreError::Conflict { retryable: true })
+        };
+        let mut root_file: Option<&CapturedFile> = None;
+        for f in &locked.files {
+            let kind = match classify(&f.path) {
+                DocClass::Concept(_) => DocKind::Concept,
+                DocClass::Reserved => DocKind::Reserved,
+                _ => continue,
+            };
+            if f.path == "index.md" {
+                root_file = Some(f);
+                continue;
+            }
+            let bytes = read(f)?;
+            let path = f.path.as_str();
+            let o = document::migrate_document(
+                kind,
+                &bytes,
+                self.req,
+                mappings.get(path).copied(),
+                explicit.get(path).copied(),
+            );
+            if let Some(text) = o.text {
+                emit(path, text.as_bytes())?;
+            }
+        }
+        if let Some(f) = root_file {
+            let bytes = read(f)?;
+            if let Some(text) =
+                document::migrate_root(&bytes, mappings.get("index.md").copied()).text
+            {
+                emit("index.md", text.as_bytes())?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -197,7 +283,8 @@ fn to_stage_plan(p: MigrationPlan) -> Plan {
         request_digest: p.request_digest,
         change_set_id: p.change_set_id,
         plan_digest: p.plan_digest,
-        writes: p.writes,
+        writes: Vec::new(),
+        streamed: p.writes,
         changed_refs: p.changed_refs,
         diff: p.diff,
         diagnostics: crate::plan::stage::finish_diagnostics(diagnostics),
@@ -220,8 +307,15 @@ pub fn plan_live(
     let (_, plan) = spine::with_capture::<Migration, _>(&root, req, &ctx.cancel, |capture| {
         let bundle = validate::parse_for_validation(capture, &planner::validation_options())
             .map_err(|f| f.to_tool_error())?;
-        let source = source::resolve(&bundle, req.from, field)?;
-        planner::plan(&bundle, req, source, &capture.revision, &ctx.cancel)
+        let source = source::resolve(&bundle, req.from, field, &reader(&root))?;
+        planner::plan(
+            &bundle,
+            req,
+            source,
+            &capture.revision,
+            &reader(&root),
+            &ctx.cancel,
+        )
     })?;
     Ok(plan)
 }
@@ -240,14 +334,21 @@ pub fn apply_target_noop(req: &MigrationRequest, ctx: &Ctx) -> Result<Success, T
     let (_, plan) = spine::with_capture::<Migration, _>(&root, req, &ctx.cancel, |capture| {
         let bundle = validate::parse_for_validation(capture, &planner::validation_options())
             .map_err(|f| f.to_tool_error())?;
-        let live = source::resolve(&bundle, req.from, "expected_source")?;
+        let live = source::resolve(&bundle, req.from, "expected_source", &reader(&root))?;
         if &live != expected {
             return Err(source_conflict());
         }
         if !live.is_target_noop() {
             return Err(unsupported("the bundle is not in the v0.2 target form"));
         }
-        planner::plan(&bundle, req, live, &capture.revision, &ctx.cancel)
+        planner::plan(
+            &bundle,
+            req,
+            live,
+            &capture.revision,
+            &reader(&root),
+            &ctx.cancel,
+        )
     })?;
     if plan.status != MigrationStatus::TargetNoop {
         return Err(blocker_error(&plan));
@@ -360,7 +461,7 @@ pub fn render_preview(p: &MigrationPlan) -> Result<Value, ToolError> {
     o.insert("result_revision".into(), json!(p.result_revision));
     o.insert("plan_digest".into(), json!(p.plan_digest));
     let affected: Vec<&str> = if applicable {
-        p.writes.iter().map(|(x, _)| x.as_str()).collect()
+        p.writes.iter().map(|(x, _, _)| x.as_str()).collect()
     } else {
         Vec::new()
     };

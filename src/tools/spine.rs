@@ -28,8 +28,9 @@ use crate::okf::validate::{self, ValidationOptions};
 use crate::plan::identity::{Authorisation, ChangeSet};
 use crate::plan::stage::{Plan, PlanStatus};
 use crate::store::capture::{self, Spill};
-use crate::store::commit::{self, manifest, CommitRequest, Mode, Session};
+use crate::store::commit::{self, manifest, CommitRequest, Mode, Payloads, Session};
 use crate::store::error::{Flavor, StoreError};
+use crate::store::journal::PlannedWrite;
 use crate::store::outcome::{self, ReceiptMatch};
 use crate::store::root::{self, Root};
 use crate::tools::{Ctx, Success, MAY_HAVE_COMMITTED};
@@ -44,9 +45,6 @@ pub trait Workflow {
     const NAMESPACE: &'static str;
     /// The outcome flavour: which field names and codes the store errors carry (§12.1).
     const FLAVOR: Flavor;
-    /// Whether the planner reads every document (the migration): the capture then keeps
-    /// every file resident instead of spilling and capturing again.
-    const READS_EVERYTHING: bool = false;
 
     /// The request's `bundle_path` (validated by [`root::open`]).
     fn bundle_path(req: &Self::Request) -> &str;
@@ -63,7 +61,9 @@ pub trait Workflow {
     fn documents_read(req: &Self::Request) -> BTreeSet<String>;
     /// The planner: `bundle` (parsed under [`Workflow::validation_options`]) and `req` in,
     /// the plan out, with the change set on `change_set_base` (preview: the captured
-    /// revision; apply: the authorised one, equal to it in branch A).
+    /// revision; apply: the authorised one, equal to it in branch A). `root` is the bundle
+    /// the capture was taken of, for a planner that reads spilled documents again
+    /// ([`crate::store::capture::reread`]).
     ///
     /// # Errors
     /// The workflow's planning errors (cancellation, limits, bundle faults).
@@ -71,15 +71,27 @@ pub trait Workflow {
         bundle: &Bundle<'_>,
         req: &Self::Request,
         change_set_base: &str,
+        root: &Root,
         cancel: &Cancel,
     ) -> Result<Plan, ToolError>;
+    /// The producer of a streamed plan's payloads ([`Plan::streamed`]), run by the store
+    /// under its lock at C8 (spec/migration.md §12.5 rule 2). `None` (the default): the
+    /// workflow's plans hold their writes in memory.
+    fn payloads<'a>(req: &'a Self::Request, root: &'a Root) -> Option<Box<dyn Payloads + 'a>> {
+        let _ = (req, root);
+        None
+    }
     /// Runs in branch B (the bundle moved since the preview), on the capture the replay is
     /// answered from, before the replay-only commit (spec/migration.md §9 step 10).
     ///
     /// # Errors
     /// The error to answer instead of the replay.
-    fn before_replay(bundle: &Bundle<'_>, req: &Self::Request) -> Result<(), ToolError> {
-        let _ = (bundle, req);
+    fn before_replay(
+        bundle: &Bundle<'_>,
+        req: &Self::Request,
+        root: &Root,
+    ) -> Result<(), ToolError> {
+        let _ = (bundle, req, root);
         Ok(())
     }
     /// The error for an authorisation that does not hold (plan mismatch, with the workflow's
@@ -161,7 +173,7 @@ pub fn preview<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Plan, ToolErr
     ctx.cancel.check()?;
     let root = root::open(W::bundle_path(req))?;
     let (_, plan) = with_capture::<W, _>(&root, req, &ctx.cancel, |capture| {
-        plan_capture::<W>(capture, req, &capture.revision, &ctx.cancel)
+        plan_capture::<W>(capture, req, &capture.revision, &root, &ctx.cancel)
     })?;
     Ok(plan)
 }
@@ -174,12 +186,13 @@ pub fn plan_capture<W: Workflow>(
     capture: &Capture,
     req: &W::Request,
     change_set_base: &str,
+    root: &Root,
     cancel: &Cancel,
 ) -> Result<Plan, ToolError> {
     cancel.check()?;
     let bundle = validate::parse_for_validation(capture, &W::validation_options(req))
         .map_err(|f| f.to_tool_error())?;
-    W::plan(&bundle, req, change_set_base, cancel)
+    W::plan(&bundle, req, change_set_base, root, cancel)
 }
 
 /// Captures `root` for a plan of `req` and runs `plan` on the capture; returns the capture
@@ -202,12 +215,7 @@ pub fn with_capture<W: Workflow, T>(
 ) -> Result<(Capture, T), ToolError> {
     let read = W::documents_read(req);
     let keep = |p: &str| read.contains(p);
-    let spill = if W::READS_EVERYTHING {
-        None
-    } else {
-        validate::spill_visitor(&W::validation_options(req), &keep)
-    };
-    if let Some(visit) = spill {
+    if let Some(visit) = validate::spill_visitor(&W::validation_options(req), &keep) {
         let spilled = capture::capture_with(root, cancel, Some(&Spill { visit: &visit }))?;
         #[cfg(feature = "fault-injection")]
         if crate::store::hooks::current().forget_memo_after_spill {
@@ -264,6 +272,7 @@ enum Planned {
     Fresh {
         result_revision: String,
         writes: Vec<(String, Vec<u8>)>,
+        streamed: Vec<(String, u64, [u8; 32])>,
         changed_refs: Vec<String>,
     },
     /// Branch B: only a stored receipt can answer.
@@ -311,11 +320,11 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
             .map_err(|f| f.to_tool_error())?;
         if capture.revision != auth.revision {
             // Branch B: no rebuild, no digest comparison.
-            W::before_replay(&bundle, req)?;
+            W::before_replay(&bundle, req, &root)?;
             return Ok(Planned::ReplayOnly);
         }
         // Branch A.
-        let plan = W::plan(&bundle, req, &auth.revision, &ctx.cancel)?;
+        let plan = W::plan(&bundle, req, &auth.revision, &root, &ctx.cancel)?;
         if plan.status == PlanStatus::Rejected {
             let diagnostics = plan.diagnostics.iter().map(Diagnostic::to_wire).collect();
             return Ok(Planned::Answer(ApplyStatus::Rejected, diagnostics));
@@ -331,6 +340,7 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
         Ok(Planned::Fresh {
             result_revision: plan.result_revision.clone().unwrap_or_default(),
             writes: plan.writes,
+            streamed: plan.streamed,
             changed_refs: plan.changed_refs,
         })
     })?;
@@ -346,6 +356,7 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
         changed_refs: Vec::new(),
         replay: None,
     };
+    let mut streamed: Vec<PlannedWrite> = Vec::new();
     let mode = match planned {
         Planned::Answer(status, diagnostics) => {
             let answer = ApplyAnswer {
@@ -363,11 +374,16 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
         Planned::Fresh {
             result_revision,
             writes,
+            streamed: planned,
             changed_refs,
         } => {
             request.result_revision = result_revision;
             request.writes = writes;
             request.changed_refs = changed_refs;
+            streamed = planned
+                .into_iter()
+                .map(|(path, size, digest)| PlannedWrite { path, size, digest })
+                .collect();
             Mode::Fresh
         }
         Planned::ReplayOnly => {
@@ -377,9 +393,34 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
             Mode::ReplayOnly
         }
     };
+    // A streamed plan: the same request with only the planned writes; the workflow's
+    // producer makes the bytes again under the lock (spec/migration.md §12.5 rule 2).
+    let producer = if streamed.is_empty() {
+        None
+    } else {
+        W::payloads(req, &root)
+    };
+    let streamed_request = producer.as_ref().map(|_| CommitRequest {
+        change_set_id: request.change_set_id.clone(),
+        idempotency_key: request.idempotency_key.clone(),
+        request_digest: request.request_digest.clone(),
+        base_revision: request.base_revision.clone(),
+        result_revision: request.result_revision.clone(),
+        base: request.base.clone(),
+        writes: std::mem::take(&mut streamed),
+        changed_refs: request.changed_refs.clone(),
+        replay: None,
+    });
+    if mode == Mode::Fresh && request.writes.is_empty() && streamed_request.is_none() {
+        // A streamed plan without a producer, or a plan without writes: never commit it.
+        return Err(W::mismatch("the plan has no payloads to commit"));
+    }
     let result = match (session, deferred) {
         (Some(s), _) => match mode {
-            Mode::Fresh => s.commit(&request, &capture, &ctx.cancel),
+            Mode::Fresh => match (&streamed_request, &producer) {
+                (Some(sr), Some(p)) => s.commit_streamed(sr, p.as_ref(), &capture, &ctx.cancel),
+                _ => s.commit(&request, &capture, &ctx.cancel),
+            },
             Mode::ReplayOnly => s
                 .lookup(
                     &request.idempotency_key,
@@ -391,7 +432,12 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
         },
         // The lock-first open failed: the open of `Commit` would report the same error.
         (None, Some(e)) => Err(e),
-        (None, None) => commit::commit(&root, &request, mode, &ctx.cancel),
+        (None, None) => match (&streamed_request, &producer) {
+            (Some(sr), Some(p)) if mode == Mode::Fresh => {
+                commit::commit_streamed(&root, sr, p.as_ref(), mode, &ctx.cancel)
+            }
+            _ => commit::commit(&root, &request, mode, &ctx.cancel),
+        },
     };
     // The store reads paths, sizes and digests of the (possibly spilled) capture, never bytes.
     debug_assert!(!capture.missed(), "the store read a spilled file");

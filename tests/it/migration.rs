@@ -404,14 +404,20 @@ fn crp_03_04_06_every_v01_corpus_bundle_migrates_with_its_own_proposals() {
         // CRP-03: [] and no generated_by → blocked on both, legacy-probe source.
         let bare = preview(&args(&root, json!({})));
         assert_eq!(bare["status"], "blocked", "{name}");
-        assert_eq!(bare["source"]["resolution_source"], "legacy-probe", "{name}");
+        assert_eq!(
+            bare["source"]["resolution_source"], "legacy-probe",
+            "{name}"
+        );
         let codes: Vec<&str> = bare["blockers"]
             .as_array()
             .expect("blockers")
             .iter()
             .filter_map(|b| b["code"].as_str())
             .collect();
-        for code in ["missing_explicit_citation_mapping", "missing_explicit_generated_by"] {
+        for code in [
+            "missing_explicit_citation_mapping",
+            "missing_explicit_generated_by",
+        ] {
             assert!(codes.contains(&code), "{name}: {code} in {codes:?}");
         }
         assert_eq!(snapshot(&root), original, "{name}");

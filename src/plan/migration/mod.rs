@@ -7,33 +7,41 @@
 //!   (§6.2–§6.4, §12).
 //! - [`frontmatter`]: `timestamp` → `generated`, `sources`, the root declaration (§6.5).
 //! - [`identity`]: operation bytes, change set, proof and plan digest (§7).
-//! - [`plan`] (this module): the transition (§8 step 5) and the target replay (§6.7).
+//! - [`document`]: one document's transition and target replay, pure functions of its bytes.
+//! - [`plan`] (this module): the transition (§8 step 5) and the target replay (§6.7) over the
+//!   bundle.
+//!
+//! Memory (§12.5 rule 1): the planner holds one document at a time. Documents whose bytes the
+//! capture spilled are read again through the caller's [`Reread`]; each written document is
+//! hashed, validated in small batches and added to the diff while the 1 MiB budget lasts,
+//! then dropped. The plan keeps paths, digests and findings; the apply produces the payloads
+//! again under the store lock ([`document`]) from the same bytes.
 //!
 //! # Limitations
 //! - `computations` (§3.4, §6.6) are not supported yet (refused by [`request`]).
-//! - The plan holds every written document in memory (the spine's [`Plan`] shape); the
-//!   streaming of §12.5 rule 1 is not built yet.
 //! - The mixed-state tolerance of §8 step 5.2 is not built: a bundle that is partly migrated
 //!   is planned as a transition.
 
 pub mod citations;
+pub mod document;
 pub mod frontmatter;
 pub mod identity;
 pub mod request;
 pub mod source;
 
 use crate::envelope::{Diagnostic, Severity, ToolError};
-use crate::okf::bundle::{Bundle, Doc, ParseFault};
+use crate::okf::bundle::{Bundle, Doc};
+use crate::okf::capture::CapturedFile;
 use crate::okf::grammar::DocClass;
 use crate::okf::temporal::Profile;
 use crate::okf::validate::{self, ValidationOptions};
 use crate::okf::version::Target;
 use crate::plan::diff::Diff;
-use crate::plan::edit::Frontmatter;
 use crate::plan::stage;
 use citations::{Blocker, CitationMapping, DocKind};
 use request::{MigrationRequest, Proof};
 use source::SourceResolution;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Maximum blockers and manual actions returned (§8 step 6, beyond reference: the rest is
@@ -83,8 +91,9 @@ pub struct MigrationPlan {
     pub plan_digest: String,
     pub change_set_id: String,
     pub request_digest: String,
-    /// `(path, bytes)`, ascending; empty unless applicable.
-    pub writes: Vec<(String, Vec<u8>)>,
+    /// `(path, size, H(new bytes))` of every write, ascending by path; empty unless
+    /// applicable. The bytes are not kept: the apply produces them again.
+    pub writes: Vec<(String, u64, [u8; 32])>,
     pub changed_refs: Vec<String>,
     pub diff: Diff,
     pub blockers: Vec<WireBlocker>,
@@ -175,43 +184,37 @@ fn action_message(code: &str) -> &'static str {
     }
 }
 
-/// The document text with a new frontmatter text and body.
-fn assemble(
-    doc_text: &str,
-    split: &crate::okf::document::Split<'_>,
-    fm: Option<&str>,
-    body: &str,
-) -> String {
-    match (&split.frontmatter, fm) {
-        (Some(r), Some(fm)) => {
-            let mut s = String::with_capacity(doc_text.len() + 256);
-            s.push_str(&doc_text[..r.start]);
-            s.push_str(fm);
-            s.push_str(&doc_text[r.end..split.body.start]);
-            s.push_str(body);
-            s
-        }
-        _ => {
-            let mut s = String::with_capacity(doc_text.len());
-            s.push_str(&doc_text[..split.body.start]);
-            s.push_str(body);
-            s
-        }
+/// Reads the bytes of a spilled file again (the store's `capture::reread`), checked against
+/// its captured size and digest.
+pub type Reread<'r> = dyn Fn(&CapturedFile) -> Result<Vec<u8>, ToolError> + 'r;
+
+/// The bytes of `file`: resident, or read again.
+///
+/// # Errors
+/// `reread`'s error.
+pub fn bytes_of<'a>(
+    file: &'a CapturedFile,
+    reread: &Reread<'_>,
+) -> Result<Cow<'a, [u8]>, ToolError> {
+    if file.is_resident() {
+        Ok(Cow::Borrowed(file.bytes()))
+    } else {
+        reread(file).map(Cow::Owned)
     }
 }
 
-/// Plans the migration of `bundle` (parsed under [`validation_options`]) for `req`, with the
-/// change set on `change_set_base` (the preview: the captured revision). `field` names the
-/// input the recovery step of an unreadable root declaration points at.
+/// Plans the migration of `bundle` (parsed under [`validation_options`]) for `req` under the
+/// resolution `source`, with the change set on `change_set_base` (the preview: the captured
+/// revision). `reread` supplies the bytes of spilled documents.
 ///
 /// # Errors
-/// The resolution errors of [`source::resolve`]; `resource_limit` past the output caps;
-/// `operation_cancelled`.
+/// `reread`'s errors; `resource_limit` past the output caps; `operation_cancelled`.
 pub fn plan(
     bundle: &Bundle<'_>,
     req: &MigrationRequest,
     source: SourceResolution,
     change_set_base: &str,
+    reread: &Reread<'_>,
     cancel: &crate::cancel::Cancel,
 ) -> Result<MigrationPlan, ToolError> {
     let capture = bundle.capture;
@@ -252,7 +255,7 @@ pub fn plan(
         return Ok(out);
     }
     if out.source.is_target_noop() {
-        let findings = target_replay(bundle, req);
+        let findings = target_replay(bundle, req, reread, cancel)?;
         if findings.blockers.is_empty() && findings.actions.is_empty() {
             out.status = MigrationStatus::TargetNoop;
             out.result_revision = Some(capture.revision.clone());
@@ -261,7 +264,7 @@ pub fn plan(
         }
         return Ok(out);
     }
-    transition(bundle, req, &mut out, &cs, &resolution_digest, cancel)?;
+    transition(bundle, req, &mut out, &resolution_digest, reread, cancel)?;
     Ok(out)
 }
 
@@ -272,93 +275,203 @@ fn finish_findings(out: &mut MigrationPlan, f: Findings) {
     out.blockers_truncated = total > MAX_BLOCKERS;
 }
 
+/// The request's mappings and explicit instants by path, and the missing-document blockers
+/// of mapped paths that are not concepts or reserved documents.
+struct Targets<'r> {
+    mappings: BTreeMap<&'r str, &'r CitationMapping>,
+    explicit: BTreeMap<&'r str, &'r str>,
+}
+
+impl<'r> Targets<'r> {
+    fn new(req: &'r MigrationRequest, bundle: &Bundle<'_>, f: &mut Findings) -> Self {
+        let t = Targets {
+            mappings: req
+                .citation_mappings
+                .iter()
+                .map(|m| (m.path.as_str(), m))
+                .collect(),
+            explicit: req
+                .generated_at
+                .iter()
+                .map(|g| (g.path.as_str(), g.at.as_str()))
+                .collect(),
+        };
+        for path in t.mappings.keys().chain(t.explicit.keys()) {
+            if bundle.doc(path).and_then(kind_of).is_none() {
+                f.simple(
+                    path,
+                    "migration_document_missing",
+                    "the mapped document does not exist",
+                    None,
+                );
+            }
+        }
+        t
+    }
+}
+
 /// The target replay of §6.7 over the live documents: its blockers and manual actions.
-fn target_replay(bundle: &Bundle<'_>, req: &MigrationRequest) -> Findings {
+fn target_replay(
+    bundle: &Bundle<'_>,
+    req: &MigrationRequest,
+    reread: &Reread<'_>,
+    cancel: &crate::cancel::Cancel,
+) -> Result<Findings, ToolError> {
     let mut f = Findings::default();
     let progress = crate::progress::current();
     let files = bundle.capture.files.len() as u64;
-    let total = Some(files + 1);
+    let total = Some(files + bundle.docs.len() as u64);
     progress.finish(files, total, "planning");
-    let mappings: BTreeMap<&str, &CitationMapping> = req
-        .citation_mappings
-        .iter()
-        .map(|m| (m.path.as_str(), m))
-        .collect();
-    let explicit: BTreeMap<&str, &str> = req
-        .generated_at
-        .iter()
-        .map(|g| (g.path.as_str(), g.at.as_str()))
-        .collect();
-    for path in mappings.keys().chain(explicit.keys()) {
-        if bundle.doc(path).and_then(kind_of).is_none() {
-            f.simple(
-                path,
-                "migration_document_missing",
-                "the mapped document does not exist",
-                None,
-            );
-        }
-    }
-    for doc in &bundle.docs {
+    let t = Targets::new(req, bundle, &mut f);
+    for (i, doc) in bundle.docs.iter().enumerate() {
+        cancel.check()?;
+        progress.report(files + i as u64, total, "planning");
         let Some(kind) = kind_of(doc) else { continue };
         let path = doc.file.path.as_str();
-        let parsed = doc.parsed_transient();
-        let parsed = match &*parsed {
-            Ok(p) => p,
-            Err(fault) => {
-                parse_blocker(&mut f, path, *fault);
-                continue;
-            }
-        };
-        let body_offset = parsed.split.body.start;
-        let fm_offset = parsed.split.frontmatter.as_ref().map_or(0, |r| r.start);
-        let root = parsed.root();
-        let sources = if kind == DocKind::Concept {
-            frontmatter::sources_of(root)
-        } else {
-            Vec::new()
-        };
-        for b in citations::replay_check(
-            parsed.split.body_text(),
-            body_offset,
+        let bytes = bytes_of(doc.file, reread)?;
+        for b in document::replay_document(
             kind,
-            mappings.get(path).copied(),
-            &sources,
+            &bytes,
+            req,
+            t.mappings.get(path).copied(),
+            t.explicit.get(path).copied(),
         ) {
             f.add(path, &b);
         }
-        if kind == DocKind::Concept {
-            for b in
-                frontmatter::replay_generated(root, fm_offset, req, explicit.get(path).copied())
-            {
-                f.add(path, &b);
-            }
-        }
     }
-    progress.finish(files + 1, total, "planning");
-    f
+    progress.finish(files + bundle.docs.len() as u64, total, "planning");
+    Ok(f)
 }
 
-fn parse_blocker(f: &mut Findings, path: &str, fault: ParseFault) {
-    match fault {
-        ParseFault::InvalidEncoding => f.simple(
-            path,
-            "invalid_utf8",
-            "the document is not valid UTF-8",
-            Some("repair_invalid_utf8"),
-        ),
-        ParseFault::UnterminatedFrontmatter => f.simple(
-            path,
-            "frontmatter_boundary",
-            "the frontmatter is not terminated",
-            None,
-        ),
-        ParseFault::InvalidFrontmatter => f.simple(
-            path,
-            "migration_document_invalid",
-            "the frontmatter cannot be parsed",
-            None,
-        ),
+/// What [`Staged::finish`] returns: the base report, the staged report, the writes
+/// `(path, size, digest)` ascending, and the diff.
+type StagedResult = (
+    validate::Report,
+    validate::Report,
+    Vec<(String, u64, [u8; 32])>,
+    Diff,
+);
+
+/// Written documents validated together by one [`validate::validate_staged`] call.
+const BATCH_FILES: usize = 64;
+/// Bytes of written documents held at most before a batch is validated.
+const BATCH_BYTES: usize = 1024 * 1024;
+
+/// The transition's written documents while they stream by: batch validation, the diff
+/// under its budget, and the digests that stay.
+struct Staged<'b, 'c> {
+    bundle: &'b Bundle<'c>,
+    base_report: validate::Report,
+    opts: ValidationOptions,
+    batch: Vec<(String, Vec<u8>)>,
+    batch_bytes: usize,
+    /// Findings of the written documents, from the staged validation of their batch.
+    findings: Vec<crate::okf::finding::Finding>,
+    written: BTreeSet<String>,
+    digests: Vec<(String, u64, [u8; 32])>,
+    /// Diff sections in path order while their total stays within the cap (plus one), with
+    /// the total of every section seen.
+    sections: Vec<(String, String)>,
+    sections_bytes: usize,
+    diff_complete: bool,
+    /// The findings of the last batch's report for files not written (and bundle rows).
+    last_report: Option<validate::Report>,
+}
+
+impl<'b, 'c> Staged<'b, 'c> {
+    fn new(bundle: &'b Bundle<'c>) -> Self {
+        let opts = validation_options();
+        let base_report = validate::validate_bundle(bundle, &opts);
+        Staged {
+            bundle,
+            base_report,
+            opts,
+            batch: Vec::new(),
+            batch_bytes: 0,
+            findings: Vec::new(),
+            written: BTreeSet::new(),
+            digests: Vec::new(),
+            sections: Vec::new(),
+            sections_bytes: 0,
+            diff_complete: true,
+            last_report: None,
+        }
+    }
+
+    fn push(&mut self, path: &str, old: &[u8], new: String) -> Result<(), ToolError> {
+        let bytes = new.into_bytes();
+        self.digests.push((
+            path.to_owned(),
+            bytes.len() as u64,
+            crate::digest::sha256(&bytes),
+        ));
+        self.written.insert(path.to_owned());
+        if self.diff_complete {
+            let section = crate::plan::diff::file_section(&crate::plan::diff::FileChange {
+                path,
+                old: std::str::from_utf8(old).ok(),
+                new: std::str::from_utf8(&bytes).unwrap_or_default(),
+            });
+            self.sections_bytes += section.len();
+            self.sections.push((path.to_owned(), section));
+            if self.sections_bytes > 2 * crate::plan::diff::DIFF_CAP {
+                self.diff_complete = false;
+            }
+        }
+        self.batch_bytes += bytes.len();
+        self.batch.push((path.to_owned(), bytes));
+        if self.batch.len() >= BATCH_FILES || self.batch_bytes >= BATCH_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), ToolError> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let report =
+            validate::validate_staged(self.bundle, &self.base_report, &self.batch, &self.opts)
+                .map_err(|f| f.to_tool_error())?;
+        let in_batch: BTreeSet<&str> = self.batch.iter().map(|(p, _)| p.as_str()).collect();
+        self.findings.extend(
+            report
+                .findings
+                .iter()
+                .filter(|f| in_batch.contains(f.file.as_str()))
+                .cloned(),
+        );
+        self.batch.clear();
+        self.batch_bytes = 0;
+        self.last_report = Some(report);
+        Ok(())
+    }
+
+    /// The base and staged reports of the whole candidate bundle, the writes and the diff.
+    fn finish(mut self) -> Result<StagedResult, ToolError> {
+        self.flush()?;
+        let mut staged = self
+            .last_report
+            .take()
+            .unwrap_or_else(|| self.base_report.clone());
+        let written = &self.written;
+        staged.findings.retain(|f| !written.contains(&f.file));
+        staged.findings.extend(self.findings);
+        staged.findings.sort_by(|a, b| {
+            a.file
+                .as_bytes()
+                .cmp(b.file.as_bytes())
+                .then(a.code.cmp(b.code))
+                .then(a.message.cmp(b.message))
+        });
+        self.sections
+            .sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        let texts: Vec<String> = self.sections.into_iter().map(|(_, t)| t).collect();
+        let mut diff = crate::plan::diff::assemble(&texts);
+        diff.truncated |= !self.diff_complete;
+        self.digests
+            .sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        Ok((self.base_report, staged, self.digests, diff))
     }
 }
 
@@ -367,33 +480,14 @@ fn transition(
     bundle: &Bundle<'_>,
     req: &MigrationRequest,
     out: &mut MigrationPlan,
-    cs: &crate::plan::identity::ChangeSet,
     resolution_digest: &str,
+    reread: &Reread<'_>,
     cancel: &crate::cancel::Cancel,
 ) -> Result<(), ToolError> {
     let capture = bundle.capture;
     let mut f = Findings::default();
     let mut notices: Vec<Diagnostic> = Vec::new();
-    let mappings: BTreeMap<&str, &CitationMapping> = req
-        .citation_mappings
-        .iter()
-        .map(|m| (m.path.as_str(), m))
-        .collect();
-    let explicit: BTreeMap<&str, &str> = req
-        .generated_at
-        .iter()
-        .map(|g| (g.path.as_str(), g.at.as_str()))
-        .collect();
-    for path in mappings.keys().chain(explicit.keys()) {
-        if bundle.doc(path).and_then(kind_of).is_none() {
-            f.simple(
-                path,
-                "migration_document_missing",
-                "the mapped document does not exist",
-                None,
-            );
-        }
-    }
+    let t = Targets::new(req, bundle, &mut f);
     if req.label_collision {
         for m in &req.citation_mappings {
             let mut seen: BTreeMap<String, &str> = BTreeMap::new();
@@ -411,16 +505,30 @@ fn transition(
             }
         }
     }
-    let mut overlay: BTreeMap<String, String> = BTreeMap::new();
+    let mut staged = Staged::new(bundle);
     let mut proposals: Vec<CitationMapping> = Vec::new();
     let mut proposed_entries = 0usize;
-    let mut root_doc: Option<&Doc<'_>> = None;
+    let mut propose = |path: &str, kind: DocKind, bytes: &[u8], out: &mut MigrationPlan| {
+        if proposed_entries >= MAX_PROPOSED_ENTRIES {
+            out.proposals_truncated = true;
+            return;
+        }
+        if let Some(p) = document::propose(path, kind, bytes) {
+            proposed_entries += p.entries.len();
+            if proposed_entries > MAX_PROPOSED_ENTRIES {
+                out.proposals_truncated = true;
+            } else {
+                proposals.push(p);
+            }
+        }
+    };
     // Progress (spec/migration.md §12.5 rule 4): one report at the start and one at the end,
     // throttled in between; counted after the captured files so it keeps increasing.
     let progress = crate::progress::current();
     let files = capture.files.len() as u64;
     let total = Some(files + bundle.docs.len() as u64);
     progress.finish(files, total, "planning");
+    let mut root_doc: Option<&Doc<'_>> = None;
     for (i, doc) in bundle.docs.iter().enumerate() {
         cancel.check()?;
         progress.report(files + i as u64, total, "planning");
@@ -430,191 +538,39 @@ fn transition(
             root_doc = Some(doc);
             continue;
         }
-        let parsed = doc.parsed_transient();
-        let parsed = match &*parsed {
-            Ok(p) => p,
-            Err(fault) => {
-                parse_blocker(&mut f, path, *fault);
-                continue;
-            }
-        };
-        let split = &parsed.split;
-        let mapping = mappings.get(path).copied();
-        let body = citations::migrate_body(
-            split.body_text(),
-            split.body.start,
-            split.newline(),
-            kind,
-            mapping,
-        );
-        for n in &body.notices {
-            notices
-                .push(Diagnostic::new(n.code, Severity::Warn, n.message.clone()).with_file(path));
+        let bytes = bytes_of(doc.file, reread)?;
+        let mapping = t.mappings.get(path).copied();
+        let o =
+            document::migrate_document(kind, &bytes, req, mapping, t.explicit.get(path).copied());
+        absorb(&mut f, &mut notices, path, &o);
+        if mapping.is_none() && o.has_section {
+            propose(path, kind, &bytes, out);
         }
-        if mapping.is_none() && body.has_section && proposed_entries < MAX_PROPOSED_ENTRIES {
-            if let Some(p) = citations::propose(path, split.body_text(), kind) {
-                proposed_entries += p.entries.len();
-                if proposed_entries > MAX_PROPOSED_ENTRIES {
-                    out.proposals_truncated = true;
-                } else {
-                    proposals.push(p);
-                }
-            }
-        } else if mapping.is_none() && body.has_section {
-            out.proposals_truncated = true;
-        }
-        let mut blocked = !body.blockers.is_empty();
-        for b in &body.blockers {
-            f.add(path, b);
-        }
-        let new_body = body.body.clone();
-        let mut new_fm: Option<String> = None;
-        if kind == DocKind::Concept {
-            let root = parsed.root();
-            if body.has_section && root.and_then(|r| r.get("sources")).is_some() {
-                f.simple(
-                    path,
-                    "sources_citations_conflict",
-                    "the concept has both frontmatter sources and a # Citations section",
-                    Some("reconcile_sources_and_citations"),
-                );
-                blocked = true;
-            }
-            // A blocked body still gets its frontmatter checked, so that one preview names
-            // every blocker of the document (nothing of it is written).
-            match split.frontmatter.clone() {
-                Some(r) => {
-                    let mut fm = match Frontmatter::parse(&split.text[r.clone()], split.crlf) {
-                        Ok(fm) => fm,
-                        Err(_) => {
-                            f.simple(
-                                path,
-                                "migration_document_invalid",
-                                "the frontmatter cannot be edited",
-                                None,
-                            );
-                            continue;
-                        }
-                    };
-                    let before = fm.text().to_owned();
-                    let res = frontmatter::migrate_generated(
-                        &mut fm,
-                        r.start,
-                        req,
-                        explicit.get(path).copied(),
-                    )
-                    .and_then(|()| frontmatter::insert_sources(&mut fm, r.start, &body.sources));
-                    if let Err(bs) = res {
-                        for b in &bs {
-                            f.add(path, b);
-                        }
-                        continue;
-                    }
-                    if fm.text() != before {
-                        new_fm = Some(fm.text().to_owned());
-                    }
-                }
-                None => {
-                    if explicit.contains_key(path) || !body.sources.is_empty() {
-                        f.simple(
-                            path,
-                            "migration_document_invalid",
-                            "the concept has no frontmatter to migrate",
-                            None,
-                        );
-                        continue;
-                    }
-                }
-            }
-        }
-        if blocked {
-            continue;
-        }
-        if new_fm.is_some() || new_body.is_some() {
-            let text = assemble(
-                split.text,
-                split,
-                new_fm.as_deref(),
-                new_body.as_deref().unwrap_or(split.body_text()),
-            );
-            overlay.insert(path.to_owned(), text);
+        if let Some(text) = o.text {
+            staged.push(path, &bytes, text)?;
         }
     }
     // The root index last (§6.1 rule 3, §6.4 rule 4).
     if let Some(doc) = root_doc {
-        let parsed = doc.parsed_transient();
-        match &*parsed {
-            Err(fault) => parse_blocker(&mut f, "index.md", *fault),
-            Ok(parsed) => {
-                let split = &parsed.split;
-                let mapping = mappings.get("index.md").copied();
-                let body = citations::migrate_body(
-                    split.body_text(),
-                    split.body.start,
-                    split.newline(),
-                    DocKind::Reserved,
-                    mapping,
-                );
-                for n in &body.notices {
-                    notices.push(
-                        Diagnostic::new(n.code, Severity::Warn, n.message.clone())
-                            .with_file("index.md"),
-                    );
-                }
-                if mapping.is_none() && body.has_section {
-                    if let Some(p) =
-                        citations::propose("index.md", split.body_text(), DocKind::Reserved)
-                    {
-                        proposals.push(p);
-                    }
-                }
-                for b in &body.blockers {
-                    f.add("index.md", b);
-                }
-                let new_body = body.body.unwrap_or_else(|| split.body_text().to_owned());
-                let text = match split.frontmatter.clone() {
-                    Some(r) => match Frontmatter::parse(&split.text[r.clone()], split.crlf) {
-                        Ok(mut fm) => match frontmatter::declare_02(&mut fm, r.start) {
-                            Ok(()) => Some(assemble(split.text, split, Some(fm.text()), &new_body)),
-                            Err(bs) => {
-                                for b in &bs {
-                                    f.add("index.md", b);
-                                }
-                                None
-                            }
-                        },
-                        Err(_) => {
-                            f.simple(
-                                "index.md",
-                                "migration_document_invalid",
-                                "the root frontmatter cannot be edited",
-                                None,
-                            );
-                            None
-                        }
-                    },
-                    None => {
-                        let nl = split.newline();
-                        let head = &split.text[..split.body.start];
-                        Some(format!(
-                            "{head}---{nl}okf_version: \"0.2\"{nl}---{nl}{new_body}"
-                        ))
-                    }
-                };
-                if let Some(t) = text {
-                    overlay.insert("index.md".to_owned(), t);
-                }
-            }
+        let bytes = bytes_of(doc.file, reread)?;
+        let mapping = t.mappings.get("index.md").copied();
+        let o = document::migrate_root(&bytes, mapping);
+        absorb(&mut f, &mut notices, "index.md", &o);
+        if mapping.is_none() && o.has_section {
+            propose("index.md", DocKind::Reserved, &bytes, out);
+        }
+        if let Some(text) = o.text {
+            staged.push("index.md", &bytes, text)?;
         }
     }
     progress.finish(files + bundle.docs.len() as u64, total, "planning");
     out.proposals = proposals;
-    let writes = stage::changed_writes(capture, overlay);
-    // The target preflight (§6.4 rule 5, §12.3).
-    if f.blockers.is_empty() && !writes.is_empty() {
-        let opts = validation_options();
-        let base_report = validate::validate_bundle(bundle, &opts);
-        let (_, verdict) = stage::validate_staged(bundle, &base_report, &writes, &opts)?;
+    let (base_report, staged_report, writes, diff) = staged.finish()?;
+    // The target preflight (§6.4 rule 5, §12.3): pre-existing errors of documents the
+    // migration does not write become `preexisting_error` warnings.
+    if !writes.is_empty() {
+        let written: BTreeSet<&str> = writes.iter().map(|(p, _, _)| p.as_str()).collect();
+        let verdict = stage::judge(&base_report, &staged_report, &written);
         for d in &verdict.blocking {
             f.add(
                 &d.file,
@@ -634,21 +590,37 @@ fn transition(
         out.diagnostics = stage::finish_diagnostics(notices);
         return Ok(());
     }
-    let result_revision = stage::result_revision(capture, &writes);
-    let changed_refs = stage::changed_refs(&writes);
+    let result_revision = crate::digest::revision(
+        capture
+            .files
+            .iter()
+            .filter(|x| {
+                writes
+                    .binary_search_by(|w| w.0.as_bytes().cmp(x.path.as_bytes()))
+                    .is_err()
+            })
+            .map(|x| (x.path.as_str(), &x.digest))
+            .chain(writes.iter().map(|(p, _, d)| (p.as_str(), d))),
+    );
+    let changed_refs: Vec<String> = writes
+        .iter()
+        .filter_map(|(p, _, _)| match crate::okf::grammar::classify(p) {
+            DocClass::Concept(id) => Some(id),
+            _ => None,
+        })
+        .collect();
     let proof = identity::build_proof(
         &out.request_digest,
         resolution_digest,
         &capture.revision,
         &result_revision,
-        capture.files.iter().map(|f| f.path.clone()).collect(),
+        capture.files.iter().map(|x| x.path.clone()).collect(),
         writes
             .iter()
-            .map(|(p, b)| (p.clone(), crate::plan::identity::content_hex(b)))
+            .map(|(p, _, d)| (p.clone(), crate::digest::hex(d)))
             .collect(),
         changed_refs.clone(),
     );
-    let _ = cs;
     out.plan_digest = identity::plan_digest(&proof);
     out.result_revision = Some(result_revision);
     out.proof = Some(proof);
@@ -657,9 +629,19 @@ fn transition(
         return Ok(());
     }
     out.status = MigrationStatus::Applicable;
-    out.diff = stage::render_diff(capture, &writes);
+    out.diff = diff;
     out.changed_refs = changed_refs;
     out.writes = writes;
     out.diagnostics = stage::finish_diagnostics(notices);
     Ok(())
+}
+
+/// Adds one document's blockers and notices.
+fn absorb(f: &mut Findings, notices: &mut Vec<Diagnostic>, path: &str, o: &document::DocOutcome) {
+    for b in &o.blockers {
+        f.add(path, b);
+    }
+    for n in &o.notices {
+        notices.push(Diagnostic::new(n.code, Severity::Warn, n.message.clone()).with_file(path));
+    }
 }

@@ -324,6 +324,7 @@ pub fn resolve(
     bundle: &Bundle<'_>,
     selector: Selector,
     field: &str,
+    reread: &super::Reread<'_>,
 ) -> Result<SourceResolution, ToolError> {
     let root = bundle.doc("index.md");
     let decl = declaration_of(root);
@@ -400,7 +401,7 @@ pub fn resolve(
                 }],
             }),
             None => {
-                let candidates = legacy_probe(bundle);
+                let candidates = legacy_probe(bundle, reread)?;
                 if candidates.is_empty() {
                     Ok(base("0.2", "default"))
                 } else {
@@ -431,15 +432,19 @@ pub fn is_migration_document(doc: &Doc<'_>) -> bool {
 }
 
 /// The legacy probe of §4.2 rule 4: candidates sorted by (path, kind, start, end), unique.
-fn legacy_probe(bundle: &Bundle<'_>) -> Vec<Candidate> {
+/// Spilled documents are read again through `reread`, one at a time.
+fn legacy_probe(
+    bundle: &Bundle<'_>,
+    reread: &super::Reread<'_>,
+) -> Result<Vec<Candidate>, ToolError> {
     let mut out = Vec::new();
     for doc in &bundle.docs {
         if !is_migration_document(doc) {
             continue;
         }
         let path = doc.file.path.as_str();
-        let parsed = doc.parsed_transient();
-        let Ok(parsed) = &*parsed else {
+        let bytes = super::bytes_of(doc.file, reread)?;
+        let Ok(Ok(parsed)) = crate::okf::bundle::parse_document(&bytes) else {
             continue;
         };
         let keys: Vec<String> = parsed
@@ -478,5 +483,5 @@ fn legacy_probe(bundle: &Bundle<'_>) -> Vec<Candidate> {
     }
     out.sort_by(|a, b| candidate_key(a).cmp(&candidate_key(b)));
     out.dedup();
-    out
+    Ok(out)
 }
