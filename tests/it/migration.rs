@@ -491,3 +491,353 @@ fn crp_03_04_06_every_v01_corpus_bundle_migrates_with_its_own_proposals() {
         }
     }
 }
+
+#[test]
+fn mig_08_declared_02_with_an_active_section_is_blocked_and_its_apply_fails() {
+    let (_d, root) = bundle(&[
+        ("index.md", "---\nokf_version: \"0.2\"\n---\n# B\n"),
+        (
+            "t/a.md",
+            "---\ntype: Table\n---\n\nA.\n\n# Citations\n\n[1] [A](https://example.test/a)\n",
+        ),
+    ]);
+    let before = snapshot(&root);
+    let a = args(&root, json!({}));
+    let p = preview(&a);
+    assert_eq!(p["status"], "blocked", "{p}");
+    assert_eq!(p["source"]["transition"], "target-noop");
+    assert_eq!(p["blockers"][0]["code"], "migration_replay_mismatch");
+    assert_eq!(p["blockers"][0]["path"], "t/a.md");
+    assert!(
+        p["blockers"][0]["location"]["end"].as_u64()
+            > p["blockers"][0]["location"]["start"].as_u64()
+    );
+    assert_eq!(
+        p["manual_actions"][0]["code"],
+        "normalize_citations_section"
+    );
+    let e = apply_err(&apply_args(&a, &p));
+    assert_eq!(e["code"], "migration_replay_mismatch", "{e}");
+    assert_eq!(snapshot(&root), before);
+    assert!(!root.join(".okf").exists());
+}
+
+#[test]
+fn mig_10_from_01_on_a_rootless_v02_bundle_is_a_transition_noop() {
+    let v02 =
+        "---\ntype: Table\ngenerated:\n  by: agent/1.0\n  at: 2026-01-01T00:00:00Z\n---\n\nBody.\n";
+    let (_d, root) = bundle(&[("t/a.md", v02)]);
+    let a = args(&root, json!({"from": "0.1"}));
+    let p = preview(&a);
+    assert_eq!(p["status"], "noop", "{p}");
+    assert_eq!(p["source"]["transition"], "v0.1-to-v0.2");
+    assert!(p["proof"].is_object());
+    assert!(p["plan_digest"]
+        .as_str()
+        .expect("digest")
+        .starts_with("sha256:"));
+    assert_eq!(p["result_revision"], p["base_revision"]);
+    let good = apply_args(&a, &p);
+    let mut wrong = good.clone();
+    wrong["expected_plan_digest"] = json!(format!("sha256:{}", "a".repeat(64)));
+    assert_eq!(apply_err(&wrong)["code"], "plan_mismatch");
+    let mut tampered = good.clone();
+    tampered["proof"]["reads"] = json!([]);
+    assert_eq!(apply_err(&tampered)["code"], "plan_mismatch");
+    let r = apply(&good);
+    assert_eq!(r["status"], "noop", "{r}");
+    assert_eq!(r["plan_digest"], p["plan_digest"]);
+    assert_eq!(r["base_revision"], r["result_revision"]);
+    assert!(!root.join(".okf").exists());
+}
+
+#[test]
+fn mig_14_impossible_expected_source_tuples_fail_the_schema_without_io() {
+    let (_d, root) = bundle(&[("index.md", ROOT), ("tables/orders.md", CONCEPT)]);
+    let a = mig01_args(&root);
+    let p = preview(&a);
+    let good = apply_args(&a, &p);
+    let before = snapshot(&root);
+    let mut cases: Vec<Value> = Vec::new();
+    for (k, v) in [
+        ("resolved_source", json!("0.2")),
+        ("from_version", json!("0.2")),
+        ("to_version", json!("")),
+        ("requested_selector", json!("0.2")),
+        ("declaration_valid", json!(false)),
+        ("candidates", json!([])),
+        (
+            "blockers",
+            json!([{"code": "x", "path": "index.md", "location": {"start": 0, "end": 0}, "message": "m"}]),
+        ),
+    ] {
+        let mut x = good.clone();
+        x["expected_source"][k] = v;
+        cases.push(x);
+    }
+    // A target-noop tuple with a proof, or with a digest (even "" or null).
+    let noop_source = json!({"requested_selector": "auto", "declaration_present": false,
+        "declaration_valid": true, "declaration_raw": "", "declared_version": null,
+        "resolved_source": "0.2", "resolution_source": "default", "from_version": "0.2",
+        "to_version": "0.2", "transition": "target-noop", "candidates": [], "blockers": []});
+    for (k, v) in [
+        ("proof", good["proof"].clone()),
+        ("expected_plan_digest", json!("")),
+        ("expected_plan_digest", Value::Null),
+    ] {
+        let mut x = a.clone();
+        x["expected_source"] = noop_source.clone();
+        x[k] = v;
+        cases.push(x);
+    }
+    for x in cases {
+        let e = apply_err(&x);
+        assert_eq!(e["code"], "schema_validation", "{x}: {e}");
+    }
+    assert_eq!(snapshot(&root), before);
+    assert!(!root.join(".okf").exists());
+    // Every applicable tuple a preview produced is accepted by the apply schema.
+    let mut ok = a.clone();
+    ok["expected_source"] = noop_source;
+    let out = call("apply_v02_migration", &ok);
+    assert_ne!(
+        out.structured()["code"],
+        "schema_validation",
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn mig_20_label_collision_blocks_the_preview_and_fails_the_apply() {
+    let doc = "---\ntype: Table\n---\n\nA [1] B [2].\n\n# Citations\n\n[1] [A](https://example.test/a)\n[2] [B](https://example.test/b)\n";
+    let (_d, root) = bundle(&[("t/a.md", doc)]);
+    let a = args(
+        &root,
+        json!({"citation_mappings": [{"path": "t/a.md", "entries": [
+        {"legacy_number": 1, "source_id": "Spec"}, {"legacy_number": 2, "source_id": "spec"}]}]}),
+    );
+    let p = preview(&a);
+    assert_eq!(p["status"], "blocked", "{p}");
+    assert!(p["blockers"]
+        .as_array()
+        .expect("b")
+        .iter()
+        .any(|b| b["code"] == "normalized_footnote_label_collision"));
+    assert!(p["manual_actions"]
+        .as_array()
+        .expect("m")
+        .iter()
+        .any(|m| m["code"] == "disambiguate_citation_entry"));
+    let mut x = a.clone();
+    x["expected_source"] = p["source"].clone();
+    x["proof"] = json!({"format_version": 2, "request_digest": format!("sha256:{}", "0".repeat(64)),
+        "resolution_digest": format!("sha256:{}", "0".repeat(64)),
+        "base_revision": p["base_revision"], "result_revision": format!("sha256:{}", "1".repeat(64)),
+        "reads": [], "writes": [], "deletes": [], "renames": [], "affected_refs": [],
+        "reverse_impact": [], "changed_files": [], "changed_refs": []});
+    x["expected_plan_digest"] = json!(format!("sha256:{}", "2".repeat(64)));
+    assert_eq!(apply_err(&x)["code"], "normalized_footnote_label_collision");
+    let bad = args(
+        &root,
+        json!({"citation_mappings": [{"path": "t/a.md", "entries": [
+        {"legacy_number": 1, "source_id": "a", "title": "[bad]"}]}]}),
+    );
+    let out = call("preview_v02_migration", &bad);
+    assert_eq!(
+        out.structured()["code"],
+        "invalid_request",
+        "{}",
+        out.stdout
+    );
+    assert!(!root.join(".okf").exists());
+}
+
+#[test]
+fn mig_19_25_input_faults_are_refused_before_reading_the_bundle() {
+    // The bundle holds a YAML bomb: any read of it would fail differently.
+    let bomb = "---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d]\ntype: T\n---\n";
+    let (_d, root) = bundle(&[("t/bomb.md", bomb)]);
+    let before = snapshot(&root);
+    let entry = |e: Value| {
+        args(
+            &root,
+            json!({"citation_mappings": [{"path": "t/a.md", "entries": [e]}]}),
+        )
+    };
+    let cases: Vec<(Value, &str)> = vec![
+        (
+            entry(json!({"legacy_number": 1, "source_id": "a\u{0}b"})),
+            "invalid_request",
+        ),
+        (
+            entry(json!({"legacy_number": 1, "source_id": "a", "title": "t\u{7f}"})),
+            "invalid_request",
+        ),
+        (
+            entry(json!({"legacy_number": 1, "source_id": "a", "resource": "r\u{1}"})),
+            "invalid_request",
+        ),
+        (
+            entry(json!({"legacy_number": 1, "source_id": "é".repeat(2049)})),
+            "resource_limit",
+        ),
+        (
+            args(&root, json!({"generated_by": "not an actor"})),
+            "invalid_request",
+        ),
+        (
+            args(
+                &root,
+                json!({"citation_mappings": [{"path": "../x.md", "entries": [{"legacy_number": 1, "source_id": "a"}]}]}),
+            ),
+            "invalid_request",
+        ),
+        (
+            args(
+                &root,
+                json!({"generated_at": [{"concept_id": "t/a", "at": "2026-01-01T00:00:00Z"}, {"concept_id": "t/a", "at": "2026-01-02T00:00:00Z"}]}),
+            ),
+            "invalid_request",
+        ),
+        (
+            args(
+                &root,
+                json!({"generated_at": [{"concept_id": "t/index", "at": "2026-01-01T00:00:00Z"}]}),
+            ),
+            "schema_validation",
+        ),
+    ];
+    for (a, code) in cases {
+        let out = call("preview_v02_migration", &a);
+        assert!(out.is_error(), "{a}");
+        assert_eq!(out.structured()["code"], code, "{a}: {}", out.stdout);
+    }
+    let out = call(
+        "preview_v02_migration",
+        &args(&root, json!({"timestamp_policy": "sometimes"})),
+    );
+    assert_eq!(out.structured()["code"], "schema_validation");
+    // Valid Unicode passes unnormalised (it reaches the bundle, which then fails on the bomb).
+    let out = call(
+        "preview_v02_migration",
+        &entry(json!({"legacy_number": 1, "source_id": "Ünïcödé"})),
+    );
+    assert_ne!(
+        out.structured()["code"],
+        "invalid_request",
+        "{}",
+        out.stdout
+    );
+    assert_eq!(snapshot(&root), before);
+    assert!(!root.join(".okf").exists());
+}
+
+#[test]
+fn mig_27_a_different_live_resolution_at_the_same_revision_is_a_source_conflict() {
+    use okf_mcp::plan::migration::{identity, request, source::SourceResolution};
+    let (_d, root) = bundle(&[("index.md", ROOT), ("tables/orders.md", CONCEPT)]);
+    let a = mig01_args(&root);
+    let p = preview(&a);
+    let mut x = apply_args(&a, &p);
+    // Another applicable tuple (declared 0.1 instead of the legacy probe), with a proof that
+    // is consistent with it: the authorisation preflight passes, the live resolution differs.
+    x["expected_source"]["declaration_present"] = json!(true);
+    x["expected_source"]["declaration_raw"] = json!("0.1");
+    x["expected_source"]["declared_version"] = json!("0.1");
+    x["expected_source"]["resolution_source"] = json!("declared");
+    x["expected_source"]["candidates"] = json!([]);
+    let forged = SourceResolution::from_json(&x["expected_source"]).expect("source");
+    let req = request::parse_request(&x, true).expect("request");
+    let cs = identity::change_set(
+        &req,
+        &forged.digest(),
+        p["base_revision"].as_str().expect("rev"),
+    );
+    x["proof"]["resolution_digest"] = json!(forged.digest());
+    x["proof"]["request_digest"] = json!(cs.request_digest());
+    let proof = request::parse_request(&x, true)
+        .expect("request")
+        .apply
+        .expect("apply")
+        .proof
+        .expect("proof");
+    x["expected_plan_digest"] = json!(identity::plan_digest(&proof));
+    let before = snapshot(&root);
+    let out = call("apply_v02_migration", &x);
+    assert!(out.is_error(), "{}", out.stdout);
+    assert_eq!(
+        out.structured()["code"],
+        "source_conflict",
+        "{}",
+        out.stdout
+    );
+    assert_eq!(out.structured()["retryable"], true);
+    assert_eq!(snapshot(&root), before);
+    assert!(!root.join(".okf").exists());
+}
+
+#[test]
+fn mig_35_preexisting_errors_of_untouched_documents_warn_instead_of_blocking() {
+    let (_d, root) = bundle(&[
+        ("index.md", ROOT),
+        ("tables/orders.md", CONCEPT),
+        (
+            "references/x.md",
+            "---\ntitle: No type\n---\n\nA reference.\n",
+        ),
+    ]);
+    let a = mig01_args(&root);
+    let p = preview(&a);
+    assert_eq!(p["status"], "applicable", "{p}");
+    let d = p["diagnostics"].as_array().expect("diagnostics");
+    assert!(
+        d.iter().any(|x| x["code"] == "preexisting_error"
+            && x["file"] == "references/x.md"
+            && x["severity"] == "WARN"),
+        "{d:?}"
+    );
+    assert_eq!(apply(&apply_args(&a, &p))["status"], "applied");
+    // A written document that ends up with an ERROR still blocks.
+    let bad = "---\ntitle: No type\ntimestamp: 2026-01-01T00:00:00Z\n---\n\nB.\n";
+    let (_d2, root2) = bundle(&[("t/b.md", bad)]);
+    let p2 = preview(&args(&root2, json!({"generated_by": "agent/1.0"})));
+    assert_eq!(p2["status"], "blocked", "{p2}");
+    assert_eq!(
+        p2["blockers"][0]["code"],
+        "migration_target_preflight_failed"
+    );
+}
+
+#[test]
+fn mig_39_generator_leftovers_through_the_tools() {
+    let doc = "---\ntype: Table\n---\n\n| a | b |\n| 1 | see [1] |\n\n# Citations\n\n2. [B](https://example.test/b)\n\n### Notes\n\nProse left by the generator.\n";
+    let (_d, root) = bundle(&[("t/a.md", doc)]);
+    let p0 = preview(&args(&root, json!({})));
+    let props = p0["proposed_citation_mappings"].clone();
+    assert_eq!(props[0]["claim_markers"], "ignore", "{props}");
+    assert_eq!(props[0]["trailing_content"], "keep", "{props}");
+    let mut strict = props.clone();
+    strict[0]
+        .as_object_mut()
+        .expect("item")
+        .remove("trailing_content");
+    let pb = preview(&args(&root, json!({"citation_mappings": strict})));
+    assert_eq!(pb["status"], "blocked");
+    let a = args(&root, json!({"citation_mappings": props}));
+    let p = preview(&a);
+    assert_eq!(p["status"], "applicable", "{p}");
+    assert!(p["diagnostics"]
+        .as_array()
+        .expect("d")
+        .iter()
+        .any(|d| d["code"] == "citations_trailing_content_kept"));
+    assert_eq!(apply(&apply_args(&a, &p))["status"], "applied");
+    let text = read(&root, "t/a.md");
+    assert!(text.contains("| 1 | see [1] |"), "{text}");
+    assert!(
+        text.ends_with("### Notes\n\nProse left by the generator.\n"),
+        "{text}"
+    );
+    assert_eq!(preview(&a)["status"], "noop");
+}
