@@ -24,6 +24,7 @@ NOTES = {
     "SEC-01": "P1 part (patch, read tools); migration part P2, graph part P4",
     "CAN-01": "library level: over the wire rmcp drops the reply to a cancelled request",
     "MIG-12": "tampered digest/request/result, changed generated_by/generated_at, format_version, expected_source tuples; zero I/O shown by tree and no .okf/, not by I/O hooks",
+    "MIG-14": "impossible tuples and target-noop with proof/digest (also \"\" and null); acceptance shown for one of the eight applicable variants",
     "MIG-16": "explicit equivalent instant (transition noop) and a different instant (blocked); the apply with the old proof is not tested yet",
     "MIG-17": "reject, use_timestamp, use_generated and one CRLF case; the full CRLF/LF x flow/block x preserve/remove matrix is not yet",
     "MIG-05": "library level (citations of ga4-style bullets); the ga4 bundle end to end is in the CRP-03/04/06 corpus test",
