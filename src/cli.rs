@@ -2,6 +2,11 @@
 //! `okf-mcp demo` (spec/surface.md §1.2).
 //!
 //! Exit codes: 0 success, 1 tool error (`isError: true`), 2 usage error, 3 internal fault.
+//!
+//! When stderr is a terminal, `call` draws the call's progress there (`src/cli/bar.rs`);
+//! otherwise it writes nothing but its result and the fault or usage lines below.
+
+mod bar;
 
 use crate::cancel::Cancel;
 use crate::tools::Ctx;
@@ -9,7 +14,7 @@ use crate::wire::dispatch;
 use crate::wire::registry;
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::os::unix::ffi::OsStringExt;
 
 #[derive(Debug, Parser)]
@@ -110,18 +115,22 @@ fn call(tool: &str, args: Option<OsString>, args_file: Option<OsString>) -> i32 
     };
     let cancel = Cancel::new();
     install_signal_cancel(&cancel);
+    let progress = bar::CallProgress::for_stderr(std::io::stderr().is_terminal());
     let ctx = Ctx {
         cancel,
-        progress: crate::progress::Progress::default(),
+        progress: progress.sink(),
     };
     let tool = tool.to_owned();
     // The default hook would print the panic payload; the fixed line below replaces it.
     std::panic::set_hook(Box::new(|_| {}));
-    // The progress sink is not used again after a panic (the process answers and exits).
+    // After a panic the progress is only closed and its bar erased (a poisoned lock skips
+    // the erase); the process answers and exits.
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
         crate::server::test_panic(&tool);
         dispatch::call(&tool, Some(&raw), &ctx)
     }));
+    // The bar is gone before anything else is printed.
+    progress.clear();
     match result {
         Ok(Some(r)) => {
             let line = r.to_call_tool_result_json().to_string();

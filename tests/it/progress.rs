@@ -1,11 +1,14 @@
 //! MCP progress over stdio (spec/migration.md §12.5 rule 4): with `_meta.progressToken`, a
 //! preview of a 2,000-file bundle gets increasing `notifications/progress` before its
-//! response; without a token, none; nothing follows the response.
+//! response; without a token, none; nothing follows the response. `okf-mcp call` draws the
+//! same reports as a bar on stderr when stderr is a terminal (under util-linux `script`) and
+//! erases it before the result; with stderr a pipe it writes nothing there.
 
 #![allow(clippy::disallowed_methods)] // tests build their own temp trees
 
-use crate::util::Mcp;
+use crate::util::{bin, run_cli, Mcp};
 use serde_json::{json, Value};
+use std::process::{Command, Stdio};
 
 fn big_bundle() -> (tempfile::TempDir, std::path::PathBuf) {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -161,4 +164,69 @@ fn mig_38_migration_preview_and_apply_report_progress_only_with_a_token() {
     }
     let (code, _, stderr) = mcp.finish();
     assert_eq!((code, stderr.as_str()), (0, ""));
+}
+
+/// `s` as one word of `sh -c`.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+#[test]
+fn cli_call_draws_progress_on_a_terminal_and_erases_it_before_the_result() {
+    let (tmp, b) = big_bundle();
+    let bundle = b.to_str().expect("utf-8");
+    let args = tmp.path().join("args.json");
+    std::fs::write(&args, json!({"bundle_path": bundle}).to_string()).expect("args");
+    let cmd = format!(
+        "{} call validate_bundle --args-file {}",
+        sh_quote(bin().to_str().expect("utf-8")),
+        sh_quote(args.to_str().expect("utf-8"))
+    );
+    // stdout and stderr of the CLI both go to the pseudo-terminal, in the order written.
+    let out = Command::new("script")
+        .args(["-q", "-e", "-c", &cmd, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("util-linux `script` runs the CLI under a pseudo-terminal");
+    let tty = String::from_utf8_lossy(&out.stdout);
+    let context = format!(
+        "command: script -q -e -c {cmd:?} /dev/null\nterminal: {tty:?}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{context}");
+    let at = tty
+        .find("{\"content\"")
+        .unwrap_or_else(|| panic!("no result: {context}"));
+    let (bar, rest) = tty.split_at(at);
+    assert!(bar.contains("reading "), "no progress drawn: {context}");
+    assert!(bar.contains("2001/2001 files"), "no final count: {context}");
+    let last = bar.rfind("files").expect("a drawn line");
+    assert!(
+        bar[last..].contains("\u{1b}[2K"),
+        "the bar is not erased before the result: {context}"
+    );
+    let line = rest.trim_end();
+    assert_eq!(
+        rest,
+        format!("{line}\r\n"),
+        "nothing after the result: {context}"
+    );
+    let result: Value = serde_json::from_str(line).expect("the result is one JSON line");
+    assert_eq!(
+        result["structuredContent"]["scanned_files"], 2001,
+        "{context}"
+    );
+    let root = tmp.path().to_str().expect("utf-8");
+    assert!(!tty.contains(root), "no paths on the terminal: {context}");
+}
+
+#[test]
+fn cli_call_with_stderr_a_pipe_draws_nothing() {
+    let (_tmp, b) = big_bundle();
+    let args = json!({"bundle_path": b}).to_string();
+    let out = run_cli(&["call", "validate_bundle", "--args", &args], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stderr, "", "stderr is a pipe: no bar");
+    assert_eq!(out.stdout.lines().count(), 1, "{}", out.stdout);
+    assert_eq!(out.structured()["scanned_files"], 2001);
 }
