@@ -395,8 +395,22 @@ pub fn is_footnote_definition(text: &str) -> bool {
 /// The text of `line` with inline code spans blanked out (CommonMark §6.1, backtick runs of
 /// equal length), so that markers inside them are not seen.
 fn without_code_spans(text: &str) -> String {
-    let b = text.as_bytes();
+    let mask = code_span_mask(text.as_bytes());
     let mut out = text.as_bytes().to_vec();
+    for (c, inside) in out.iter_mut().zip(mask) {
+        if inside && c.is_ascii() {
+            *c = b' ';
+        }
+    }
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// For each byte of `b`: whether it lies inside an inline code span (CommonMark §6.1:
+/// backtick runs of equal length; a backslash outside code escapes the next byte). Spans are
+/// found within `b` only (one line).
+#[must_use]
+pub fn code_span_mask(b: &[u8]) -> Vec<bool> {
+    let mut mask = vec![false; b.len()];
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'\\' {
@@ -425,17 +439,15 @@ fn without_code_spans(text: &str) -> String {
         }
         match close {
             Some(j) => {
-                for c in &mut out[i..j + n] {
-                    if c.is_ascii() {
-                        *c = b' ';
-                    }
+                for m in &mut mask[i..j + n] {
+                    *m = true;
                 }
                 i = j + n;
             }
             None => i += n,
         }
     }
-    String::from_utf8(out).unwrap_or_default()
+    mask
 }
 
 /// Whether `text` contains `[^` (found through the rarer `^`).

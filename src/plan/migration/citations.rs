@@ -977,46 +977,9 @@ fn parse_section<'a>(lines: &[Ln<'a>], head: &Head, mode: TrailingContent) -> Pa
 // Inline syntax: code spans, escapes, links (projection, §3.3)
 // ---------------------------------------------------------------------------------------------
 
-/// Bytes of `b` inside inline code spans (CommonMark §6.1, backtick runs of equal length; a
-/// backslash outside code escapes the next byte), as `markdown`'s private code-span masking.
+/// Bytes of `b` inside inline code spans ([`markdown::code_span_mask`]).
 fn code_mask(b: &[u8]) -> Vec<bool> {
-    let mut mask = vec![false; b.len()];
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' {
-            i += 2;
-            continue;
-        }
-        if b[i] != b'`' {
-            i += 1;
-            continue;
-        }
-        let n = b[i..].iter().take_while(|&&c| c == b'`').count();
-        let mut j = i + n;
-        let mut close = None;
-        while j < b.len() {
-            if b[j] == b'`' {
-                let m = b[j..].iter().take_while(|&&c| c == b'`').count();
-                if m == n {
-                    close = Some(j);
-                    break;
-                }
-                j += m;
-            } else {
-                j += 1;
-            }
-        }
-        match close {
-            Some(j) => {
-                for m in &mut mask[i..j + n] {
-                    *m = true;
-                }
-                i = j + n;
-            }
-            None => i += n,
-        }
-    }
-    mask
+    markdown::code_span_mask(b)
 }
 
 /// Whether the byte at `p` is backslash-escaped (an odd run of backslashes before it).

@@ -68,6 +68,35 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, Blocker> {
     }
 }
 
+/// Parses a document and migrates its body: the parse, the body outcome (its blockers and
+/// notices already moved into the returned [`DocOutcome`]), or the outcome of a document
+/// that cannot be parsed.
+fn start<'b>(
+    bytes: &'b [u8],
+    kind: DocKind,
+    mapping: Option<&CitationMapping>,
+) -> Result<(Parsed<'b>, citations::BodyOutcome, DocOutcome), DocOutcome> {
+    let parsed = parse(bytes).map_err(|b| DocOutcome {
+        blockers: vec![b],
+        ..DocOutcome::default()
+    })?;
+    let split = &parsed.split;
+    let mut body = citations::migrate_body(
+        split.body_text(),
+        split.body.start,
+        split.newline(),
+        kind,
+        mapping,
+    );
+    let out = DocOutcome {
+        text: None,
+        blockers: std::mem::take(&mut body.blockers),
+        notices: std::mem::take(&mut body.notices),
+        has_section: body.has_section,
+    };
+    Ok((parsed, body, out))
+}
+
 /// The document text with a new frontmatter text and body.
 fn assemble(split: &Split<'_>, fm: Option<&str>, body: &str) -> String {
     let text = split.text;
@@ -95,29 +124,11 @@ pub fn migrate_document(
     mapping: Option<&CitationMapping>,
     explicit_at: Option<&str>,
 ) -> DocOutcome {
-    let parsed = match parse(bytes) {
-        Ok(p) => p,
-        Err(b) => {
-            return DocOutcome {
-                blockers: vec![b],
-                ..DocOutcome::default()
-            }
-        }
+    let (parsed, body, mut out) = match start(bytes, kind, mapping) {
+        Ok(x) => x,
+        Err(o) => return o,
     };
     let split = &parsed.split;
-    let body = citations::migrate_body(
-        split.body_text(),
-        split.body.start,
-        split.newline(),
-        kind,
-        mapping,
-    );
-    let mut out = DocOutcome {
-        text: None,
-        blockers: body.blockers,
-        notices: body.notices,
-        has_section: body.has_section,
-    };
     let mut new_fm: Option<String> = None;
     if kind == DocKind::Concept {
         if body.has_section && parsed.root().and_then(|r| r.get("sources")).is_some() {
@@ -173,29 +184,11 @@ pub fn migrate_document(
 /// `okf_version: "0.2"` (the frontmatter prepended when there is none).
 #[must_use]
 pub fn migrate_root(bytes: &[u8], mapping: Option<&CitationMapping>) -> DocOutcome {
-    let parsed = match parse(bytes) {
-        Ok(p) => p,
-        Err(b) => {
-            return DocOutcome {
-                blockers: vec![b],
-                ..DocOutcome::default()
-            }
-        }
+    let (parsed, body, mut out) = match start(bytes, DocKind::Reserved, mapping) {
+        Ok(x) => x,
+        Err(o) => return o,
     };
     let split = &parsed.split;
-    let body = citations::migrate_body(
-        split.body_text(),
-        split.body.start,
-        split.newline(),
-        DocKind::Reserved,
-        mapping,
-    );
-    let mut out = DocOutcome {
-        text: None,
-        blockers: body.blockers,
-        notices: body.notices,
-        has_section: body.has_section,
-    };
     let new_body = body.body.as_deref().unwrap_or(split.body_text());
     let text = match split.frontmatter.clone() {
         Some(r) => match Frontmatter::parse(&split.text[r.clone()], split.crlf) {
