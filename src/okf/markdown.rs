@@ -43,7 +43,8 @@ pub struct Line<'a> {
 
 /// Columns of leading indentation (tab = to the next multiple of 4) and the byte index of the
 /// first non-indent character.
-fn indent(s: &str) -> (usize, usize) {
+#[must_use]
+pub fn indent(s: &str) -> (usize, usize) {
     let mut col = 0;
     for (i, b) in s.bytes().enumerate() {
         match b {
@@ -84,7 +85,8 @@ pub fn atx_heading(line: &str) -> Option<(u8, &str)> {
 }
 
 /// A fence opening: `(char, length)` (CommonMark §4.5).
-fn fence_open(line: &str) -> Option<(u8, usize)> {
+#[must_use]
+pub fn fence_open(line: &str) -> Option<(u8, usize)> {
     let (col, i) = indent(line);
     if col > 3 {
         return None;
@@ -104,7 +106,9 @@ fn fence_open(line: &str) -> Option<(u8, usize)> {
     Some((c, n))
 }
 
-fn fence_close(line: &str, c: u8, n: usize) -> bool {
+/// Whether `line` closes a fence opened with `n` times `c` (CommonMark §4.5).
+#[must_use]
+pub fn fence_close(line: &str, c: u8, n: usize) -> bool {
     let (col, i) = indent(line);
     if col > 3 {
         return false;

@@ -67,6 +67,20 @@ fn apply(a: &Value) -> Value {
     out.structured().clone()
 }
 
+/// Asserts that `root` validates strictly as OKF 0.2 with no ERROR (`what` names the case).
+fn assert_conformant_02(root: &Path, what: &str) {
+    let v = call(
+        "validate_bundle",
+        &json!({"bundle_path": root.to_str(), "strict": true, "target_version": "0.2"}),
+    );
+    assert_eq!(
+        v.structured()["conformance"]["conformant"],
+        true,
+        "{what}: {}",
+        v.stdout
+    );
+}
+
 fn apply_err(a: &Value) -> Value {
     let out = call("apply_v02_migration", a);
     assert!(out.is_error(), "apply should fail: {}", out.stdout);
@@ -120,16 +134,7 @@ fn mig_01_02_03_04_fixture_migrates_replays_and_is_then_a_target_noop() {
         read(&root, "index.md"),
         format!("---\nokf_version: \"0.2\"\n---\n{ROOT}")
     );
-    let v = call(
-        "validate_bundle",
-        &json!({"bundle_path": root.to_str(), "strict": true, "target_version": "0.2"}),
-    );
-    assert_eq!(
-        v.structured()["conformance"]["conformant"],
-        true,
-        "{}",
-        v.stdout
-    );
+    assert_conformant_02(&root, "MIG-02");
     // MIG-04: exact replay → identical plus receipt_replayed.
     let after = visible(&root);
     let again = apply(&x);
@@ -445,16 +450,7 @@ fn crp_03_04_06_every_v01_corpus_bundle_migrates_with_its_own_proposals() {
         let r = apply(&x);
         assert_eq!(r["status"], "applied", "{name}: {r}");
         // 4. strict 0.2 validation → conformant.
-        let v = call(
-            "validate_bundle",
-            &json!({"bundle_path": root.to_str(), "strict": true, "target_version": "0.2"}),
-        );
-        assert_eq!(
-            v.structured()["conformance"]["conformant"],
-            true,
-            "{name}: {}",
-            v.stdout
-        );
+        assert_conformant_02(&root, &name);
         // 5. re-preview → target-noop.
         let n = preview(&a);
         assert_eq!(n["status"], "noop", "{name}: {n}");

@@ -393,19 +393,7 @@ fn mentions_citations(body: &str) -> bool {
     memchr::memmem::find(body.as_bytes(), b"Citations").is_some()
 }
 
-/// Columns of leading indentation (tab = to the next multiple of 4) and the byte index of the
-/// first non-indent character (as `markdown`'s private helper).
-fn indent(s: &str) -> (usize, usize) {
-    let mut col = 0;
-    for (i, b) in s.bytes().enumerate() {
-        match b {
-            b' ' => col += 1,
-            b'\t' => col += 4 - col % 4,
-            _ => return (col, i),
-        }
-    }
-    (col, s.len())
-}
+use markdown::{fence_close, fence_open, indent};
 
 /// Whether a line is a level-1 `# Citations` heading: `Some(anchored)`, where `anchored`
 /// means a closing `#` sequence or an attribute block (`heading_source_anchor`, README R17).
@@ -476,34 +464,6 @@ fn sections(lines: &[Ln<'_>]) -> Vec<Head> {
         });
     }
     out
-}
-
-/// A fence opening line: `(char, length)` (CommonMark §4.5, as `markdown`'s private helper).
-fn fence_open(line: &str) -> Option<(u8, usize)> {
-    let (col, i) = indent(line);
-    if col > 3 {
-        return None;
-    }
-    let rest = &line[i..];
-    let c = *rest.as_bytes().first()?;
-    if c != b'`' && c != b'~' {
-        return None;
-    }
-    let n = rest.bytes().take_while(|&b| b == c).count();
-    if n < 3 || (c == b'`' && rest[n..].contains('`')) {
-        return None;
-    }
-    Some((c, n))
-}
-
-fn fence_close(line: &str, c: u8, n: usize) -> bool {
-    let (col, i) = indent(line);
-    if col > 3 {
-        return false;
-    }
-    let rest = &line[i..];
-    let m = rest.bytes().take_while(|&b| b == c).count();
-    m >= n && rest[m..].trim_matches([' ', '\t']).is_empty()
 }
 
 /// `WARN` `legacy_citations_in_code` (§6.2 rule 1): a `# Citations` heading line inside a
