@@ -24,6 +24,7 @@ fn demo_runs_every_step_and_exits_0() {
         "== 11. apply it with the preview's source, proof and digest",
         "== 13. preview once more",
         "\"transition\": \"target-noop\"",
+        "+Revenue is the sum of [orders](/tables/orders.md) amounts per day [^orders-guide][^finance].",
         "okf-mcp demo: done",
     ] {
         assert!(

@@ -2383,7 +2383,29 @@ fn proposal(path: &str, body: &str, kind: DocKind) -> Option<CitationMapping> {
         .map(|d| d.label)
         .collect();
     let (markers, notes) = prose(&lines, &owned);
-    let note_texts: HashSet<&str> = notes.iter().map(|n| n.text).collect();
+    let mut note_texts: HashSet<String> = notes.iter().map(|n| n.text.to_owned()).collect();
+    // A note list `^[a.md, b.md]` (§12.2 rule 2a) counts as an occurrence of each part when
+    // every part is the note text an entry would be given, so that the list is rewritten.
+    let candidates: HashSet<String> = parsed
+        .entries
+        .iter()
+        .map(|e| {
+            let legacy = Legacy::parse(e.raw);
+            let lt = legacy.title();
+            if lt.is_empty() {
+                legacy.resource().to_owned()
+            } else {
+                lt.to_owned()
+            }
+        })
+        .filter(|n| !n.is_empty())
+        .collect();
+    for n in &notes {
+        let parts: Vec<&str> = n.text.split(", ").collect();
+        if parts.len() >= 2 && parts.iter().all(|p| candidates.contains(*p)) {
+            note_texts.extend(parts.into_iter().map(str::to_owned));
+        }
+    }
     let numbers: HashSet<u64> = parsed.entries.iter().filter_map(|e| e.number).collect();
     let stray = markers
         .iter()

@@ -661,6 +661,24 @@ fn mig_40_inline_note_lists() {
 }
 
 #[test]
+fn mig_40_a_note_list_alone_gets_its_parts_proposed_and_rewritten() {
+    // The generator dialect: only the list occurs, never `^[a.md]` alone.
+    let body = "x ^[a.md, b.md].\n\n# Citations\n\n1. [a.md](/r/a.md)\n2. [b.md](https://example.test/b)\n";
+    let p = propose("t/x.md", body, DocKind::Concept).expect("a proposal");
+    let notes: Vec<Option<&str>> = p.entries.iter().map(|e| e.inline_note.as_deref()).collect();
+    assert_eq!(notes, [Some("a.md"), Some("b.md")]);
+    let o = run(body, DocKind::Concept, Some(&p));
+    assert!(o.blockers.is_empty(), "{:?}", o.blockers);
+    let new = o.body.expect("rewritten");
+    assert!(new.starts_with("x [^a][^b].\n"), "{new}");
+    assert!(replay_check(&new, 0, DocKind::Concept, Some(&p), &o.sources).is_empty());
+    // A list with a part that no entry carries stays as it is, and proposes no note.
+    let body = "x ^[a.md, zzz.md].\n\n# Citations\n\n1. [a.md](/r/a.md)\n";
+    let p = propose("t/x.md", body, DocKind::Concept).expect("a proposal");
+    assert_eq!(p.entries[0].inline_note, None);
+}
+
+#[test]
 fn mig_40_citations_in_a_never_closed_fence() {
     let body = "Text\n\n```md\n# Citations\n\n[1] x\n";
     let o = run(body, DocKind::Concept, None);
