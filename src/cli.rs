@@ -3,8 +3,9 @@
 //!
 //! Exit codes: 0 success, 1 tool error (`isError: true`), 2 usage error, 3 internal fault.
 //!
-//! When stderr is a terminal, `call` draws the call's progress there (`src/cli/bar.rs`);
-//! otherwise it writes nothing but its result and the fault or usage lines below.
+//! When stderr is a terminal (and `TERM` is set and not `dumb`), `call` draws the call's
+//! progress there (`src/cli/bar.rs`); otherwise it writes nothing but its result and the
+//! fault or usage lines below.
 
 mod bar;
 
@@ -115,7 +116,10 @@ fn call(tool: &str, args: Option<OsString>, args_file: Option<OsString>) -> i32 
     };
     let cancel = Cancel::new();
     install_signal_cancel(&cancel);
-    let progress = bar::CallProgress::for_stderr(std::io::stderr().is_terminal());
+    let progress = bar::CallProgress::for_stderr(bar::draws_on(
+        std::io::stderr().is_terminal(),
+        std::env::var_os("TERM").as_deref(),
+    ));
     let ctx = Ctx {
         cancel,
         progress: progress.sink(),

@@ -2,16 +2,25 @@
 //! long call's [`Progress`] sink (`reading`, `staging`), drawn on stderr with `indicatif`.
 //!
 //! Invariants:
-//! - only when stderr is a terminal ([`CallProgress::for_stderr`]); otherwise the call gets
-//!   the inactive sink and nothing is drawn, so stdout and stderr are byte for byte what they
-//!   are without this module;
+//! - only when stderr is a terminal that can redraw a line ([`draws_on`]: `TERM` set and not
+//!   `dumb`, as `indicatif` itself requires); otherwise the call gets the inactive sink and
+//!   nothing is drawn, so stdout and stderr are byte for byte what they are without this
+//!   module;
 //! - the bar shows a report's fixed word and counts only, never paths or document text;
 //! - nothing is drawn before the first report (a small bundle draws nothing) and nothing
 //!   after [`CallProgress::clear`], which the CLI calls before it prints the result.
 
 use crate::progress::{Progress, Update};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::ffi::OsStr;
 use std::sync::{Arc, Mutex};
+
+/// Whether `okf-mcp call` draws a bar: stderr is a terminal and `TERM` (`term`) names one
+/// that can move the cursor (set, and not `dumb`).
+#[must_use]
+pub fn draws_on(stderr_is_terminal: bool, term: Option<&OsStr>) -> bool {
+    stderr_is_terminal && term.is_some_and(|t| !t.is_empty() && t != "dumb")
+}
 
 /// The template while the total is unknown (a capture walk).
 const COUNT_TEMPLATE: &str = "{msg} {pos} files";
@@ -26,10 +35,10 @@ pub struct CallProgress {
 }
 
 impl CallProgress {
-    /// A bar on stderr when `stderr_is_terminal`, else the inactive sink and no bar.
+    /// A bar on stderr when `draw` ([`draws_on`]), else the inactive sink and no bar.
     #[must_use]
-    pub fn for_stderr(stderr_is_terminal: bool) -> Self {
-        if stderr_is_terminal {
+    pub fn for_stderr(draw: bool) -> Self {
+        if draw {
             Self::drawing_to(ProgressDrawTarget::stderr)
         } else {
             Self {
@@ -143,6 +152,18 @@ impl Bar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bar_needs_a_terminal_stderr_and_a_term_that_is_not_dumb() {
+        fn t(s: &str) -> Option<&OsStr> {
+            Some(OsStr::new(s))
+        }
+        assert!(draws_on(true, t("xterm-256color")));
+        assert!(!draws_on(false, t("xterm-256color")));
+        assert!(!draws_on(true, None));
+        assert!(!draws_on(true, t("")));
+        assert!(!draws_on(true, t("dumb")));
+    }
 
     #[test]
     fn without_a_terminal_the_call_gets_no_sink_and_no_bar() {

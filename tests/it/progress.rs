@@ -2,7 +2,8 @@
 //! preview of a 2,000-file bundle gets increasing `notifications/progress` before its
 //! response; without a token, none; nothing follows the response. `okf-mcp call` draws the
 //! same reports as a bar on stderr when stderr is a terminal (under util-linux `script`) and
-//! erases it before the result; with stderr a pipe it writes nothing there.
+//! erases it before the result; on a `dumb` terminal or with stderr a pipe it writes nothing
+//! there.
 
 #![allow(clippy::disallowed_methods)] // tests build their own temp trees
 
@@ -171,29 +172,36 @@ fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-#[test]
-fn cli_call_draws_progress_on_a_terminal_and_erases_it_before_the_result() {
-    let (tmp, b) = big_bundle();
-    let bundle = b.to_str().expect("utf-8");
-    let args = tmp.path().join("args.json");
+/// Runs `okf-mcp call validate_bundle` on `bundle` under a pseudo-terminal (util-linux
+/// `script`) with `TERM=term`, stdout and stderr both on it in the order written; returns
+/// what the terminal received and a description for failure messages.
+fn validate_under_pty(tmp: &std::path::Path, bundle: &str, term: &str) -> (String, String) {
+    let args = tmp.join("args.json");
     std::fs::write(&args, json!({"bundle_path": bundle}).to_string()).expect("args");
     let cmd = format!(
         "{} call validate_bundle --args-file {}",
         sh_quote(bin().to_str().expect("utf-8")),
         sh_quote(args.to_str().expect("utf-8"))
     );
-    // stdout and stderr of the CLI both go to the pseudo-terminal, in the order written.
     let out = Command::new("script")
         .args(["-q", "-e", "-c", &cmd, "/dev/null"])
+        .env("TERM", term)
         .stdin(Stdio::null())
         .output()
         .expect("util-linux `script` runs the CLI under a pseudo-terminal");
-    let tty = String::from_utf8_lossy(&out.stdout);
+    let tty = String::from_utf8_lossy(&out.stdout).into_owned();
     let context = format!(
-        "command: script -q -e -c {cmd:?} /dev/null\nterminal: {tty:?}\nstderr: {}",
+        "command: TERM={term} script -q -e -c {cmd:?} /dev/null\nterminal: {tty:?}\nstderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "{context}");
+    (tty, context)
+}
+
+#[test]
+fn cli_call_draws_progress_on_a_terminal_and_erases_it_before_the_result() {
+    let (tmp, b) = big_bundle();
+    let (tty, context) = validate_under_pty(tmp.path(), b.to_str().expect("utf-8"), "xterm");
     let at = tty
         .find("{\"content\"")
         .unwrap_or_else(|| panic!("no result: {context}"));
@@ -218,6 +226,14 @@ fn cli_call_draws_progress_on_a_terminal_and_erases_it_before_the_result() {
     );
     let root = tmp.path().to_str().expect("utf-8");
     assert!(!tty.contains(root), "no paths on the terminal: {context}");
+}
+
+#[test]
+fn cli_call_on_a_dumb_terminal_draws_nothing() {
+    let (tmp, b) = big_bundle();
+    let (tty, context) = validate_under_pty(tmp.path(), b.to_str().expect("utf-8"), "dumb");
+    assert!(tty.starts_with("{\"content\""), "{context}");
+    assert_eq!(tty.matches("\r\n").count(), 1, "one line: {context}");
 }
 
 #[test]
