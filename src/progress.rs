@@ -2,7 +2,11 @@
 //! `notifications/progress` sender (or the CLI's terminal bar) hands to the call, and the
 //! rules every report passes through here, once:
 //!
-//! - `progress` strictly increases; a report that does not increase it is dropped;
+//! - `progress` strictly increases; a report that does not increase it is dropped. A phase
+//!   counts from zero on its own (`reading` the files, then `planning`, then `staging` the
+//!   writes): when the message word changes, the new phase's figures are shifted by the
+//!   progress already sent, so the call's progress keeps increasing (`total` is shifted
+//!   alike);
 //! - at most 10 reports a second: a report less than 100 ms after the last one sent is
 //!   dropped, except one marked final;
 //! - nothing after [`Progress::close`], which the server calls before it writes the response.
@@ -39,7 +43,11 @@ type Sink = dyn Fn(Update) + Send + Sync;
 
 struct State {
     last_sent: Option<Instant>,
+    /// The last progress sent (already shifted).
     last_progress: Option<u64>,
+    /// The phase word of the last report sent, and the shift of its figures.
+    phase: Option<&'static str>,
+    offset: u64,
     closed: bool,
 }
 
@@ -72,6 +80,8 @@ impl Progress {
                 state: Mutex::new(State {
                     last_sent: None,
                     last_progress: None,
+                    phase: None,
+                    offset: 0,
                     closed: false,
                 }),
             })),
@@ -113,6 +123,13 @@ impl Progress {
             return;
         };
         let now = Instant::now();
+        // A new phase counts on from what was sent (see the module docs).
+        let offset = match s.phase {
+            Some(m) if m != message => s.last_progress.unwrap_or(0),
+            _ => s.offset,
+        };
+        let progress = progress.saturating_add(offset);
+        let total = total.map(|t| t.saturating_add(offset));
         let increasing = s.last_progress.is_none_or(|p| progress > p);
         let spaced = last
             || s.last_sent
@@ -122,6 +139,8 @@ impl Progress {
         }
         s.last_sent = Some(now);
         s.last_progress = Some(progress);
+        s.phase = Some(message);
+        s.offset = offset;
         (inner.sink)(Update {
             progress,
             total,
@@ -174,17 +193,25 @@ mod tests {
         p.report(1, None, "reading"); // not increasing: dropped
         p.finish(3, Some(3), "reading"); // final: not rate limited
         std::thread::sleep(MIN_INTERVAL);
-        p.report(3, None, "staging"); // not increasing: dropped
-        p.report(4, Some(9), "staging");
+        p.report(0, None, "staging"); // a new phase counts on from 3: 3 + 0 does not increase
+        std::thread::sleep(MIN_INTERVAL);
+        p.report(4, Some(9), "staging"); // 3 + 4 of 3 + 9
         p.close();
         p.finish(9, Some(9), "staging"); // after close: dropped
-        let got: Vec<(u64, Option<u64>)> = seen
+        let got: Vec<(u64, Option<u64>, &str)> = seen
             .lock()
             .expect("lock")
             .iter()
-            .map(|u| (u.progress, u.total))
+            .map(|u| (u.progress, u.total, u.message))
             .collect();
-        assert_eq!(got, vec![(1, None), (3, Some(3)), (4, Some(9))]);
+        assert_eq!(
+            got,
+            vec![
+                (1, None, "reading"),
+                (3, Some(3), "reading"),
+                (7, Some(12), "staging")
+            ]
+        );
     }
 
     #[test]
