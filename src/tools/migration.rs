@@ -14,7 +14,9 @@ use crate::plan::migration::citations::CitationMapping;
 use crate::plan::migration::citations::DocKind;
 use crate::plan::migration::document;
 use crate::plan::migration::identity::{self, proof_json};
-use crate::plan::migration::request::{authorisation_mismatch, MigrationRequest};
+use crate::plan::migration::request::{
+    authorisation_mismatch, Asset, Computation, MigrationRequest,
+};
 use crate::plan::migration::source::{self, Selector, SourceResolution};
 use crate::plan::migration::{self as planner, MigrationPlan, MigrationStatus};
 use crate::plan::stage::{Plan, PlanStatus};
@@ -209,6 +211,19 @@ impl Payloads for Producer<'_> {
             .iter()
             .map(|g| (g.path.as_str(), g.at.as_str()))
             .collect();
+        let computations: BTreeMap<&str, &Computation> = self
+            .req
+            .computations
+            .iter()
+            .map(|c| (c.path.as_str(), c))
+            .collect();
+        let assets: BTreeMap<&str, &Asset> = self
+            .req
+            .computations
+            .iter()
+            .filter_map(|c| c.asset.as_ref())
+            .map(|a| (a.path.as_str(), a))
+            .collect();
         let read = |f: &CapturedFile| -> Result<Vec<u8>, StoreError> {
             capture::reread(self.root, f).map_err(|_| StoreError::Conflict { retryable: true })
         };
@@ -231,9 +246,16 @@ impl Payloads for Producer<'_> {
                 self.req,
                 mappings.get(path).copied(),
                 explicit.get(path).copied(),
+                computations.get(path).copied(),
             );
             if let Some(text) = o.text {
                 emit(path, text.as_bytes())?;
+            }
+        }
+        // The assets after the documents, before the root index (§6.1 rule 3).
+        for (path, a) in &assets {
+            if document::asset_outcome(locked, a) == document::AssetOutcome::Write {
+                emit(path, a.content.as_bytes())?;
             }
         }
         if let Some(f) = root_file {
@@ -381,9 +403,21 @@ pub fn authorise(req: &MigrationRequest) -> Result<(), ToolError> {
             "proof and expected_plan_digest are required",
         ));
     };
+    // A preview of a computation whose path does not resolve to its asset is blocked, so no
+    // proof can authorise it (§3.4 last rule).
+    if req.computations.iter().any(|c| c.path_mismatch) {
+        return Err(authorisation_mismatch(
+            "a computation_path does not resolve to its asset.path: the preview of these arguments is blocked (migration_computation_asset_path_mismatch)",
+        ));
+    }
     let resolution = a.expected_source.digest();
     let cs = identity::change_set(req, &resolution, &proof.base_revision);
-    identity::validate_proof(proof, &cs.request_digest(), &resolution)
+    let assets: Vec<&str> = req
+        .computations
+        .iter()
+        .filter_map(|c| c.asset.as_ref().map(|x| x.path.as_str()))
+        .collect();
+    identity::validate_proof(proof, &cs.request_digest(), &resolution, &assets)
         .map_err(authorisation_mismatch)?;
     if identity::plan_digest(proof) != *digest {
         return Err(authorisation_mismatch(
@@ -682,6 +716,59 @@ fn mapping_item_def() -> Value {
     )
 }
 
+/// A `computations` item (§3.4), closed; mode/asset parity in the schema: `file` requires
+/// `computation_path` and `asset` and forbids `inline_*`; `inline` requires
+/// `inline_computation` and forbids `computation_path` and `asset`.
+fn computation_item_def() -> Value {
+    let text = string_1_max(4096);
+    let contract = json!({
+        "type": "object",
+        "properties": {
+            "mode": {"enum": ["inline", "file"]},
+            "runtime": text,
+            "parameters": {"type": "array", "maxItems": 256, "items": closed(vec![
+                ("name", text.clone()),
+                ("type", text.clone()),
+                ("required", boolean()),
+            ])},
+            "computation_path": text,
+            "inline_computation": {"type": "string", "maxLength": 1_048_576},
+            "inline_language": text,
+            "executor": closed(vec![
+                ("resource", text.clone()),
+                ("receipt", json!({"type": "array", "minItems": 1, "maxItems": 256, "items": string_1_max(4096)})),
+            ]),
+            "attester": closed(vec![("resource", text.clone())]),
+        },
+        "required": ["mode", "runtime", "parameters", "executor", "attester"],
+        "additionalProperties": false
+    });
+    let asset = closed(vec![
+        ("path", text.clone()),
+        ("content", json!({"type": "string", "maxLength": 8_388_608})),
+    ]);
+    json!({
+        "type": "object",
+        "properties": {
+            "concept_id": r("concept_id"),
+            "contract": contract,
+            "asset": asset,
+        },
+        "required": ["concept_id", "contract"],
+        "additionalProperties": false,
+        "oneOf": [
+            {
+                "properties": {"contract": {"properties": {"mode": {"const": "file"}}, "required": ["computation_path"], "not": {"anyOf": [{"required": ["inline_computation"]}, {"required": ["inline_language"]}]}}},
+                "required": ["asset"]
+            },
+            {
+                "properties": {"contract": {"properties": {"mode": {"const": "inline"}}, "required": ["inline_computation"], "not": {"required": ["computation_path"]}}},
+                "not": {"required": ["asset"]}
+            }
+        ]
+    })
+}
+
 /// The source a preview returns for a rootless bundle already in v0.2 form (the example of
 /// `expected_source`).
 fn target_noop_example() -> Value {
@@ -728,7 +815,7 @@ pub fn input_members(tool: &str, description: &str, apply: bool) -> Map<String, 
         ),
         (
             "computations",
-            json!({"type": "array", "maxItems": 256, "description": "Not supported by this build yet: must be empty.", "items": {"type": "object"}}),
+            json!({"type": "array", "maxItems": 256, "items": computation_item_def()}),
         ),
     ];
     let mut required = vec!["bundle_path", "timestamp_policy", "citation_mappings"];

@@ -22,6 +22,7 @@ mod layers;
 mod lockfirst;
 mod mcp;
 mod migration;
+mod migration_computations;
 #[cfg(feature = "fault-injection")]
 mod migration_crash;
 mod patch;

@@ -5,10 +5,13 @@
 
 use super::citations::{self, Blocker, CitationMapping, DocKind, Notice};
 use super::frontmatter;
-use super::request::MigrationRequest;
+use super::request::{Asset, Computation, MigrationRequest};
 use crate::okf::bundle::{parse_document, ParseFault, Parsed};
+use crate::okf::capture::Capture;
 use crate::okf::document::Split;
 use crate::plan::edit::Frontmatter;
+use crate::plan::patch::computation::{self as section, Section};
+use crate::plan::patch::ops::ComputationBody;
 
 /// What the transition does to one document.
 #[derive(Debug, Clone, Default)]
@@ -113,9 +116,9 @@ fn assemble(split: &Split<'_>, fm: Option<&str>, body: &str) -> String {
     s
 }
 
-/// The transition of one concept or non-root reserved document (§6.1–§6.5): citations of the
-/// body, and for concepts `generated` and `sources`. `explicit_at` is the request's
-/// `generated_at` of this document.
+/// The transition of one concept or non-root reserved document (§6.1–§6.6): citations of the
+/// body, and for concepts `generated`, `sources` and the computation. `explicit_at` is the
+/// request's `generated_at` of this document, `computation` its `computations` item.
 #[must_use]
 pub fn migrate_document(
     kind: DocKind,
@@ -123,6 +126,7 @@ pub fn migrate_document(
     req: &MigrationRequest,
     mapping: Option<&CitationMapping>,
     explicit_at: Option<&str>,
+    computation: Option<&Computation>,
 ) -> DocOutcome {
     let (parsed, body, mut out) = match start(bytes, kind, mapping) {
         Ok(x) => x,
@@ -130,6 +134,7 @@ pub fn migrate_document(
     };
     let split = &parsed.split;
     let mut new_fm: Option<String> = None;
+    let mut new_body = body.body;
     if kind == DocKind::Concept {
         if body.has_section && parsed.root().and_then(|r| r.get("sources")).is_some() {
             out.blockers.push(simple(
@@ -149,8 +154,24 @@ pub fn migrate_document(
                             frontmatter::insert_sources(&mut fm, r.start, &body.sources)
                         });
                     match res {
-                        Ok(()) if fm.text() != before => new_fm = Some(fm.text().to_owned()),
-                        Ok(()) => {}
+                        Ok(()) => {
+                            if let Some(c) = computation {
+                                let current = new_body.as_deref().unwrap_or(split.body_text());
+                                let at = new_body.is_none().then_some(split.body.start);
+                                match computation_step(fm.clone(), split.crlf, current, at, c) {
+                                    Ok((f, b)) => {
+                                        fm = f;
+                                        if b.is_some() {
+                                            new_body = b;
+                                        }
+                                    }
+                                    Err(bs) => out.blockers.extend(bs),
+                                }
+                            }
+                            if fm.text() != before {
+                                new_fm = Some(fm.text().to_owned());
+                            }
+                        }
                         Err(bs) => out.blockers.extend(bs),
                     }
                 }
@@ -160,7 +181,7 @@ pub fn migrate_document(
                     None,
                 )),
             },
-            None if explicit_at.is_some() || !body.sources.is_empty() => {
+            None if explicit_at.is_some() || !body.sources.is_empty() || computation.is_some() => {
                 out.blockers.push(simple(
                     "migration_document_invalid",
                     "the concept has no frontmatter to migrate",
@@ -170,14 +191,179 @@ pub fn migrate_document(
             None => {}
         }
     }
-    if out.blockers.is_empty() && (new_fm.is_some() || body.body.is_some()) {
+    if out.blockers.is_empty() && (new_fm.is_some() || new_body.is_some()) {
         out.text = Some(assemble(
             split,
             new_fm.as_deref(),
-            body.body.as_deref().unwrap_or(split.body_text()),
+            new_body.as_deref().unwrap_or(split.body_text()),
         ));
     }
     out
+}
+
+fn at_span(code: &'static str, span: (usize, usize), message: &str) -> Blocker {
+    Blocker {
+        code,
+        start: span.0,
+        end: span.1,
+        message: message.to_owned(),
+        action: None,
+    }
+}
+
+/// The computation steps of §6.6 rules 1–3 on a concept: the frontmatter reconcile of
+/// `put_attested_computation` on `fm`, then the body rule of the contract's mode on `body`,
+/// then the post-check. `body_at` is the body's offset in the document when `body` is the
+/// document's own body (blocker spans; otherwise they are `{0, 0}`). Returns the frontmatter
+/// and the new body (`None`: unchanged).
+fn computation_step(
+    fm: Frontmatter,
+    crlf: bool,
+    body: &str,
+    body_at: Option<usize>,
+    c: &Computation,
+) -> Result<(Frontmatter, Option<String>), Vec<Blocker>> {
+    let span = |r: &std::ops::Range<usize>| body_at.map_or((0, 0), |o| (o + r.start, o + r.end));
+    let whole = body_at.map_or((0, 0), |o| (o, o + body.len()));
+    let fm = crate::plan::patch::planner::reconcile_computation_frontmatter(fm, crlf, &c.contract)
+        .map_err(|(code, message)| {
+            vec![at_span(
+                "migration_document_invalid",
+                (0, 0),
+                &format!(
+                    "the Attested Computation frontmatter cannot be reconciled losslessly ({code}: {message})"
+                ),
+            )]
+        })?;
+    let ambiguous = |s: (usize, usize)| {
+        vec![at_span(
+            "ambiguous_computation_boundary",
+            s,
+            "the # Computation section is not one fenced code block (several sections or fences, prose before the fence, an indented or unclosed block)",
+        )]
+    };
+    let missing = |s: (usize, usize)| {
+        vec![at_span(
+            "missing_computation_boundary",
+            s,
+            "the # Computation section holds no fenced code block",
+        )]
+    };
+    let sanctioned =
+        |s: (usize, usize), m: &str| vec![at_span("sanctioned_computation_mismatch", s, m)];
+    let sec = section::classify(body).map_err(|_| ambiguous(whole))?;
+    let new_body: Option<String> = match (&c.contract.body, sec) {
+        (ComputationBody::Inline { .. }, Section::Absent) => {
+            section::body_edit(body, crlf, &c.contract.body)
+                .map_err(|_| ambiguous(whole))?
+                .map(|e| e.apply(body))
+        }
+        (_, Section::Empty { heading }) => return Err(missing(span(&heading))),
+        (_, Section::ProseOnly { heading }) => return Err(ambiguous(span(&heading))),
+        (ComputationBody::Inline { .. }, Section::Direct { fence, .. }) => {
+            if section::post_check(body, None, &c.contract.body).is_err() {
+                return Err(sanctioned(
+                    span(&fence.range),
+                    "the fence under # Computation differs from the contract's inline_computation or inline_language",
+                ));
+            }
+            None
+        }
+        (ComputationBody::File { .. }, Section::Absent) => None,
+        (ComputationBody::File { .. }, Section::Direct { heading, fence }) => {
+            let content = c.asset.as_ref().map_or("", |a| a.content.as_str());
+            let as_inline = ComputationBody::Inline {
+                code: content.to_owned(),
+                language: (!fence.info.is_empty()).then(|| fence.info.clone()),
+            };
+            if section::post_check(body, None, &as_inline).is_err() {
+                return Err(sanctioned(
+                    span(&fence.range),
+                    "the fence under # Computation differs from the asset's content",
+                ));
+            }
+            // The heading line, the blank lines up to the fence, the fence and one blank line
+            // after it are removed; any prose of the section stays.
+            let mut end = fence.range.end;
+            let rest = &body[end..];
+            let line_len = rest.find('\n').map_or(rest.len(), |i| i + 1);
+            if rest[..line_len]
+                .trim_matches([' ', '\t', '\r', '\n'])
+                .is_empty()
+            {
+                end += line_len;
+            }
+            let mut s = String::with_capacity(body.len());
+            s.push_str(&body[..heading.start]);
+            s.push_str(&body[end..]);
+            Some(s)
+        }
+    };
+    let result = new_body.as_deref().unwrap_or(body);
+    let key = fm
+        .yaml()
+        .root
+        .as_ref()
+        .and_then(|r| r.get("computation"))
+        .and_then(crate::okf::yaml::Node::scalar_text)
+        .map(str::to_owned);
+    section::post_check(result, key.as_deref(), &c.contract.body).map_err(|e| match e {
+        section::PostCheckError::ModeMismatch => vec![at_span(
+            "computation_mode_mismatch",
+            whole,
+            "after the migration the concept does not have the contract's mode",
+        )],
+        _ => sanctioned(
+            whole,
+            "after the migration the computation differs from the contract",
+        ),
+    })?;
+    Ok((fm, new_body))
+}
+
+/// What happens to one asset (§6.6 rule 4) on `capture`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AssetOutcome {
+    /// The path is free: the file is created.
+    Write,
+    /// A file with identical bytes exists: no write.
+    Identical,
+    /// A file with other bytes exists, or the path collides with a file or directory.
+    Conflict(Blocker),
+}
+
+/// The §6.6 rule 4 decision for `asset` on `capture`: a pure function of the capture, so the
+/// planner and the payload producer of the apply agree.
+#[must_use]
+pub fn asset_outcome(capture: &Capture, asset: &Asset) -> AssetOutcome {
+    let conflict = |m: &str| AssetOutcome::Conflict(at_span("migration_asset_conflict", (0, 0), m));
+    if let Some(f) = capture.get(&asset.path) {
+        let same = f.size == asset.content.len() as u64
+            && f.digest == crate::digest::sha256(asset.content.as_bytes());
+        return if same {
+            AssetOutcome::Identical
+        } else {
+            conflict("a file with other bytes exists at the asset path")
+        };
+    }
+    let comps: Vec<&str> = asset.path.split('/').collect();
+    for n in 1..comps.len() {
+        if capture.get(&comps[..n].join("/")).is_some() {
+            return conflict("a parent of the asset path is a file");
+        }
+    }
+    let dir = format!("{}/", asset.path);
+    let i = capture
+        .files
+        .partition_point(|f| f.path.as_bytes() < dir.as_bytes());
+    if capture
+        .files
+        .get(i)
+        .is_some_and(|f| f.path.starts_with(&dir))
+    {
+        return conflict("the asset path is a directory of the bundle");
+    }
+    AssetOutcome::Write
 }
 
 /// The transition of the root `index.md` (§6.4 rules 2 and 4): its body's citations, then
@@ -230,6 +416,7 @@ pub fn replay_document(
     req: &MigrationRequest,
     mapping: Option<&CitationMapping>,
     explicit_at: Option<&str>,
+    computation: Option<&Computation>,
 ) -> Vec<Blocker> {
     let parsed = match parse(bytes) {
         Ok(p) => p,
@@ -258,7 +445,44 @@ pub fn replay_document(
             explicit_at,
         ));
     }
+    if let (Some(c), DocKind::Concept) = (computation, kind) {
+        out.extend(replay_computation(&parsed.split, c));
+    }
     out
+}
+
+/// §6.7 rule 5: re-applying the computation reconcile and boundary steps leaves the bytes
+/// unchanged.
+fn replay_computation(split: &Split<'_>, c: &Computation) -> Vec<Blocker> {
+    let Some(r) = split.frontmatter.clone() else {
+        return vec![at_span(
+            "migration_replay_mismatch",
+            (0, 0),
+            "the computation concept has no frontmatter",
+        )];
+    };
+    let Ok(fm) = Frontmatter::parse(&split.text[r.clone()], split.crlf) else {
+        return vec![at_span(
+            "migration_document_invalid",
+            (r.start, r.end),
+            "the frontmatter cannot be edited",
+        )];
+    };
+    let before = fm.text().to_owned();
+    match computation_step(fm, split.crlf, split.body_text(), Some(split.body.start), c) {
+        Err(bs) => bs,
+        Ok((fm, _)) if fm.text() != before => vec![at_span(
+            "migration_replay_mismatch",
+            (r.start, r.end),
+            "the frontmatter differs from the computation contract",
+        )],
+        Ok((_, Some(_))) => vec![at_span(
+            "migration_replay_mismatch",
+            (split.body.start, split.text.len()),
+            "the body differs from the computation contract",
+        )],
+        Ok(_) => Vec::new(),
+    }
 }
 
 /// The §12.4 proposal of a document without a mapping, when it has a section.

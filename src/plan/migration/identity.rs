@@ -4,6 +4,7 @@
 use super::request::{MigrationRequest, Proof};
 use crate::digest::{hex, sha256, Encoder};
 use crate::plan::identity::{sentinel_change_set_id, ChangeSet, Precondition};
+use crate::plan::patch::ops::ComputationBody;
 use serde_json::{json, Value};
 
 /// The transaction principal of every migration (§7.1).
@@ -43,8 +44,32 @@ pub fn operation_bytes(req: &MigrationRequest) -> Vec<u8> {
                 .str(x.inline_note.as_deref().unwrap_or(""));
         }
     }
-    // Computations are not supported yet (request.rs): always an empty list.
-    e.cnt(0);
+    e.cnt(req.computations.len() as u64);
+    for c in &req.computations {
+        let k = &c.contract;
+        e.str(&c.path).str(k.mode()).str(&k.runtime);
+        e.cnt(k.parameters.len() as u64);
+        for p in &k.parameters {
+            e.str(&p.name).str(&p.type_).bool(p.required);
+        }
+        let (path, code, language) = match &k.body {
+            ComputationBody::File { path } => (path.as_str(), "", ""),
+            ComputationBody::Inline { code, language } => {
+                ("", code.as_str(), language.as_deref().unwrap_or(""))
+            }
+        };
+        e.str(path).str(code).str(language);
+        e.str(&k.executor.resource)
+            .cnt(k.executor.receipt.len() as u64);
+        for r in &k.executor.receipt {
+            e.str(r);
+        }
+        e.str(&k.attester_resource);
+        e.bool(c.asset.is_some());
+        if let Some(a) = &c.asset {
+            e.str(&a.path).bytes(a.content.as_bytes());
+        }
+    }
     e.finish()
 }
 
@@ -196,8 +221,9 @@ fn ct_eq(a: &str, b: &str) -> bool {
 }
 
 /// The proof validation of §7.2 rules 1–4 against the change set's `request_digest` and
-/// base, and the expected source's `resolution_digest`. Returns the reason of the first
-/// failure (the caller answers `plan_mismatch`).
+/// base, and the expected source's `resolution_digest`; `assets` are the request's asset
+/// paths (rule 2: a write may create one). Returns the reason of the first failure (the
+/// caller answers `plan_mismatch`).
 ///
 /// # Errors
 /// A message naming the rule that failed.
@@ -205,6 +231,7 @@ pub fn validate_proof(
     p: &Proof,
     request_digest: &str,
     resolution_digest: &str,
+    assets: &[&str],
 ) -> Result<(), &'static str> {
     let sorted_unique = |v: &[String]| v.windows(2).all(|w| w[0].as_bytes() < w[1].as_bytes());
     let refs_sorted = |v: &[String]| v.windows(2).all(|w| ref_key(&w[0]) < ref_key(&w[1]));
@@ -229,15 +256,16 @@ pub fn validate_proof(
     {
         return Err("proof lists are not canonically sorted");
     }
-    if p.writes
-        .iter()
-        .any(|(path, d)| !path.ends_with(".md") || !crate::digest::is_lower_hex64(d))
-        || p.writes.iter().any(|(path, _)| {
-            p.reads
+    let read_document = |path: &str| {
+        path.ends_with(".md")
+            && p.reads
                 .binary_search_by(|r| r.as_bytes().cmp(path.as_bytes()))
-                .is_err()
-        })
-    {
+                .is_ok()
+    };
+    if p.writes.iter().any(|(path, d)| {
+        !crate::digest::is_lower_hex64(d)
+            || !(read_document(path) || assets.contains(&path.as_str()))
+    }) {
         return Err("a proof write targets a path that was not read or is not a document");
     }
     if p.writes.is_empty() != (p.result_revision == p.base_revision) {

@@ -18,7 +18,6 @@
 //! again under the store lock ([`document`]) from the same bytes.
 //!
 //! # Limitations
-//! - `computations` (§3.4, §6.6) are not supported yet (refused by [`request`]).
 //! - The mixed-state tolerance of §8 step 5.2 is not built: a bundle that is partly migrated
 //!   is planned as a transition.
 
@@ -280,6 +279,9 @@ fn finish_findings(out: &mut MigrationPlan, f: Findings) {
 struct Targets<'r> {
     mappings: BTreeMap<&'r str, &'r CitationMapping>,
     explicit: BTreeMap<&'r str, &'r str>,
+    computations: BTreeMap<&'r str, &'r request::Computation>,
+    /// The distinct assets by path (request validation: one content per path).
+    assets: BTreeMap<&'r str, &'r request::Asset>,
 }
 
 impl<'r> Targets<'r> {
@@ -295,7 +297,36 @@ impl<'r> Targets<'r> {
                 .iter()
                 .map(|g| (g.path.as_str(), g.at.as_str()))
                 .collect(),
+            computations: req
+                .computations
+                .iter()
+                .map(|c| (c.path.as_str(), c))
+                .collect(),
+            assets: req
+                .computations
+                .iter()
+                .filter_map(|c| c.asset.as_ref())
+                .map(|a| (a.path.as_str(), a))
+                .collect(),
         };
+        for c in &req.computations {
+            if c.path_mismatch {
+                f.simple(
+                    &c.path,
+                    "migration_computation_asset_path_mismatch",
+                    "computation_path does not resolve to asset.path (relative to the concept's directory or /-rooted, query and fragment stripped)",
+                    None,
+                );
+            }
+            if bundle.doc(&c.path).and_then(kind_of) != Some(DocKind::Concept) {
+                f.simple(
+                    &c.path,
+                    "migration_document_missing",
+                    "the concept of the computation does not exist",
+                    None,
+                );
+            }
+        }
         for path in t.mappings.keys().chain(t.explicit.keys()) {
             if bundle.doc(path).and_then(kind_of).is_none() {
                 f.simple(
@@ -335,8 +366,27 @@ fn target_replay(
             req,
             t.mappings.get(path).copied(),
             t.explicit.get(path).copied(),
+            t.computations.get(path).copied(),
         ) {
             f.add(path, &b);
+        }
+    }
+    // §6.7 rule 7: every asset exists with equal bytes.
+    for (path, a) in &t.assets {
+        match document::asset_outcome(bundle.capture, a) {
+            document::AssetOutcome::Identical => {}
+            document::AssetOutcome::Write => f.simple(
+                path,
+                "migration_replay_mismatch",
+                "the computation asset does not exist",
+                None,
+            ),
+            document::AssetOutcome::Conflict(_) => f.simple(
+                path,
+                "migration_replay_mismatch",
+                "the computation asset's bytes differ from asset.content",
+                None,
+            ),
         }
     }
     progress.finish(files + bundle.docs.len() as u64, total, "planning");
@@ -395,6 +445,29 @@ impl<'b, 'c> Staged<'b, 'c> {
             sections_bytes: 0,
             diff_complete: true,
             last_report: None,
+        }
+    }
+
+    /// A created asset (§6.1 rule 1): digest and diff; it is not a document, so it is not
+    /// validated.
+    fn push_asset(&mut self, path: &str, content: &str) {
+        self.digests.push((
+            path.to_owned(),
+            content.len() as u64,
+            crate::digest::sha256(content.as_bytes()),
+        ));
+        self.written.insert(path.to_owned());
+        if self.diff_complete {
+            let section = crate::plan::diff::file_section(&crate::plan::diff::FileChange {
+                path,
+                old: None,
+                new: content,
+            });
+            self.sections_bytes += section.len();
+            self.sections.push((path.to_owned(), section));
+            if self.sections_bytes > 2 * crate::plan::diff::DIFF_CAP {
+                self.diff_complete = false;
+            }
         }
     }
 
@@ -540,14 +613,28 @@ fn transition(
         }
         let bytes = bytes_of(doc.file, reread)?;
         let mapping = t.mappings.get(path).copied();
-        let o =
-            document::migrate_document(kind, &bytes, req, mapping, t.explicit.get(path).copied());
+        let o = document::migrate_document(
+            kind,
+            &bytes,
+            req,
+            mapping,
+            t.explicit.get(path).copied(),
+            t.computations.get(path).copied(),
+        );
         absorb(&mut f, &mut notices, path, &o);
         if mapping.is_none() && o.has_section {
             propose(path, kind, &bytes, out);
         }
         if let Some(text) = o.text {
             staged.push(path, &bytes, text)?;
+        }
+    }
+    // Then the computation assets (§6.1 rule 3, §6.6 rule 4).
+    for (path, a) in &t.assets {
+        match document::asset_outcome(capture, a) {
+            document::AssetOutcome::Write => staged.push_asset(path, &a.content),
+            document::AssetOutcome::Identical => {}
+            document::AssetOutcome::Conflict(b) => f.add(path, &b),
         }
     }
     // The root index last (§6.1 rule 3, §6.4 rule 4).

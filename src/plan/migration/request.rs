@@ -1,10 +1,6 @@
 //! The migration request: decoding and the canonical input of spec/migration.md §3.5, and
 //! the apply-only authorisation fields of §3.2 with their zero-I/O checks (§9 A steps 2–4).
 //! Pure.
-//!
-//! # Limitations
-//! - `computations` (§3.4) are decoded by the schema but not supported yet: a non-empty list
-//!   is `invalid_request` (`computations are not supported by this build yet`).
 
 use super::citations::{self, CitationMapping, ClaimMarkers, MappingEntry, TrailingContent};
 use super::source::{Selector, SourceResolution};
@@ -14,8 +10,11 @@ use crate::okf::actor;
 use crate::okf::grammar::{check_concept_id, ConceptIdError};
 use crate::okf::temporal::parse_offset_datetime;
 use crate::plan::identity::Authorisation;
-use crate::plan::patch::ops::{serialised_len, MAX_SERIALISED_ARGS};
+use crate::plan::patch::ops::{
+    serialised_len, AttestedComputation, ComputationBody, Executor, Parameter, MAX_SERIALISED_ARGS,
+};
 use serde_json::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// `timestamp_policy` (§3.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +60,27 @@ impl ConflictPolicy {
 pub struct GeneratedAt {
     pub path: String,
     pub at: String,
+}
+
+/// The file of a file-mode computation (§3.4): a writable non-`.md` revision path and the
+/// UTF-8 bytes of the `content` string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Asset {
+    pub path: String,
+    pub content: String,
+}
+
+/// One `computations` item (§3.4): the concept's path (`<concept_id>.md`), its contract and,
+/// in file mode, its asset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Computation {
+    pub path: String,
+    pub contract: AttestedComputation,
+    pub asset: Option<Asset>,
+    /// `computation_path` does not resolve to `asset.path` (§3.4 last rule): recorded, a
+    /// preview blocker (`migration_computation_asset_path_mismatch`), `plan_mismatch` for a
+    /// transition apply.
+    pub path_mismatch: bool,
 }
 
 /// The proof of §7.2 (format version 2, content-free).
@@ -110,6 +130,8 @@ pub struct MigrationRequest {
     /// A normalised-label collision was found (§3.3 rule 11): recorded, answered after the
     /// capture (preview `blocked`, apply error).
     pub label_collision: bool,
+    /// Sorted by path, unique (§3.5 step 5).
+    pub computations: Vec<Computation>,
     /// The apply's fields; `None` for a preview.
     pub apply: Option<ApplyFields>,
 }
@@ -190,11 +212,7 @@ pub fn parse_request(args: &Value, apply: bool) -> Result<MigrationRequest, Tool
     let generated_at = parse_generated_at(get_array(obj, "generated_at")?)?;
     let (citation_mappings, label_collision) =
         parse_mappings(get_array(obj, "citation_mappings")?)?;
-    if !get_array(obj, "computations")?.is_empty() {
-        return Err(ToolError::invalid_request(
-            "computations are not supported by this build yet: migrate without them, then add each Attested Computation with preview_concept_patch (put_attested_computation)",
-        ));
-    }
+    let computations = parse_computations(get_array(obj, "computations")?)?;
     let apply = if apply {
         Some(parse_apply_fields(obj, from, label_collision)?)
     } else {
@@ -209,6 +227,7 @@ pub fn parse_request(args: &Value, apply: bool) -> Result<MigrationRequest, Tool
         timestamp_policy,
         citation_mappings,
         label_collision,
+        computations,
         apply,
     })
 }
@@ -384,6 +403,266 @@ fn parse_mappings(items: &[Value]) -> Result<(Vec<CitationMapping>, bool), ToolE
             citations::validate_mapping(m, *i).map_err(|e| ToolError::new(e.code, e.message))?;
     }
     Ok((out.into_iter().map(|(_, m)| m).collect(), collision))
+}
+
+/// Maximum `computations` items (§3.1).
+pub const MAX_COMPUTATIONS: usize = 256;
+/// Maximum bytes of an asset's content (§3.4).
+pub const MAX_ASSET_BYTES: usize = 8 * 1024 * 1024;
+
+fn has_control(s: &str) -> bool {
+    s.chars().any(|c| c < '\u{20}' || c == '\u{7f}')
+}
+
+/// Whether `p` is a valid `asset.path` (§3.4): a writable revision path (spec/store.md §3.2;
+/// not under `.okf` or `.git`, case-insensitively), not ending in `.md`, without `?` or `#`.
+#[must_use]
+pub fn is_asset_path(p: &str) -> bool {
+    let first = p.split('/').next().unwrap_or_default().to_ascii_lowercase();
+    crate::envelope::is_bundle_relative_path(p)
+        && first != ".okf"
+        && first != ".git"
+        && !p.to_ascii_lowercase().ends_with(".md")
+        && !p.contains(['?', '#'])
+}
+
+/// The local bundle path `computation_path` names from the concept at `doc_path` (§3.4):
+/// relative to the concept's directory or `/`-rooted bundle-relative; query and fragment
+/// stripped; `.` and `..` normalised. `None` for an external URL, a Windows path, an escape
+/// from the bundle, an empty or fragment-only value.
+#[must_use]
+pub fn resolve_computation_path(doc_path: &str, computation_path: &str) -> Option<String> {
+    let end = computation_path
+        .find(['?', '#'])
+        .unwrap_or(computation_path.len());
+    let p = &computation_path[..end];
+    if p.is_empty() || p.contains('\\') || has_control(p) {
+        return None;
+    }
+    // A scheme (`https:`, `file:`, `C:`) before the first `/`: an URL or a Windows path.
+    let first = p.split('/').next().unwrap_or_default();
+    if first.contains(':') {
+        return None;
+    }
+    let (mut stack, rest): (Vec<&str>, &str) = match p.strip_prefix('/') {
+        Some(r) => (Vec::new(), r),
+        None => {
+            let mut dir: Vec<&str> = doc_path.split('/').collect();
+            dir.pop();
+            (dir, p)
+        }
+    };
+    for c in rest.split('/') {
+        match c {
+            "" => return None,
+            "." => {}
+            ".." => {
+                stack.pop()?;
+            }
+            c => stack.push(c),
+        }
+    }
+    let out = stack.join("/");
+    crate::envelope::is_bundle_relative_path(&out).then_some(out)
+}
+
+fn parse_computations(items: &[Value]) -> Result<Vec<Computation>, ToolError> {
+    if items.len() > MAX_COMPUTATIONS {
+        return Err(ToolError::resource_limit(
+            "computations has more than 256 items",
+        ));
+    }
+    let mut out: Vec<Computation> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let field = format!("computations[{i}]");
+        let o = item.as_object().ok_or_else(|| shape(&field))?;
+        let id = get_str(o, "concept_id")?.ok_or_else(|| shape(&field))?;
+        let path = concept_path(id, &format!("{field}.concept_id"))?;
+        let c = o
+            .get("contract")
+            .and_then(Value::as_object)
+            .ok_or_else(|| shape(&format!("{field}.contract")))?;
+        let text = |obj: &Map<String, Value>, k: &str, name: &str| -> Result<String, ToolError> {
+            let s = get_str(obj, k)?.ok_or_else(|| shape(&format!("{field}.{name}")))?;
+            check_text(s, &format!("{field}.{name}"))?;
+            Ok(s.to_owned())
+        };
+        let runtime = text(c, "runtime", "contract.runtime")?;
+        let mut parameters = Vec::new();
+        for (j, p) in get_array(c, "parameters")?.iter().enumerate() {
+            let pf = format!("contract.parameters[{j}]");
+            let po = p
+                .as_object()
+                .ok_or_else(|| shape(&format!("{field}.{pf}")))?;
+            let required = po
+                .get("required")
+                .and_then(Value::as_bool)
+                .ok_or_else(|| shape(&format!("{field}.{pf}.required")))?;
+            parameters.push(Parameter {
+                name: text(po, "name", &format!("{pf}.name"))?,
+                type_: text(po, "type", &format!("{pf}.type"))?,
+                required,
+            });
+        }
+        if parameters.len() > 256 {
+            return Err(ToolError::resource_limit(format!(
+                "{field}.contract has more than 256 parameters"
+            )));
+        }
+        let mut names = BTreeSet::new();
+        if !parameters.iter().all(|p| names.insert(p.name.as_str())) {
+            return Err(ToolError::invalid_request(format!(
+                "{field}.contract.parameters names are not unique"
+            )));
+        }
+        let eo = c
+            .get("executor")
+            .and_then(Value::as_object)
+            .ok_or_else(|| shape(&format!("{field}.contract.executor")))?;
+        let resource = text(eo, "resource", "contract.executor.resource")?;
+        let mut receipt = Vec::new();
+        for (j, r) in get_array(eo, "receipt")?.iter().enumerate() {
+            let rf = format!("{field}.contract.executor.receipt[{j}]");
+            let r = r.as_str().ok_or_else(|| shape(&rf))?;
+            check_text(r, &rf)?;
+            receipt.push(r.to_owned());
+        }
+        if receipt.is_empty() || receipt.len() > 256 {
+            return Err(shape(&format!("{field}.contract.executor.receipt")));
+        }
+        let mut seen = BTreeSet::new();
+        if !receipt.iter().all(|r| seen.insert(r.as_str())) {
+            return Err(ToolError::invalid_request(format!(
+                "{field}.contract.executor.receipt fields are not unique"
+            )));
+        }
+        let ao = c
+            .get("attester")
+            .and_then(Value::as_object)
+            .ok_or_else(|| shape(&format!("{field}.contract.attester")))?;
+        let attester_resource = text(ao, "resource", "contract.attester.resource")?;
+        let asset = match o.get("asset") {
+            None => None,
+            Some(a) => {
+                let ao = a
+                    .as_object()
+                    .ok_or_else(|| shape(&format!("{field}.asset")))?;
+                let p = get_str(ao, "path")?.ok_or_else(|| shape(&format!("{field}.asset")))?;
+                let content =
+                    get_str(ao, "content")?.ok_or_else(|| shape(&format!("{field}.asset")))?;
+                if p.len() > 4096 {
+                    return Err(ToolError::resource_limit(format!(
+                        "{field}.asset.path exceeds 4096 bytes"
+                    )));
+                }
+                if content.len() > MAX_ASSET_BYTES {
+                    return Err(ToolError::resource_limit(format!(
+                        "{field}.asset.content exceeds 8 MiB"
+                    )));
+                }
+                if !is_asset_path(p) {
+                    return Err(ToolError::invalid_request(format!(
+                        "{field}.asset.path is not a writable bundle-relative path outside .okf and .git, not ending in .md, without ? or #"
+                    )));
+                }
+                Some(Asset {
+                    path: p.to_owned(),
+                    content: content.to_owned(),
+                })
+            }
+        };
+        let mode = get_str(c, "mode")?;
+        let body = match (mode, &asset) {
+            (Some("inline"), None) if !c.contains_key("computation_path") => {
+                let code = get_str(c, "inline_computation")?
+                    .ok_or_else(|| shape(&format!("{field}.contract.inline_computation")))?;
+                if code.len() > crate::plan::patch::ops::MAX_INLINE_COMPUTATION {
+                    return Err(ToolError::resource_limit(format!(
+                        "{field}.contract.inline_computation exceeds 1 MiB"
+                    )));
+                }
+                if code.contains('\0') {
+                    return Err(ToolError::invalid_request(format!(
+                        "{field}.contract.inline_computation contains a NUL character"
+                    )));
+                }
+                let language = match get_str(c, "inline_language")? {
+                    None => None,
+                    Some(l) => {
+                        check_text(l, &format!("{field}.contract.inline_language"))?;
+                        Some(l.to_owned())
+                    }
+                };
+                ComputationBody::Inline {
+                    code: code.to_owned(),
+                    language,
+                }
+            }
+            (Some("file"), Some(_))
+                if !c.contains_key("inline_computation") && !c.contains_key("inline_language") =>
+            {
+                ComputationBody::File {
+                    path: text(c, "computation_path", "contract.computation_path")?,
+                }
+            }
+            _ => return Err(shape(&format!("{field}.contract.mode"))),
+        };
+        let path_mismatch = match (&body, &asset) {
+            (ComputationBody::File { path: cp }, Some(a)) => {
+                resolve_computation_path(&path, cp).as_deref() != Some(a.path.as_str())
+            }
+            _ => false,
+        };
+        out.push(Computation {
+            path,
+            contract: AttestedComputation {
+                runtime,
+                parameters,
+                executor: Executor { resource, receipt },
+                attester_resource,
+                body,
+            },
+            asset,
+            path_mismatch,
+        });
+    }
+    out.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    if out.windows(2).any(|w| w[0].path == w[1].path) {
+        return Err(ToolError::invalid_request(
+            "computations name one concept twice",
+        ));
+    }
+    let mut assets: BTreeMap<&str, &str> = BTreeMap::new();
+    for a in out.iter().filter_map(|c| c.asset.as_ref()) {
+        if assets
+            .insert(&a.path, &a.content)
+            .is_some_and(|prev| prev != a.content)
+        {
+            return Err(ToolError::invalid_request(
+                "two computations name one asset path with different contents",
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// A contract text field (§3.4): ≤ 4096 bytes (`resource_limit`), non-blank and free of
+/// control characters (`invalid_request`).
+fn check_text(s: &str, field: &str) -> Result<(), ToolError> {
+    if s.len() > 4096 {
+        return Err(ToolError::resource_limit(format!(
+            "{field} exceeds 4096 bytes"
+        )));
+    }
+    if s.trim().is_empty() {
+        return Err(ToolError::invalid_request(format!("{field} is blank")));
+    }
+    if has_control(s) {
+        return Err(ToolError::invalid_request(format!(
+            "{field} contains a control character"
+        )));
+    }
+    Ok(())
 }
 
 fn mismatch(message: &str) -> ToolError {

@@ -1189,6 +1189,48 @@ fn set_lifecycle(doc: &mut DocEdit, l: &Lifecycle) -> OpResult<()> {
 
 /// §3.7.
 fn put_attested_computation(doc: &mut DocEdit, c: &AttestedComputation) -> OpResult<()> {
+    put_computation_frontmatter(doc, c)?;
+    let edit = computation::body_edit(&doc.body, doc.crlf, &c.body)
+        .map_err(|e| Reject::new(e.code(), &doc.path, e.to_string()))?;
+    if let Some(e) = edit {
+        doc.body = e.apply(&doc.body);
+    }
+    let key = root_get(doc, "computation")
+        .and_then(Node::scalar_text)
+        .map(str::to_owned);
+    computation::post_check(&doc.body, key.as_deref(), &c.body)
+        .map_err(|e| Reject::new(e.code(), &doc.path, e.to_string()))
+}
+
+/// The frontmatter reconcile of `put_attested_computation` (§3.7) on a frontmatter alone,
+/// for the migration (spec/migration.md §6.6 rule 1): the root checks of a concept opened
+/// for a patch, then exactly the edits of the patch, so both tools produce the same bytes.
+///
+/// # Errors
+/// `(code, message)` of the rejection (`invalid_presentation`, `ambiguous_presentation` or
+/// an editor code).
+pub(crate) fn reconcile_computation_frontmatter(
+    fm: Frontmatter,
+    crlf: bool,
+    c: &AttestedComputation,
+) -> Result<Frontmatter, (&'static str, String)> {
+    let mut doc = DocEdit {
+        path: String::new(),
+        prefix: String::new(),
+        fm,
+        closing: String::new(),
+        body: String::new(),
+        crlf,
+    };
+    check_root(&doc)
+        .and_then(|()| put_computation_frontmatter(&mut doc, c))
+        .map_err(|r| (r.code, r.message))?;
+    Ok(doc.fm)
+}
+
+/// The frontmatter side of §3.7: `type`, `runtime`, `parameters`, `executor`, `attester` and
+/// `computation`.
+fn put_computation_frontmatter(doc: &mut DocEdit, c: &AttestedComputation) -> OpResult<()> {
     set_scalar(
         doc,
         &[],
@@ -1266,16 +1308,7 @@ fn put_attested_computation(doc: &mut DocEdit, c: &AttestedComputation) -> OpRes
         }
         ComputationBody::Inline { .. } => remove_key(doc, &[], "computation")?,
     }
-    let edit = computation::body_edit(&doc.body, doc.crlf, &c.body)
-        .map_err(|e| Reject::new(e.code(), &doc.path, e.to_string()))?;
-    if let Some(e) = edit {
-        doc.body = e.apply(&doc.body);
-    }
-    let key = root_get(doc, "computation")
-        .and_then(Node::scalar_text)
-        .map(str::to_owned);
-    computation::post_check(&doc.body, key.as_deref(), &c.body)
-        .map_err(|e| Reject::new(e.code(), &doc.path, e.to_string()))
+    Ok(())
 }
 
 fn parameter_value(p: &crate::plan::patch::ops::Parameter) -> NewValue {
