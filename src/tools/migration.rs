@@ -758,12 +758,14 @@ fn computation_item_def() -> Value {
         "additionalProperties": false,
         "oneOf": [
             {
-                "properties": {"contract": {"properties": {"mode": {"const": "file"}}, "required": ["computation_path"], "not": {"anyOf": [{"required": ["inline_computation"]}, {"required": ["inline_language"]}]}}},
-                "required": ["asset"]
+                "properties": {"contract": {"properties": {"mode": {"const": "file"}}, "required": ["computation_path"], "not": {"anyOf": [{"required": ["inline_computation"]}, {"required": ["inline_language"]}]}, "additionalProperties": true}},
+                "required": ["asset"],
+                "additionalProperties": true
             },
             {
-                "properties": {"contract": {"properties": {"mode": {"const": "inline"}}, "required": ["inline_computation"], "not": {"required": ["computation_path"]}}},
-                "not": {"required": ["asset"]}
+                "properties": {"contract": {"properties": {"mode": {"const": "inline"}}, "required": ["inline_computation"], "not": {"required": ["computation_path"]}, "additionalProperties": true}},
+                "not": {"required": ["asset"]},
+                "additionalProperties": true
             }
         ]
     })
