@@ -163,7 +163,7 @@ impl Workflow for Migration {
                 &reader(root),
                 &Cancel::default(),
             )?;
-            if plan.status != MigrationStatus::TargetNoop {
+            if plan.status != MigrationStatus::TargetNoop && !own_journal_pending(req, root) {
                 return Err(blocker_error(&plan));
             }
         }
@@ -181,6 +181,28 @@ impl Workflow for Migration {
     fn render_apply(answer: &ApplyAnswer<'_>, req: &MigrationRequest) -> Value {
         render_apply(answer, expected_source(req))
     }
+}
+
+/// Whether the journal of this very transaction (the change set on `proof.base_revision`
+/// and the derived key) is pending in `.okf/transactions/`: the bundle is then part-way
+/// through publishing its migrated result after a crash, and the visible tree may hold
+/// migrated documents beside an unpublished asset or document that carries no v0.1
+/// evidence, so it can resolve as a target noop that the target replay rejects. The
+/// replay-only commit recovers that journal first (rolling it forward or back) and answers
+/// from its receipt, so the target-replay check of §9 step 10 is left to it. A stat of one
+/// name, no store open.
+fn own_journal_pending(req: &MigrationRequest, root: &Root) -> bool {
+    let Some(auth) = req.apply.as_ref().and_then(|a| a.auth.as_ref()) else {
+        return false;
+    };
+    let Ok(key) = crate::digest::idempotency_key(identity::NAMESPACE, &auth.plan_digest) else {
+        return false;
+    };
+    let request_digest = Migration::change_set(req, &auth.revision).request_digest();
+    let txn = crate::digest::txn_id(&request_digest, &key);
+    root.dir
+        .symlink_metadata(format!(".okf/transactions/{txn}.json"))
+        .is_ok_and(|m| m.is_file())
 }
 
 /// Reads spilled documents of `root` again ([`crate::store::capture::reread`]).

@@ -1,6 +1,6 @@
-//! Crash points of the migration commit (spec/migration.md §9 F, store.md §10–§11; MIG-26
-//! without computations): at every fault point of a migration that writes several concepts
-//! and the root `index.md`, a real process crash (`exit(86)`) leaves exactly the pre-state or
+//! Crash points of the migration commit (spec/migration.md §9 F, store.md §10–§11; MIG-26):
+//! at every fault point of a migration that writes three concepts (one of them an Attested
+//! Computation), its zero-byte asset and the root `index.md`, a real process crash (`exit(86)`) leaves exactly the pre-state or
 //! the post-state once recovered, and the new root `index.md` is never visible beside an
 //! unmigrated document.
 #![allow(clippy::disallowed_methods)]
@@ -52,6 +52,16 @@ fn args(root: &Path) -> Value {
         "timestamp_policy": "remove_after_copy",
         "generated_by": "agent/1.0",
         "citation_mappings": [{"path": "t/a.md", "entries": [{"legacy_number": 1, "source_id": "a"}]}],
+        "computations": [{
+            "concept_id": "t/c",
+            "contract": {
+                "mode": "file", "runtime": "sql", "parameters": [],
+                "computation_path": "c.sql",
+                "executor": {"resource": "run.md", "receipt": ["job_id"]},
+                "attester": {"resource": "attest.py"},
+            },
+            "asset": {"path": "t/c.sql", "content": ""},
+        }],
     })
 }
 
@@ -79,8 +89,16 @@ fn mig_26_every_fault_point_of_a_migration_commit_recovers_to_pre_or_post_state(
         .as_array()
         .expect("paths")
         .len();
-    assert_eq!(changed, 4, "three concepts and the root index");
+    assert_eq!(
+        changed, 5,
+        "three concepts, the zero-byte asset and the root index"
+    );
     let post = visible(&clean);
+    assert_eq!(
+        post.get("t/c.sql"),
+        Some(&Vec::new()),
+        "the zero-byte asset"
+    );
     let relocate = |m: &BTreeMap<String, Vec<u8>>| m.clone();
 
     let mut crashed = 0;
@@ -112,6 +130,16 @@ fn mig_26_every_fault_point_of_a_migration_commit_recovers_to_pre_or_post_state(
             "{point}: converged to the post-state"
         );
         if point.is_post_boundary() {
+            // After a crash past the boundary the zero-byte asset exists and a re-resolve is
+            // the target noop.
+            assert_eq!(visible(&root).get("t/c.sql"), Some(&Vec::new()), "{point}");
+            let n = call("preview_v02_migration", &args(&root));
+            assert_eq!(n.structured()["status"], "noop", "{point}: {}", n.stdout);
+            assert_eq!(
+                n.structured()["source"]["transition"],
+                "target-noop",
+                "{point}"
+            );
             assert_eq!(
                 again.structured()["diagnostics"][0]["code"],
                 "receipt_replayed",
