@@ -29,12 +29,14 @@ NOTES = {
     "MIG-17": "reject, use_timestamp, use_generated and one CRLF case; the full CRLF/LF x flow/block x preserve/remove matrix is not yet",
     "MIG-05": "library level (citations of ga4-style bullets); the ga4 bundle end to end is in the CRP-03/04/06 corpus test",
     "MIG-09": "library level (reserved replay); not yet through the tools",
-    "MIG-25": "the input checks of a preview; the rootless target-noop apply with each fault and the asset mismatch (computations are not supported yet) are not yet",
+    "MIG-25": "the input checks of a preview; the rootless target-noop apply with the asset mismatch (MIG-23 test); the rootless target-noop apply with each other fault is not yet",
+    "MIG-23": "zero store opens shown by the tree and no .okf/, not by I/O hooks",
+    "MIG-24": "no I/O shown by schema_validation on a nonexistent bundle_path, not by I/O hooks",
     "MIG-21": "library level (claim and footnote ownership)",
     "MIG-34": "library level (inline notes, replay, validation); the demo runs the dialect end to end",
     "MIG-36": "library level incl. the proptest of proposals passed back; the corpus test passes proposals back end to end",
     "MIG-40": "library level (inline-note lists, never-closed fence, slugs)",
-    "MIG-26": "every fault point of a migration writing three concepts and the root index; computations and assets are not supported yet",
+    "MIG-26": "every fault point of a migration writing three concepts (one a computation), a zero-byte asset and the root index; the equality of two replays' receipts with the proof is not asserted",
 }
 
 
