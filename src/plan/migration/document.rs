@@ -491,3 +491,7 @@ pub fn propose(path: &str, kind: DocKind, bytes: &[u8]) -> Option<CitationMappin
     let parsed = parse(bytes).ok()?;
     citations::propose(path, parsed.split.body_text(), kind)
 }
+
+#[cfg(test)]
+#[path = "computation_tests.rs"]
+mod computation_tests;
