@@ -268,6 +268,19 @@ fn mig_22_existing_asset_with_other_bytes_is_an_asset_conflict() {
     assert_eq!(p["blockers"][0]["code"], "migration_asset_conflict");
     assert_eq!(p["blockers"][0]["path"], "q/a.sql");
     assert!(p.get("proof").is_none());
+    // An asset path that is a directory of the bundle, or below a file, also conflicts.
+    for (cp, asset) in [("/q", "q"), ("/q/a.sql/x", "q/a.sql/x")] {
+        let a = args(
+            &root,
+            json!({"computations": [file_item("q/a", cp, asset, "x")]}),
+        );
+        let p = preview(&a);
+        assert_eq!(p["status"], "blocked", "{asset}: {p}");
+        assert_eq!(
+            p["blockers"][0]["code"], "migration_asset_conflict",
+            "{asset}: {p}"
+        );
+    }
 }
 
 #[test]

@@ -314,3 +314,55 @@ fn a_concept_without_frontmatter_cannot_take_a_computation() {
     );
     assert_eq!(codes(&o), vec!["migration_document_invalid"]);
 }
+
+#[test]
+fn the_reconcile_keeps_extension_keys_and_comments_and_is_idempotent() {
+    let r = req(json!([item_file("q/a", "a.sql", "q/a.sql", "")])).expect("parsed");
+    let text = "---\ntype: Query # kind\nexecutor:\n  resource: old.md # was\n  timeout: 5\n  receipt: [job_id]\nattester:\n  resource: a.py\n  key: k1\n---\nBody.\n";
+    let o = migrate_document(
+        DocKind::Concept,
+        text.as_bytes(),
+        &r,
+        None,
+        None,
+        r.computations.first(),
+    );
+    assert!(o.blockers.is_empty(), "{:?}", o.blockers);
+    let t = o.text.expect("written");
+    assert!(t.contains("  timeout: 5\n"), "{t}");
+    assert!(t.contains("  key: k1\n"), "{t}");
+    assert!(t.contains("# kind"), "{t}");
+    assert!(t.contains("resource: run.md"), "{t}");
+    assert!(!t.contains("old.md"), "{t}");
+    assert!(
+        replay_document(
+            DocKind::Concept,
+            t.as_bytes(),
+            &r,
+            None,
+            None,
+            r.computations.first()
+        )
+        .is_empty(),
+        "{t}"
+    );
+    // A different contract does not replay.
+    let other = req(json!([item_file("q/a", "a.sql", "q/a.sql", "")]))
+        .map(|mut x| {
+            x.computations[0].contract.runtime = "python".into();
+            x
+        })
+        .expect("parsed");
+    let bs = replay_document(
+        DocKind::Concept,
+        t.as_bytes(),
+        &other,
+        None,
+        None,
+        other.computations.first(),
+    );
+    assert_eq!(
+        bs.iter().map(|b| b.code).collect::<Vec<_>>(),
+        vec!["migration_replay_mismatch"]
+    );
+}
