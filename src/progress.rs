@@ -31,10 +31,15 @@ pub const LARGE: u64 = 1_000;
 /// One report: items done, the total when known, and a short fixed word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Update {
-    /// Items done so far (strictly increasing across the reports of one call).
+    /// Items done so far (strictly increasing across the reports of one call: the phase's
+    /// own count shifted by what earlier phases sent).
     pub progress: u64,
-    /// Total items, when known.
+    /// Total items, when known (shifted alike).
     pub total: Option<u64>,
+    /// The phase's own count, as reported (what a per-phase bar draws).
+    pub in_phase: u64,
+    /// The phase's own total, as reported.
+    pub phase_total: Option<u64>,
     /// `reading`, `staging`, …
     pub message: &'static str,
 }
@@ -128,6 +133,7 @@ impl Progress {
             Some(m) if m != message => s.last_progress.unwrap_or(0),
             _ => s.offset,
         };
+        let (in_phase, phase_total) = (progress, total);
         let progress = progress.saturating_add(offset);
         let total = total.map(|t| t.saturating_add(offset));
         let increasing = s.last_progress.is_none_or(|p| progress > p);
@@ -144,6 +150,8 @@ impl Progress {
         (inner.sink)(Update {
             progress,
             total,
+            in_phase,
+            phase_total,
             message,
         });
     }

@@ -95,15 +95,15 @@ impl Bar {
         let Ok(mut shown) = self.shown.lock() else {
             return;
         };
-        let counted = u.total.is_some();
+        let counted = u.phase_total.is_some();
         match shown.as_ref() {
             Some(s) if s.message == u.message && s.counted == counted => {
                 // One state change, one draw (subject to indicatif's own rate limit).
                 s.pb.update(|st| {
-                    if let Some(t) = u.total {
+                    if let Some(t) = u.phase_total {
                         st.set_len(t);
                     }
-                    st.set_pos(u.progress);
+                    st.set_pos(u.in_phase);
                 });
             }
             _ => {
@@ -115,12 +115,12 @@ impl Bar {
                 } else {
                     COUNT_TEMPLATE
                 };
-                let mut pb = ProgressBar::with_draw_target(u.total, (self.target)());
+                let mut pb = ProgressBar::with_draw_target(u.phase_total, (self.target)());
                 if let Ok(style) = ProgressStyle::with_template(template) {
                     pb = pb.with_style(style.progress_chars("=> "));
                 }
                 // The builders do not draw: the first line already carries the report.
-                let pb = pb.with_message(u.message).with_position(u.progress);
+                let pb = pb.with_message(u.message).with_position(u.in_phase);
                 pb.tick();
                 *shown = Some(Shown {
                     pb,
