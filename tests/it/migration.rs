@@ -837,3 +837,99 @@ fn mig_39_generator_leftovers_through_the_tools() {
     );
     assert_eq!(preview(&a)["status"], "noop");
 }
+
+#[test]
+fn sec_01_migration_payloads_are_inert_and_preserved_byte_for_byte() {
+    let probe = crate::patch::Probe::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("marker");
+    let m = marker.display();
+    let url = format!("http://{}/probe?x=1", probe.addr);
+    let shell = format!("$(touch {m})");
+    let tick = format!("`touch {m}`");
+    let root = dir.path().join("b");
+    let doc = format!(
+        "---\ntype: Table\ntimestamp: 2026-01-01T00:00:00Z\n---\n\nSee {url} and {shell} and {tick} [1].\n\n# Citations\n\n[1] [{tick}]({url})\n"
+    );
+    write(&root, "index.md", "# B\n");
+    write(&root, "t/a.md", &doc);
+    let a = args(
+        &root,
+        json!({"generated_by": "agent/1.0", "citation_mappings": [{"path": "t/a.md", "entries": [{"legacy_number": 1, "source_id": "probe"}]}]}),
+    );
+    let p = preview(&a);
+    assert_eq!(p["status"], "applicable", "{p}");
+    assert_eq!(apply(&apply_args(&a, &p))["status"], "applied");
+    for (tool, extra) in [
+        ("read_concept", json!({"concept_id": "t/a"})),
+        ("list_concepts", json!({})),
+        ("validate_bundle", json!({})),
+    ] {
+        let mut x = json!({"bundle_path": root.to_str()});
+        for (k, v) in extra.as_object().expect("object") {
+            x[k] = v.clone();
+        }
+        assert!(!call(tool, &x).is_error(), "{tool}");
+    }
+    let t = read(&root, "t/a.md");
+    assert!(
+        t.contains(&format!("See {url} and {shell} and {tick} [^probe].")),
+        "{t}"
+    );
+    assert!(
+        t.contains(&format!("resource: {url}")) || t.contains(&format!("resource: \"{url}\"")),
+        "{t}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(probe.hits(), 0, "no request reached the probe");
+    assert!(!marker.exists(), "no shell payload ran");
+}
+
+#[test]
+fn ali_02_04_mode_switches_and_near_synonyms_on_apply_v02_migration() {
+    let (_d, root) = bundle(&[("index.md", ROOT), ("tables/orders.md", CONCEPT)]);
+    let a = mig01_args(&root);
+    let p = preview(&a);
+    let good = apply_args(&a, &p);
+    for (key, field) in [
+        ("dryRun", "preview_v02_migration"),
+        ("dry_run", "preview_v02_migration"),
+        ("mode", "preview_v02_migration"),
+        ("preview", "preview_v02_migration"),
+        ("confirm", "preview_v02_migration"),
+        ("expected_revision", "expected_source"),
+        ("planDigest", "expected_plan_digest"),
+        ("plan_digest", "expected_plan_digest"),
+    ] {
+        let mut x = good.clone();
+        x[key] = json!(true);
+        let e = apply_err(&x);
+        assert_eq!(e["code"], "unknown_parameter", "{key}: {e}");
+        assert_eq!(e["diagnostics"][0]["field"], field, "{key}: {e}");
+    }
+    assert!(!root.join(".okf").exists());
+}
+
+#[test]
+fn cid_02_invalid_concept_ids_in_generated_at_are_refused_before_io() {
+    let (_d, root) = bundle(&[("index.md", ROOT), ("tables/orders.md", CONCEPT)]);
+    let before = snapshot(&root);
+    for id in [
+        "", "/a", "a/", "a//b", "a\\b", "a:b", "file:x", ".hidden", "a/../b", "a/./b", "index",
+        "x/log", "a.md", " a", "a ", "a\tb",
+    ] {
+        let x = args(
+            &root,
+            json!({"generated_by": "agent/1.0", "generated_at": [{"concept_id": id, "at": "2026-01-01T00:00:00Z"}]}),
+        );
+        let out = call("preview_v02_migration", &x);
+        assert!(out.is_error(), "{id:?}");
+        let code = out.structured()["code"].as_str().expect("code").to_owned();
+        assert!(
+            code == "schema_validation" || code == "invalid_request",
+            "{id:?}: {code}"
+        );
+    }
+    assert_eq!(snapshot(&root), before);
+    assert!(!root.join(".okf").exists());
+}

@@ -502,3 +502,25 @@ fn mig_30_asset_paths_outside_the_writable_tree_are_invalid_requests_before_io()
     assert!(!root.join(".git").exists());
     assert!(!root.join(".OKF").exists());
 }
+
+#[test]
+fn dif_01_a_created_asset_diffs_from_dev_null_end_to_end() {
+    let concept =
+        "---\ntype: Metric\ntitle: Revenue\ntimestamp: 2026-01-01T00:00:00Z\n---\n\nRevenue.\n";
+    let (_d, root) = bundle(&[("index.md", "# B\n"), ("metrics/revenue.md", concept)]);
+    let a = args(
+        &root,
+        json!({"generated_by": "agent/1.0", "computations": [
+            file_item("metrics/revenue", "revenue.sql", "metrics/revenue.sql", "SELECT 1;\n")
+        ]}),
+    );
+    let p = preview(&a);
+    assert_eq!(p["status"], "applicable", "{p}");
+    let diff = p["diff"].as_str().expect("diff");
+    assert!(
+        diff.contains("--- /dev/null\n+++ b/metrics/revenue.sql\n@@ -0,0 +1 @@\n+SELECT 1;\n"),
+        "{diff}"
+    );
+    assert_eq!(apply(&apply_args(&a, &p))["status"], "applied");
+    assert_eq!(read(&root, "metrics/revenue.sql"), "SELECT 1;\n");
+}

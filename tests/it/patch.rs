@@ -993,15 +993,15 @@ fn dif_02_over_limit_diff_is_cut_by_whole_sections_and_still_applies() {
 }
 
 /// A tiny HTTP probe on 127.0.0.1 counting connections; stops with the guard.
-struct Probe {
-    addr: String,
+pub(crate) struct Probe {
+    pub(crate) addr: String,
     hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     handle: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Probe {
-    fn start() -> Self {
+    pub(crate) fn start() -> Self {
         use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
         use std::sync::Arc;
         let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -1029,7 +1029,7 @@ impl Probe {
             handle: Some(handle),
         }
     }
-    fn hits(&self) -> usize {
+    pub(crate) fn hits(&self) -> usize {
         self.hits.load(std::sync::atomic::Ordering::SeqCst)
     }
 }

@@ -14,14 +14,14 @@ SPEC = os.path.join("..", "shared", "spec", "scenarios.md")
 
 # Ids whose coverage is partial or that belong to a later phase, with the reason.
 NOTES = {
-    "ALI-02": "P1 part (apply_concept_patch, write_concept); migration/temporal rows tested at library level only",
-    "ALI-04": "P1 part; P2/P3 rows tested at library level only",
-    "CID-02": "P1 part (schema-checked positions); migration/temporal parts are P2/P3",
-    "DIF-01": "renderer unit tests; the new-file case end to end is P2",
+    "ALI-02": "P1 and P2 parts (apply_concept_patch, write_concept, apply_v02_migration); the temporal rows are P3",
+    "ALI-04": "P1 and P2 parts; the P3 rows are tested at library level only",
+    "CID-02": "P1 and P2 parts (schema-checked positions; generated_at concept ids); the temporal part is P3",
+    "DIF-01": "renderer unit tests, and the new-file case end to end (a migration asset)",
     "PRF-01": "list/read/validate parts; graph part is P4",
     "SCH-02": "P1 parts; `limit` part is P4",
     "SCH-03": "P1 parts; `limit` part is P4",
-    "SEC-01": "P1 part (patch, read tools); migration part P2, graph part P4",
+    "SEC-01": "P1 and P2 parts (patch, migration, read tools); the graph part is P4",
     "CAN-01": "library level: over the wire rmcp drops the reply to a cancelled request",
     "MIG-12": "tampered digest/request/result, changed generated_by/generated_at, format_version, expected_source tuples; zero I/O shown by tree and no .okf/, not by I/O hooks",
     "MIG-14": "impossible tuples and target-noop with proof/digest (also \"\" and null); acceptance shown for one of the eight applicable variants",
