@@ -933,3 +933,64 @@ fn cid_02_invalid_concept_ids_in_generated_at_are_refused_before_io() {
     assert_eq!(snapshot(&root), before);
     assert!(!root.join(".okf").exists());
 }
+
+#[test]
+fn mig_15_tampered_provenance_in_expected_source_is_refused_before_io() {
+    let (_d, root) = bundle(&[("index.md", ROOT), ("tables/orders.md", CONCEPT)]);
+    let a = mig01_args(&root);
+    let p = preview(&a);
+    let good = apply_args(&a, &p);
+    let cands = good["expected_source"]["candidates"].clone();
+    assert_eq!(cands.as_array().map(Vec::len), Some(2), "{cands}");
+    let before = snapshot(&root);
+    let mut cases: Vec<(&str, Value)> = Vec::new();
+    let mut tamper = |what: &'static str, f: &dyn Fn(&mut Value)| {
+        let mut x = good.clone();
+        f(&mut x["expected_source"]);
+        cases.push((what, x));
+    };
+    tamper("validity", &|s| s["declaration_valid"] = json!(false));
+    tamper("presence", &|s| s["declaration_present"] = json!(true));
+    tamper("raw", &|s| s["declaration_raw"] = json!("0.1"));
+    tamper("version", &|s| s["declared_version"] = json!("0.1"));
+    tamper("resolution source", &|s| {
+        s["resolution_source"] = json!("default")
+    });
+    // Candidates are sorted by (path, kind): [0] is the citations span, [1] the timestamp.
+    tamper("candidate kind", &|s| {
+        s["candidates"][0]["kind"] = json!("timestamp")
+    });
+    tamper("candidate path", &|s| {
+        s["candidates"][0]["path"] = json!("tables/other.md")
+    });
+    tamper("negative span", &|s| {
+        s["candidates"][0]["location"]["start"] = json!(-1)
+    });
+    tamper("inverted span", &|s| {
+        let start = s["candidates"][0]["location"]["start"].clone();
+        s["candidates"][0]["location"]["start"] = s["candidates"][0]["location"]["end"].clone();
+        s["candidates"][0]["location"]["end"] = start;
+    });
+    tamper("order", &|s| {
+        let c = s["candidates"].as_array_mut().expect("candidates");
+        c.reverse();
+    });
+    tamper("duplicate", &|s| {
+        let first = s["candidates"][0].clone();
+        s["candidates"]
+            .as_array_mut()
+            .expect("candidates")
+            .push(first);
+    });
+    for (what, x) in cases {
+        let out = call("apply_v02_migration", &x);
+        assert!(out.is_error(), "{what}: {}", out.stdout);
+        let code = out.structured()["code"].as_str().expect("code").to_owned();
+        assert!(
+            ["schema_validation", "invalid_request", "plan_mismatch"].contains(&code.as_str()),
+            "{what}: {code}"
+        );
+        assert_eq!(snapshot(&root), before, "{what}");
+        assert!(!root.join(".okf").exists(), "{what}");
+    }
+}

@@ -17,7 +17,6 @@ NOTES = {
     "ALI-02": "P1 and P2 parts (apply_concept_patch, write_concept, apply_v02_migration); the temporal rows are P3",
     "ALI-04": "P1 and P2 parts; the P3 rows are tested at library level only",
     "CID-02": "P1 and P2 parts (schema-checked positions; generated_at concept ids); the temporal part is P3",
-    "DIF-01": "renderer unit tests, and the new-file case end to end (a migration asset)",
     "PRF-01": "list/read/validate parts; graph part is P4",
     "SCH-02": "P1 parts; `limit` part is P4",
     "SCH-03": "P1 parts; `limit` part is P4",
