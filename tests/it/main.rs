@@ -25,6 +25,7 @@ mod migration;
 mod migration_computations;
 #[cfg(feature = "fault-injection")]
 mod migration_crash;
+mod migration_scale;
 mod patch;
 mod patch_corpus;
 mod paths;
