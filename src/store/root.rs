@@ -81,6 +81,16 @@ pub fn is_directory(root: &Root, path: &str) -> bool {
     root.dir.symlink_metadata(path).is_ok_and(|m| m.is_dir())
 }
 
+/// Whether the journal of transaction `txn_id` (spec/store.md §6.2 `txn-<hex>`) is pending:
+/// `.okf/transactions/<txn_id>.json` is a regular file (`lstat`, never followed). Only looks;
+/// opens nothing, takes no lock, recovers nothing. `false` when it cannot be examined.
+#[must_use]
+pub fn journal_pending(root: &Root, txn_id: &str) -> bool {
+    root.dir
+        .symlink_metadata(format!(".okf/transactions/{txn_id}.json"))
+        .is_ok_and(|m| m.is_file())
+}
+
 /// Maximum bytes of `bundle_path` (spec/surface.md §11).
 pub const MAX_BUNDLE_PATH_BYTES: usize = 4096;
 

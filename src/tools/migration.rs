@@ -199,10 +199,7 @@ fn own_journal_pending(req: &MigrationRequest, root: &Root) -> bool {
         return false;
     };
     let request_digest = Migration::change_set(req, &auth.revision).request_digest();
-    let txn = crate::digest::txn_id(&request_digest, &key);
-    root.dir
-        .symlink_metadata(format!(".okf/transactions/{txn}.json"))
-        .is_ok_and(|m| m.is_file())
+    root::journal_pending(root, &crate::digest::txn_id(&request_digest, &key))
 }
 
 /// Reads spilled documents of `root` again ([`crate::store::capture::reread`]).

@@ -153,3 +153,56 @@ fn the_layer_check_catches_wrong_way_imports() {
         ]
     );
 }
+
+/// Filesystem calls outside the store in `files` (`src/`-relative path, text), as
+/// `path:line`: the tools, planners and OKF layer do no I/O of their own (issue 9 item 4);
+/// test modules (`*_tests.rs`, and code after `#[cfg(test)]`) are exempt.
+fn io_outside_store(files: &[(String, String)]) -> Vec<String> {
+    const CALLS: [&str; 5] = [
+        "std::fs::",
+        ".dir.",
+        "cap_std::",
+        "symlink_metadata(",
+        "File::open(",
+    ];
+    let mut out = Vec::new();
+    for (path, text) in files {
+        let layer = layer_of(path);
+        if !matches!(layer, "okf" | "plan" | "tools") || path.ends_with("_tests.rs") {
+            continue;
+        }
+        for (i, line) in text.lines().enumerate() {
+            if line.contains("#[cfg(test)]") {
+                break;
+            }
+            let code = line.split("//").next().unwrap_or("");
+            if CALLS.iter().any(|c| code.contains(c)) {
+                out.push(format!("{path}:{}", i + 1));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_filesystem_io_outside_the_store() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    read_src(&src, &src, &mut files);
+    assert!(
+        files.iter().any(|(p, _)| p == "tools/migration.rs"),
+        "read the wrong tree"
+    );
+    let bad = io_outside_store(&files);
+    assert!(
+        bad.is_empty(),
+        "filesystem calls outside src/store/:\n{}",
+        bad.join("\n")
+    );
+    // The check is not vacuous.
+    let probe = vec![(
+        "tools/x.rs".to_owned(),
+        "fn f(r: &Root) { r.dir.symlink_metadata(\"a\"); }\n".to_owned(),
+    )];
+    assert_eq!(io_outside_store(&probe), vec!["tools/x.rs:1"]);
+}
