@@ -9,7 +9,7 @@ use crate::util::{call, copy_bundle, corpus, snapshot};
 use serde_json::{json, Value};
 use std::path::Path;
 
-fn write(root: &Path, rel: &str, text: &str) {
+pub(crate) fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
     if let Some(d) = p.parent() {
         std::fs::create_dir_all(d).expect("mkdir");
@@ -17,12 +17,12 @@ fn write(root: &Path, rel: &str, text: &str) {
     std::fs::write(p, text).expect("write");
 }
 
-fn read(root: &Path, rel: &str) -> String {
+pub(crate) fn read(root: &Path, rel: &str) -> String {
     String::from_utf8(std::fs::read(root.join(rel)).expect("read")).expect("utf8")
 }
 
 /// A temp bundle made of `files`.
-fn bundle(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
+pub(crate) fn bundle(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("b");
     std::fs::create_dir(&root).expect("mkdir");
@@ -32,7 +32,7 @@ fn bundle(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
     (dir, root)
 }
 
-fn args(root: &Path, extra: Value) -> Value {
+pub(crate) fn args(root: &Path, extra: Value) -> Value {
     let mut a = json!({
         "bundle_path": root.to_str().expect("utf8 path"),
         "timestamp_policy": "remove_after_copy",
@@ -44,14 +44,14 @@ fn args(root: &Path, extra: Value) -> Value {
     a
 }
 
-fn preview(a: &Value) -> Value {
+pub(crate) fn preview(a: &Value) -> Value {
     let out = call("preview_v02_migration", a);
     assert!(!out.is_error(), "preview failed: {}", out.stdout);
     out.structured().clone()
 }
 
 /// The apply arguments of a preview `p` of `a`.
-fn apply_args(a: &Value, p: &Value) -> Value {
+pub(crate) fn apply_args(a: &Value, p: &Value) -> Value {
     let mut x = a.clone();
     x["expected_source"] = p["source"].clone();
     if let Some(proof) = p.get("proof") {
@@ -61,7 +61,7 @@ fn apply_args(a: &Value, p: &Value) -> Value {
     x
 }
 
-fn apply(a: &Value) -> Value {
+pub(crate) fn apply(a: &Value) -> Value {
     let out = call("apply_v02_migration", a);
     assert!(!out.is_error(), "apply failed: {}", out.stdout);
     out.structured().clone()
@@ -81,7 +81,7 @@ fn assert_conformant_02(root: &Path, what: &str) {
     );
 }
 
-fn apply_err(a: &Value) -> Value {
+pub(crate) fn apply_err(a: &Value) -> Value {
     let out = call("apply_v02_migration", a);
     assert!(out.is_error(), "apply should fail: {}", out.stdout);
     out.structured().clone()

@@ -3,78 +3,14 @@
 //! MIG-30).
 #![allow(clippy::disallowed_methods)]
 
+use crate::migration::{apply, apply_args, apply_err, args, bundle, preview, read, write};
 use crate::patch::{receipts, visible};
 use crate::util::{call, snapshot};
 use serde_json::{json, Value};
-use std::path::Path;
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    if let Some(d) = p.parent() {
-        std::fs::create_dir_all(d).expect("mkdir");
-    }
-    std::fs::write(p, text).expect("write");
-}
-
-fn read(root: &Path, rel: &str) -> String {
-    String::from_utf8(std::fs::read(root.join(rel)).expect("read")).expect("utf8")
-}
-
-/// A temp bundle made of `files`.
-fn bundle(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("b");
-    std::fs::create_dir(&root).expect("mkdir");
-    for (p, t) in files {
-        write(&root, p, t);
-    }
-    (dir, root)
-}
-
-fn args(root: &Path, extra: Value) -> Value {
-    let mut a = json!({
-        "bundle_path": root.to_str().expect("utf8 path"),
-        "timestamp_policy": "remove_after_copy",
-        "citation_mappings": [],
-    });
-    for (k, v) in extra.as_object().expect("object") {
-        a[k] = v.clone();
-    }
-    a
-}
-
-fn preview(a: &Value) -> Value {
-    let out = call("preview_v02_migration", a);
-    assert!(!out.is_error(), "preview failed: {}", out.stdout);
-    out.structured().clone()
-}
 
 fn preview_err(a: &Value) -> Value {
     let out = call("preview_v02_migration", a);
     assert!(out.is_error(), "preview should fail: {}", out.stdout);
-    out.structured().clone()
-}
-
-/// The apply arguments of a preview `p` of `a`.
-fn apply_args(a: &Value, p: &Value) -> Value {
-    let mut x = a.clone();
-    x["expected_source"] = p["source"].clone();
-    if let Some(proof) = p.get("proof") {
-        x["proof"] = proof.clone();
-        x["expected_plan_digest"] = p["plan_digest"].clone();
-    }
-    x
-}
-
-fn apply(a: &Value) -> Value {
-    let out = call("apply_v02_migration", a);
-    assert!(!out.is_error(), "apply failed: {}", out.stdout);
-    out.structured().clone()
-}
-
-fn apply_err(a: &Value) -> Value {
-    let out = call("apply_v02_migration", a);
-    assert!(out.is_error(), "apply should fail: {}", out.stdout);
     out.structured().clone()
 }
 
