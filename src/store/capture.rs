@@ -422,6 +422,8 @@ pub fn capture_with(
 /// (`bundle changed while it was captured`) when the bytes differ in size or digest from the
 /// captured file, or the file is gone; `operation_rejected` for an unreadable file.
 pub fn reread(root: &Root, file: &CapturedFile) -> Result<Vec<u8>, ToolError> {
+    #[cfg(feature = "fault-injection")]
+    crate::store::hooks::record(|| crate::store::hooks::IoEvent::Reread(file.path.clone()));
     let mut dir: Option<Dir> = None;
     let mut parts = file.path.split('/').peekable();
     let mut done = String::new();
@@ -779,6 +781,8 @@ impl<'a> Walk<'a> {
         }
         // Both checks passed, so n <= budget and n is the whole of the bytes read.
         self.total += n;
+        #[cfg(feature = "fault-injection")]
+        crate::store::hooks::record(|| crate::store::hooks::IoEvent::Read(job.path.clone()));
         self.files.push(CapturedFile::read(
             job.path,
             read.bytes,

@@ -31,6 +31,10 @@
 //!     every spilled capture.
 //!
 //!   A malformed value is ignored (no hook).
+//!
+//! A fourth, **I/O trace** (MIG-13, MIG-12, MIG-23, MIG-24: "zero I/O events", "never opens
+//! the store"), is in-process only: [`trace`] records, for the calling thread until its
+//! guard is dropped, the store's I/O events in the order they happen ([`IoEvent`]).
 
 use crate::cancel::Cancel;
 use cap_std::fs::Dir;
@@ -177,6 +181,67 @@ impl CaptureHooks {
     }
 }
 
+/// One I/O event of the store, as recorded by [`trace`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IoEvent {
+    /// The `bundle_path` walk from `/` started (`store::root::open`, surface.md §7 rules 5–9).
+    OpenRoot,
+    /// The capture accepted the read of this bundle-relative file (once per file and
+    /// capture, in walk order, whichever thread read it).
+    Read(String),
+    /// A planner read this captured file again (`store::capture::reread`).
+    Reread(String),
+    /// An `lstat` of root `.okf` or of an entry below it outside the store proper
+    /// (`root::has_private_state`, `root::journal_pending`).
+    ProbePrivateState,
+    /// An `lstat` of this bundle-relative path (`root::is_directory`).
+    Lstat(String),
+    /// The store was opened (spec/store.md §7; every `Create` mode, also when `.okf/` is
+    /// absent and nothing is created).
+    StoreOpen,
+}
+
+thread_local! {
+    static TRACE: RefCell<Option<Vec<IoEvent>>> = const { RefCell::new(None) };
+}
+
+/// Records the calling thread's I/O events until dropped; [`TraceGuard::events`] reads them.
+#[derive(Debug)]
+#[must_use = "the trace stops when the guard is dropped"]
+pub struct TraceGuard {
+    previous: Option<Vec<IoEvent>>,
+}
+
+impl TraceGuard {
+    /// The events recorded so far, oldest first.
+    #[must_use]
+    pub fn events(&self) -> Vec<IoEvent> {
+        TRACE.with(|t| t.borrow().clone().unwrap_or_default())
+    }
+}
+
+impl Drop for TraceGuard {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        TRACE.with(|t| *t.borrow_mut() = previous);
+    }
+}
+
+/// Starts an empty I/O trace on the calling thread (see the module docs).
+pub fn trace() -> TraceGuard {
+    let previous = TRACE.with(|t| t.borrow_mut().replace(Vec::new()));
+    TraceGuard { previous }
+}
+
+/// Appends `event()` to the calling thread's trace, if one is running.
+pub(crate) fn record(event: impl FnOnce() -> IoEvent) {
+    TRACE.with(|t| {
+        if let Some(v) = t.borrow_mut().as_mut() {
+            v.push(event());
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,6 +276,18 @@ mod tests {
             assert_eq!(current().cancel_after_files, Some(3));
         }
         assert_eq!(current(), before);
+    }
+
+    #[test]
+    fn a_trace_records_only_inside_its_guard() {
+        record(|| IoEvent::OpenRoot);
+        {
+            let g = trace();
+            record(|| IoEvent::StoreOpen);
+            assert_eq!(g.events(), vec![IoEvent::StoreOpen]);
+        }
+        let g = trace();
+        assert_eq!(g.events(), vec![]);
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub(crate) fn open<'r>(
     create: Create,
     probe_tag: &str,
 ) -> Result<Option<Handle<'r>>, StoreError> {
+    #[cfg(feature = "fault-injection")]
+    crate::store::hooks::record(|| crate::store::hooks::IoEvent::StoreOpen);
     checkpoint(cancel)?;
     let fs = opts.fs.as_ref();
     let root_at = At {

@@ -177,15 +177,87 @@ mod tests {
 
     #[test]
     fn out_01_classifier_matrix() {
-        let p = Flavor::ConceptPatch;
-        let e = expected();
+        classifier_matrix(Flavor::ConceptPatch, &expected());
+    }
+
+    /// The authorisation of a migration apply whose receipt is [`sample`]: the patch fields
+    /// plus the proof's result revision, file order and ref set (spec/migration.md §9 F).
+    fn migration_expected() -> ReceiptMatch {
+        let r = sample(&key());
+        ReceiptMatch {
+            result_revision: Some(r.receipt.result_revision.clone()),
+            changed_files: Some(vec!["index.md".into(), "tables/orders.md".into()]),
+            changed_refs: Some(vec!["tables/orders#a".into(), "tables/orders".into()]),
+            ..expected()
+        }
+    }
+
+    #[test]
+    fn mig_28_classifier_matrix_for_migration() {
+        let p = Flavor::Migration;
+        let e = migration_expected();
+        classifier_matrix(p, &e);
         let good = sample(&key());
-        assert_eq!(code(classify(ok(good.clone()), &e, p)).0, "applied");
+        // The migration's own match fields: each mismatch alone is a plan mismatch, also
+        // when the receipt is committed and the cause a cancellation or conflict.
+        let mut result = e.clone();
+        result.result_revision = Some(format!("sha256:{}", "9".repeat(64)));
+        let mut order = e.clone();
+        order.changed_files = Some(vec!["tables/orders.md".into(), "index.md".into()]);
+        let mut fewer = e.clone();
+        fewer.changed_files = Some(vec!["index.md".into()]);
+        let mut refs = e.clone();
+        refs.changed_refs = Some(vec!["tables/orders".into()]);
+        for (what, m) in [
+            ("result_revision", &result),
+            ("changed_files order", &order),
+            ("changed_files count", &fewer),
+            ("changed_refs set", &refs),
+        ] {
+            for r in [
+                ok(good.clone()),
+                committed(good.clone(), StoreError::Cancelled),
+                committed(good.clone(), StoreError::Conflict { retryable: true }),
+            ] {
+                let err = classify(r, m, p).expect_err(what);
+                assert_eq!(err.code, "plan_mismatch", "{what}");
+                assert!(!err.retryable, "{what}");
+                assert_eq!(
+                    err.diagnostics.first().map(|d| d.field.as_str()),
+                    Some("expected_plan_digest"),
+                    "{what}: the recovery step names the migration's digest field"
+                );
+            }
+        }
+        // The ref set is compared as a set: the proof's order does not matter.
+        let mut reordered = e.clone();
+        reordered.changed_refs = Some(vec!["tables/orders".into(), "tables/orders#a".into()]);
+        assert_eq!(code(classify(ok(good), &reordered, p)).0, "applied");
+        // The migration's recovery fields on retryable outcomes.
+        let conflict =
+            classify(Err(StoreError::Conflict { retryable: true }), &e, p).expect_err("conflict");
+        assert_eq!(conflict.code, "revision_conflict");
+        assert_eq!(
+            conflict.diagnostics.first().map(|d| d.field.as_str()),
+            Some("proof.base_revision")
+        );
+    }
+
+    /// The OUT-01 matrix for `flavor`, whose authorisation `e` matches [`sample`].
+    fn classifier_matrix(p: Flavor, e: &ReceiptMatch) {
+        let good = sample(&key());
+        assert_eq!(code(classify(ok(good.clone()), e, p)).0, "applied");
         let mut noop = good.clone();
         noop.receipt
             .result_revision
             .clone_from(&noop.receipt.base_revision);
-        assert_eq!(code(classify(ok(noop), &e, p)).0, "noop");
+        // A noop receipt matches an authorisation of the same noop (for the migration, whose
+        // proof names the result revision: result = base).
+        let mut noop_auth = e.clone();
+        if noop_auth.result_revision.is_some() {
+            noop_auth.result_revision = Some(noop.receipt.base_revision.clone());
+        }
+        assert_eq!(code(classify(ok(noop), &noop_auth, p)).0, "noop");
         for cause in [
             StoreError::Cancelled,
             StoreError::Io {
@@ -196,18 +268,18 @@ mod tests {
             StoreError::Rejected("close failure"),
         ] {
             assert_eq!(
-                code(classify(committed(good.clone(), cause), &e, p)).0,
+                code(classify(committed(good.clone(), cause), e, p)).0,
                 "applied"
             );
         }
         assert_eq!(
-            code(classify(Err(StoreError::Cancelled), &e, p)),
+            code(classify(Err(StoreError::Cancelled), e, p)),
             ("operation_cancelled".to_owned(), true)
         );
         assert_eq!(
             code(classify(
                 Err(StoreError::Conflict { retryable: true }),
-                &e,
+                e,
                 p
             )),
             ("revision_conflict".to_owned(), true)
@@ -216,14 +288,14 @@ mod tests {
         let mut invalid = good.clone();
         invalid.receipt.result_revision = format!("sha256:{}", "A".repeat(64));
         assert_eq!(
-            code(classify(ok(invalid.clone()), &e, p)).0,
+            code(classify(ok(invalid.clone()), e, p)).0,
             "operation_rejected"
         );
         for cause in [
             StoreError::Cancelled,
             StoreError::Conflict { retryable: true },
         ] {
-            let r = classify(committed(invalid.clone(), cause), &e, p);
+            let r = classify(committed(invalid.clone(), cause), e, p);
             let err = r.expect_err("error");
             assert_eq!(err.code, "operation_rejected");
             assert_eq!(err.message, "receipt failed integrity validation");
@@ -239,7 +311,7 @@ mod tests {
                 journal: Box::new(j),
                 cause: Box::new(StoreError::Conflict { retryable: true }),
             }),
-            &e,
+            e,
             p,
         );
         assert_eq!(
@@ -250,14 +322,14 @@ mod tests {
         // Foreign change_set_id.
         let mut foreign = good.clone();
         foreign.receipt.change_set_id = "mcp-patch-other".into();
-        assert_eq!(code(classify(ok(foreign), &e, p)).0, "plan_mismatch");
+        assert_eq!(code(classify(ok(foreign), e, p)).0, "plan_mismatch");
         // Corruption beats everything in the error list.
         let c = StoreError::StorageCorrupt(crate::store::error::Corrupt::Journal {
             txn_id: "txn-x".into(),
         });
-        assert_eq!(code(classify(Err(c), &e, p)).0, "operation_rejected");
+        assert_eq!(code(classify(Err(c), e, p)).0, "operation_rejected");
         assert_eq!(
-            code(classify(Err(StoreError::IdempotencyConflict), &e, p)).0,
+            code(classify(Err(StoreError::IdempotencyConflict), e, p)).0,
             "idempotency_conflict"
         );
     }

@@ -63,6 +63,8 @@ pub fn open(bundle_path: &str) -> Result<Root, ToolError> {
 /// `operation_rejected` when the entry cannot be examined (e.g. permission denied), so an
 /// unreadable `.okf` is never mistaken for an absent one.
 pub fn has_private_state(root: &Root) -> Result<bool, ToolError> {
+    #[cfg(feature = "fault-injection")]
+    crate::store::hooks::record(|| crate::store::hooks::IoEvent::ProbePrivateState);
     match root.dir.symlink_metadata(".okf") {
         Ok(_) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
@@ -78,6 +80,8 @@ pub fn has_private_state(root: &Root) -> Result<bool, ToolError> {
 /// does not list; `false` when it does not exist or cannot be examined.
 #[must_use]
 pub fn is_directory(root: &Root, path: &str) -> bool {
+    #[cfg(feature = "fault-injection")]
+    crate::store::hooks::record(|| crate::store::hooks::IoEvent::Lstat(path.to_owned()));
     root.dir.symlink_metadata(path).is_ok_and(|m| m.is_dir())
 }
 
@@ -86,6 +90,8 @@ pub fn is_directory(root: &Root, path: &str) -> bool {
 /// opens nothing, takes no lock, recovers nothing. `false` when it cannot be examined.
 #[must_use]
 pub fn journal_pending(root: &Root, txn_id: &str) -> bool {
+    #[cfg(feature = "fault-injection")]
+    crate::store::hooks::record(|| crate::store::hooks::IoEvent::ProbePrivateState);
     root.dir
         .symlink_metadata(format!(".okf/transactions/{txn_id}.json"))
         .is_ok_and(|m| m.is_file())
@@ -157,6 +163,8 @@ impl Drop for Handles {
 
 /// Rules 5–9: the walk from `/` over the components of an already clean absolute path.
 fn walk(path: &str) -> Result<Root, ToolError> {
+    #[cfg(feature = "fault-injection")]
+    crate::store::hooks::record(|| crate::store::hooks::IoEvent::OpenRoot);
     let refuse = ToolError::invalid_request;
     let mut handles = Handles(Vec::new());
     handles.0.push(

@@ -25,6 +25,9 @@ mod migration;
 mod migration_computations;
 #[cfg(feature = "fault-injection")]
 mod migration_crash;
+#[cfg(feature = "fault-injection")]
+mod migration_io;
+mod migration_rules;
 mod migration_scale;
 mod patch;
 mod patch_corpus;

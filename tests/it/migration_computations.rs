@@ -14,14 +14,19 @@ fn preview_err(a: &Value) -> Value {
     out.structured().clone()
 }
 
-const ROOT_01: &str = "---\nokf_version: \"0.1\"\n---\n# Bundle\n";
+pub(crate) const ROOT_01: &str = "---\nokf_version: \"0.1\"\n---\n# Bundle\n";
 
-fn query(title: &str) -> String {
+pub(crate) fn query(title: &str) -> String {
     format!("---\ntype: Query\ntitle: {title}\n---\n\nWhat it computes.\n")
 }
 
 /// A file-mode item.
-fn file_item(id: &str, computation_path: &str, asset_path: &str, content: &str) -> Value {
+pub(crate) fn file_item(
+    id: &str,
+    computation_path: &str,
+    asset_path: &str,
+    content: &str,
+) -> Value {
     json!({
         "concept_id": id,
         "contract": {
@@ -36,7 +41,7 @@ fn file_item(id: &str, computation_path: &str, asset_path: &str, content: &str) 
     })
 }
 
-fn inline_item(id: &str, code: &str) -> Value {
+pub(crate) fn inline_item(id: &str, code: &str) -> Value {
     json!({
         "concept_id": id,
         "contract": {

@@ -46,6 +46,17 @@ fn visible(root: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
+/// The bytes of the one receipt of `root`'s store.
+fn receipt_file(root: &Path) -> Vec<u8> {
+    let dir = root.join(".okf/receipts");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .expect("receipts")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    std::fs::read(names.remove(0)).expect("receipt")
+}
+
 fn args(root: &Path) -> Value {
     json!({
         "bundle_path": root.to_str().expect("utf8"),
@@ -145,6 +156,36 @@ fn mig_26_every_fault_point_of_a_migration_commit_recovers_to_pre_or_post_state(
                 "receipt_replayed",
                 "{point}: past the boundary the commit had happened"
             );
+            // Two replays return equal receipts, whose fields equal the proof.
+            let first = receipt_file(&root);
+            let twice = call("apply_v02_migration", &x);
+            // The same answer, except that the first replay also completed the publication
+            // (its `receipt_replayed` message says so) and the second only looked it up.
+            let mut same = again.structured().clone();
+            same["diagnostics"][0]["message"] =
+                twice.structured()["diagnostics"][0]["message"].clone();
+            assert_eq!(twice.structured(), &same, "{point}");
+            assert_eq!(
+                twice.structured()["diagnostics"][0]["code"],
+                "receipt_replayed"
+            );
+            assert_eq!(
+                receipt_file(&root),
+                first,
+                "{point}: the receipt is not rewritten"
+            );
+            let receipt: Value = serde_json::from_slice(&first).expect("receipt JSON");
+            let r = &receipt["receipt"];
+            let proof = &x["proof"];
+            for k in [
+                "request_digest",
+                "base_revision",
+                "result_revision",
+                "changed_refs",
+                "changed_files",
+            ] {
+                assert_eq!(r[k], proof[k], "{point}: receipt {k} equals the proof's");
+            }
         } else {
             assert_ne!(
                 now, post,
