@@ -277,3 +277,413 @@ fn mig_25_a_rootless_target_noop_apply_still_validates_the_whole_input() {
         assert!(!root.join(".okf").exists(), "{what}");
     }
 }
+
+#[test]
+fn mig_14_all_eight_applicable_tuples_come_from_previews_and_are_accepted_by_the_apply() {
+    let legacy = "---\ntype: Table\ntimestamp: 2026-01-01T00:00:00Z\n---\n\nBody.\n";
+    let migrated =
+        "---\ntype: Table\ngenerated:\n  by: agent/1.0\n  at: 2026-01-01T00:00:00Z\n---\n\nBody.\n";
+    let declared = |v: &str| format!("---\nokf_version: \"{v}\"\n---\n# B\n");
+    // (from, root index, concept, resolution_source, transition)
+    let rows: Vec<(&str, Option<String>, &str, &str, &str)> = vec![
+        ("0.1", None, legacy, "explicit", "v0.1-to-v0.2"),
+        (
+            "0.1",
+            Some(declared("0.1")),
+            legacy,
+            "explicit",
+            "v0.1-to-v0.2",
+        ),
+        (
+            "auto",
+            Some(declared("0.1")),
+            legacy,
+            "declared",
+            "v0.1-to-v0.2",
+        ),
+        ("auto", None, legacy, "legacy-probe", "v0.1-to-v0.2"),
+        ("0.2", None, migrated, "explicit", "target-noop"),
+        (
+            "0.2",
+            Some(declared("0.2")),
+            migrated,
+            "explicit",
+            "target-noop",
+        ),
+        (
+            "auto",
+            Some(declared("0.2")),
+            migrated,
+            "declared",
+            "target-noop",
+        ),
+        ("auto", None, migrated, "default", "target-noop"),
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    for (from, index, concept, resolution, transition) in rows {
+        let what = format!("from={from} root={} {resolution}", index.is_some());
+        let mut files = vec![("t/a.md", concept)];
+        if let Some(i) = &index {
+            files.push(("index.md", i.as_str()));
+        }
+        let (_d, root) = bundle(&files);
+        let mut extra = json!({"generated_by": "agent/1.0"});
+        if from != "auto" {
+            extra["from"] = json!(from);
+        }
+        let a = args(&root, extra);
+        let p = preview(&a);
+        let s = &p["source"];
+        assert_eq!(s["requested_selector"], from, "{what}: {p}");
+        assert_eq!(s["declaration_present"], index.is_some(), "{what}");
+        assert_eq!(s["declaration_valid"], true, "{what}");
+        assert_eq!(s["resolution_source"], resolution, "{what}: {p}");
+        assert_eq!(s["transition"], transition, "{what}: {p}");
+        assert_eq!(s["blockers"], json!([]), "{what}");
+        let (version, status) = if transition == "target-noop" {
+            ("0.2", "noop")
+        } else {
+            ("0.1", "applicable")
+        };
+        assert_eq!(s["resolved_source"], version, "{what}");
+        assert_eq!(s["from_version"], version, "{what}");
+        assert_eq!(s["to_version"], "0.2", "{what}");
+        assert_eq!(
+            s["candidates"].as_array().map(Vec::is_empty),
+            Some(resolution != "legacy-probe"),
+            "{what}: candidates only from the legacy probe"
+        );
+        assert_eq!(p["status"], status, "{what}: {p}");
+        let r = apply(&apply_args(&a, &p));
+        let want = if status == "noop" { "noop" } else { "applied" };
+        assert_eq!(r["status"], want, "{what}: {r}");
+        assert!(seen.insert(s.to_string()), "{what}: a distinct tuple");
+    }
+    assert_eq!(seen.len(), 8);
+}
+
+/// A v0.1 concept with `body` (its `# Citations` section included).
+fn concept(body: &str) -> String {
+    format!("---\ntype: Table\ntitle: T\n---\n\n{body}")
+}
+
+#[test]
+fn mig_34_40_inline_notes_and_note_lists_through_the_tools() {
+    let notes = "x ^[a.md] y ^[a.md] ^[other] `^[a.md]` and ^[a.md, b.md] but ^[a.md, c.md]\n\n```\n^[a.md]\n```\n\n# Citations\n\n1. [a.md](/references/a.md)\n2. [b.md](/references/b.md)\n";
+    let fenced = "Text\n\n```md\n# Citations\n\n[1] x\n";
+    let (_d, root) = bundle(&[
+        ("index.md", "# B\n"),
+        ("t/notes.md", &concept(notes)),
+        ("t/fenced.md", &concept(fenced)),
+    ]);
+    let mapping = json!([{"path": "t/notes.md", "entries": [
+        {"legacy_number": 1, "source_id": "a", "inline_note": "a.md"},
+        {"legacy_number": 2, "source_id": "b", "inline_note": "b.md"},
+    ]}]);
+    let a = args(&root, json!({"citation_mappings": mapping}));
+    let p = preview(&a);
+    assert_eq!(p["status"], "applicable", "{p}");
+    // MIG-40: the never-closed fence swallows the heading: a notice, never a section.
+    let notices: Vec<&Value> = p["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter(|d| d["code"] == "legacy_citations_in_code")
+        .collect();
+    assert_eq!(notices.len(), 1, "{p}");
+    assert_eq!(notices[0]["file"], "t/fenced.md", "{p}");
+    let r = apply(&apply_args(&a, &p));
+    assert_eq!(r["status"], "applied", "{r}");
+    let new = read(&root, "t/notes.md");
+    let body = new.split_once("---\n\n").expect("body").1;
+    assert_eq!(
+        body,
+        "x [^a] y [^a] ^[other] `^[a.md]` and [^a][^b] but ^[a.md, c.md]\n\n```\n^[a.md]\n```\n\n[^a]: [a.md](/references/a.md)\n[^b]: [b.md](/references/b.md)\n",
+        "mapped notes and fully mapped lists rewritten; code, unmapped notes and partly mapped lists byte-identical"
+    );
+    assert_eq!(
+        read(&root, "t/fenced.md"),
+        concept(fenced),
+        "the fenced document is not rewritten"
+    );
+    // Re-preview: target-noop.
+    let n = preview(&a);
+    assert_eq!(n["status"], "noop", "{n}");
+    assert_eq!(n["source"]["transition"], "target-noop");
+}
+
+#[test]
+fn mig_34_a_mapped_note_absent_from_the_body_blocks_and_a_shared_note_is_refused() {
+    let body = "x ^[b.md]\n\n# Citations\n\n1. [a.md](/references/a.md)\n";
+    let (_d, root) = bundle(&[("index.md", "# B\n"), ("t/a.md", &concept(body))]);
+    let before = snapshot(&root);
+    let a = args(
+        &root,
+        json!({"citation_mappings": [{"path": "t/a.md", "entries": [
+            {"legacy_number": 1, "source_id": "a", "inline_note": "a.md"}]}]}),
+    );
+    let p = preview(&a);
+    assert_eq!(p["status"], "blocked", "{p}");
+    assert_eq!(p["blockers"][0]["code"], "unresolved_inline_note", "{p}");
+    assert!(
+        p["manual_actions"]
+            .as_array()
+            .expect("actions")
+            .iter()
+            .any(|m| m["code"] == "provide_citation_mapping"),
+        "{p}"
+    );
+    // Two entries with one inline_note: refused before reading the bundle.
+    let two = args(
+        &root,
+        json!({"citation_mappings": [{"path": "t/a.md", "entries": [
+            {"legacy_number": 1, "source_id": "a", "inline_note": "a.md"},
+            {"legacy_number": 2, "source_id": "b", "inline_note": "a.md"}]}]}),
+    );
+    let out = call("preview_v02_migration", &two);
+    assert!(out.is_error(), "{}", out.stdout);
+    assert_eq!(
+        out.structured()["code"],
+        "invalid_request",
+        "{}",
+        out.stdout
+    );
+    assert_eq!(snapshot(&root), before);
+    assert!(!root.join(".okf").exists());
+}
+
+#[test]
+fn mig_36_40_proposals_through_the_tools_slugs_notes_and_reserved_documents() {
+    let long = "L".repeat(90);
+    let body = format!(
+        "See [1], [2], [3], [4] and [5]. ^[page.md]\n\n# Citations\n\n[1] [Spec](https://x.test/1)\n[2] [spec](https://x.test/2)\n[3] [SPEC](https://x.test/3)\n[4] [{long}](https://x.test/4)\n[5] [page.md:31-33](/references/page.md)\n"
+    );
+    let body2 = "A ^[page.md]\n\n# Citations\n\n1. [page.md#L4](/references/page.md)\n";
+    let (_d, root) = bundle(&[
+        ("index.md", "# B\n"),
+        ("t/a.md", &concept(&body)),
+        ("t/b.md", &concept(body2)),
+        ("log.md", LOG),
+    ]);
+    let a = args(&root, json!({}));
+    let p = preview(&a);
+    assert_eq!(p["status"], "blocked", "{p}");
+    assert_eq!(p["proposals_truncated"], false);
+    let props = p["proposed_citation_mappings"]
+        .as_array()
+        .expect("proposals");
+    let by_path = |path: &str| -> Vec<Value> {
+        props
+            .iter()
+            .find(|m| m["path"] == path)
+            .unwrap_or_else(|| panic!("a proposal for {path}: {p}"))["entries"]
+            .as_array()
+            .expect("entries")
+            .clone()
+    };
+    assert_eq!(props.len(), 3, "one per document with a section: {p}");
+    let ids: Vec<String> = by_path("t/a.md")
+        .iter()
+        .map(|e| e["source_id"].as_str().expect("id").to_owned())
+        .collect();
+    assert_eq!(&ids[..3], ["spec", "spec-2", "spec-3"], "{ids:?}");
+    let slug = &ids[3];
+    assert!(slug.len() <= 56, "{slug}");
+    let (stem, hash) = slug.rsplit_once('-').expect("a hash suffix");
+    assert!(stem.chars().all(|c| c == 'l'), "{slug}");
+    assert!(
+        hash.len() == 7 && hash.chars().all(|c| c.is_ascii_hexdigit()),
+        "{slug}"
+    );
+    assert_eq!(ids[4], "page", "`page.md:31-33` → page");
+    assert_eq!(
+        by_path("t/b.md")[0]["source_id"],
+        "page",
+        "`page.md#L4` → page"
+    );
+    // `inline_note` only where such a note occurs.
+    let a_entries = by_path("t/a.md");
+    assert!(a_entries[..4]
+        .iter()
+        .all(|e| e.get("inline_note").is_none()));
+    // The reserved log gets replay evidence (title and resource).
+    let log = by_path("log.md");
+    assert_eq!(log[0]["title"], "Spec", "{log:?}");
+    assert_eq!(log[0]["resource"], "https://x.test/s", "{log:?}");
+    // Identical across two previews; passed back → no citation blockers, then applied.
+    assert_eq!(
+        preview(&a)["proposed_citation_mappings"],
+        p["proposed_citation_mappings"]
+    );
+    let back = args(
+        &root,
+        json!({"citation_mappings": p["proposed_citation_mappings"]}),
+    );
+    let q = preview(&back);
+    assert_eq!(q["status"], "applicable", "{q}");
+    assert_eq!(apply(&apply_args(&back, &q))["status"], "applied");
+    assert_eq!(preview(&back)["status"], "noop");
+}
+
+#[test]
+fn mig_21_claim_and_footnote_ownership_in_the_target_replay_through_the_tools() {
+    let fm = "---\ntype: Table\nsources:\n  -\n    id: spec\n    title: Spec\n    resource: https://x.test/s\n---\n\n";
+    let index = "---\nokf_version: \"0.2\"\n---\n# B\n";
+    let number = json!([{"legacy_number": 1, "source_id": "spec"}]);
+    let entry_only = json!([{"legacy_entry": "[Spec](https://x.test/s)", "source_id": "spec"}]);
+    let shared = json!([{"legacy_number": 1, "source_id": "spec"}, {"legacy_number": 2, "source_id": "spec"}]);
+    // (what, body, entries, expected status, the blocked span's text)
+    let cases: Vec<(&str, &str, &Value, &str, Option<&str>)> = vec![
+        (
+            "migrated",
+            "Claim [^spec].\n\n[^spec]: [Spec](https://x.test/s)\n",
+            &number,
+            "noop",
+            None,
+        ),
+        (
+            "leftover marker",
+            "Claim [1].\n\n[^spec]: [Spec](https://x.test/s)\n",
+            &number,
+            "blocked",
+            Some("[1]"),
+        ),
+        (
+            "missing definition (at the end of the file)",
+            "Claim [^spec].\n",
+            &number,
+            "blocked",
+            Some(""),
+        ),
+        (
+            "wrong attribution",
+            "Claim [^spec].\n\n[^spec]: [Spec](https://other.test)\n",
+            &number,
+            "blocked",
+            Some("[^spec]: [Spec](https://other.test)"),
+        ),
+        (
+            "entry-only mapping without its definition",
+            "Claim.\n",
+            &entry_only,
+            "blocked",
+            None,
+        ),
+        (
+            "two entries sharing one normalised id",
+            "A [^spec] and B [^spec].\n\n[^spec]: [Spec](https://x.test/s)\n",
+            &shared,
+            "noop",
+            None,
+        ),
+        (
+            "unreferenced definition",
+            "Claim.\n\n[^spec]: [Spec](https://x.test/s)\n",
+            &number,
+            "noop",
+            None,
+        ),
+    ];
+    for (what, body, entries, status, span) in cases {
+        let text = format!("{fm}{body}");
+        let (_d, root) = bundle(&[("index.md", index), ("t/a.md", &text)]);
+        let state = snapshot(&root);
+        let a = args(
+            &root,
+            json!({"citation_mappings": [{"path": "t/a.md", "entries": entries}]}),
+        );
+        let p = preview(&a);
+        assert_eq!(p["source"]["transition"], "target-noop", "{what}: {p}");
+        assert_eq!(p["status"], status, "{what}: {p}");
+        if status == "blocked" {
+            let b = &p["blockers"][0];
+            assert_eq!(b["path"], "t/a.md", "{what}: {p}");
+            if let Some(want) = span {
+                let s = b["location"]["start"].as_u64().expect("start") as usize;
+                let e = b["location"]["end"].as_u64().expect("end") as usize;
+                assert_eq!(&text[s..e], want, "{what}: {p}");
+                if want.is_empty() {
+                    assert_eq!(s, text.len(), "{what}: at the end of the file");
+                }
+            }
+            let e = apply_err(&apply_args(&a, &p));
+            assert_eq!(e["code"], b["code"], "{what}: {e}");
+        } else {
+            assert_eq!(apply(&apply_args(&a, &p))["status"], "noop", "{what}");
+        }
+        assert_eq!(snapshot(&root), state, "{what}");
+        assert!(!root.join(".okf").exists(), "{what}");
+    }
+}
+
+/// `legacy_entry` mappings written by hand for every `# Citations` section of bullet
+/// entries under `root` (ga4 style: `- <url>`).
+fn bullet_mappings(root: &std::path::Path) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    let mut files = Vec::new();
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("utf8");
+        let Some((_, section)) = text.split_once("\n# Citations\n") else {
+            continue;
+        };
+        let entries: Vec<Value> = section
+            .lines()
+            .filter_map(|l| l.strip_prefix("- "))
+            .enumerate()
+            .map(|(i, url)| json!({"legacy_entry": url, "source_id": format!("s{}", i + 1)}))
+            .collect();
+        assert!(!entries.is_empty(), "{}", f.display());
+        let rel = f.strip_prefix(root).expect("below root");
+        out.push(json!({"path": rel.to_str().expect("utf8"), "entries": entries}));
+    }
+    out
+}
+
+#[test]
+fn mig_05_ga4_migrates_with_hand_written_legacy_entry_mappings() {
+    let src = crate::util::corpus("v0.1/ga4");
+    assert!(
+        src.join("index.md").is_file(),
+        "the ga4 corpus bundle is present"
+    );
+    let (_t, root) = crate::util::copy_bundle(&src);
+    let mappings = bullet_mappings(&root);
+    assert!(
+        mappings.len() >= 5,
+        "ga4 has many cited documents: {}",
+        mappings.len()
+    );
+    let a = args(
+        &root,
+        json!({"generated_by": "agent/1.0", "citation_mappings": mappings}),
+    );
+    let p = preview(&a);
+    assert_eq!(p["status"], "applicable", "{p}");
+    let r = apply(&apply_args(&a, &p));
+    assert_eq!(r["status"], "applied", "{r}");
+    let n = preview(&a);
+    assert_eq!(n["status"], "noop", "{n}");
+    assert_eq!(n["source"]["transition"], "target-noop");
+    let v = call(
+        "validate_bundle",
+        &json!({"bundle_path": root.to_str(), "strict": true, "target_version": "0.2"}),
+    );
+    assert_eq!(
+        v.structured()["conformance"]["conformant"],
+        true,
+        "{}",
+        v.stdout
+    );
+}

@@ -22,13 +22,7 @@ NOTES = {
     "SCH-03": "P1 parts; `limit` part is P4",
     "SEC-01": "P1 and P2 parts (patch, migration, read tools); the graph part is P4",
     "CAN-01": "library level: over the wire rmcp drops the reply to a cancelled request",
-    "MIG-14": "impossible tuples and target-noop with proof/digest (also \"\" and null); acceptance shown for one of the eight applicable variants",
     "MIG-13": "the store's in-process I/O trace; the capture reads each file once, and the planner reads each spilled document again (digest-checked) at most once per planning pass, as spec/migration.md §12.5 rule 1 amends \"one read per file\"",
-    "MIG-05": "library level (citations of ga4-style bullets); the ga4 bundle end to end is in the CRP-03/04/06 corpus test",
-    "MIG-21": "library level (claim and footnote ownership)",
-    "MIG-34": "library level (inline notes, replay, validation); the demo runs the dialect end to end",
-    "MIG-36": "library level incl. the proptest of proposals passed back; the corpus test passes proposals back end to end",
-    "MIG-40": "library level (inline-note lists, never-closed fence, slugs)",
     "MIG-37": "1,000 documents always, 5,000 in .ci/run (an #[ignore]d test); the generated bundle keeps untyped references (pre-existing errors), so validation must find exactly those; peak RSS 1x vs 4x is measured by benches/migration.rs (docs/bench.md), not by a test",
 }
 
