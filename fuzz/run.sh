@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds every fuzz target and runs each for a fixed time; fails on the first crash, leak,
+# timeout or out-of-memory (libFuzzer's exit status). Usage: fuzz/run.sh [seconds per target]
+# Needs cargo-fuzz; uses the installed toolchain with RUSTC_BOOTSTRAP=1 (no nightly needed).
+set -euo pipefail
+cd "$(dirname "$0")"
+secs="${1:-30}"
+export RUSTC_BOOTSTRAP=1
+python3 seeds.py
+cargo fuzz build -O
+mkdir -p artifacts
+for t in $(cargo fuzz list); do
+  echo "fuzz: $t for ${secs}s"
+  log="artifacts/$t.log"
+  # -rss_limit_mb and -timeout: a slow or huge input is a failure too.
+  # Inputs that once crashed a target stay as seeds (fuzz/regressions/<target>/, committed).
+  extra=()
+  if [ -d "regressions/$t" ]; then extra=("regressions/$t"); fi
+  if ! cargo fuzz run -O "$t" "corpus/$t" "${extra[@]}" -- \
+      -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+      >"$log" 2>&1; then
+    tail -n 60 "$log"
+    echo "fuzz: $t FAILED (the input is under fuzz/artifacts/$t/)"
+    exit 1
+  fi
+  grep -E "^stat::(number_of_executed_units|peak_rss_mb)" "$log" || true
+done
+echo "fuzz: every target ran ${secs}s without a crash"
