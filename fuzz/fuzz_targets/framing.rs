@@ -1,5 +1,6 @@
 //! The stdio framing layer (spec/surface.md §1.1): every input line is scanned and framed
-//! without panicking, and what is forwarded to rmcp is one JSON value on one line.
+//! without panicking, and what is forwarded to rmcp is one JSON value on one line; a line the
+//! layer answers itself gets one JSON-RPC error (−32700 or −32600) and is not forwarded.
 //! Input: a stream of lines (split on `\n`), each also framed as a truncated line.
 #![no_main]
 
@@ -13,6 +14,17 @@ fuzz_target!(|data: &[u8]| {
         let _ = response_id_key(line);
         for truncated in [false, true] {
             let framed = frame_line(line, truncated, &registered);
+            if let Some(reply) = &framed.reply {
+                // The layer's own answer (spec/surface.md §18.8): one JSON-RPC error line.
+                assert!(
+                    framed.forward.is_none(),
+                    "a line is answered or forwarded, not both"
+                );
+                assert!(!reply.contains(&b'\n'));
+                let v: serde_json::Value = serde_json::from_slice(reply).expect("a JSON reply");
+                let code = v["error"]["code"].as_i64();
+                assert!(code == Some(-32700) || code == Some(-32600), "{v}");
+            }
             if let Some(frame) = &framed.forward {
                 assert!(!frame.contains(&b'\n'), "a forwarded frame is one line");
                 if !truncated {

@@ -13,11 +13,16 @@
 //!    the canonical JSON text of the request id ([`id_key`]); broken lines with a recoverable
 //!    id and tool name are rebuilt into well-formed frames (keeping a complete `_meta` object)
 //!    whose entry makes the handler answer the tool error; other broken lines are ignored.
-//! 4. [`pump_output`] copies rmcp's frames to stdout unchanged (rmcp stays the only author of
-//!    stdout) and removes the side-table entry of every response id once it is written.
+//! 4. [`pump_output`] copies rmcp's frames to stdout unchanged and removes the side-table
+//!    entry of every response id once it is written.
 //!
-//! Invariants: argument bytes never travel inside a frame rmcp reads; the server never writes a
-//! −32700 reply; nothing here touches the bundle (step 7).
+//! 5. Lines rmcp would drop without an answer get one here (spec/surface.md §18.8): −32700
+//!    for a line that is not JSON, −32600 for a batch or a non-JSON-RPC object; blank lines
+//!    and malformed notifications get none. [`pump_output`] writes these replies between
+//!    rmcp's frames, so stdout keeps one writer.
+//!
+//! Invariants: argument bytes never travel inside a frame rmcp reads; nothing here touches
+//! the bundle (step 7).
 
 use crate::envelope::ToolError;
 use crate::wire::raw;
@@ -305,6 +310,10 @@ pub struct Framed {
     pub entry: Option<(String, RawEntry)>,
     /// A side-table key to remove (`notifications/cancelled`).
     pub cancel: Option<String>,
+    /// A JSON-RPC error response (without the newline) the server writes itself for a line
+    /// rmcp would silently drop (spec/surface.md §18.8): −32700 for a line that is not
+    /// JSON, −32600 for a batch or an object that is not a JSON-RPC 2.0 message.
+    pub reply: Option<Vec<u8>>,
 }
 
 /// Strips a leading UTF-8 BOM and a trailing CR, as rmcp does.
@@ -320,22 +329,113 @@ fn trim_line(line: &[u8]) -> &[u8] {
 #[must_use]
 pub fn frame_line(line: &[u8], truncated: bool, registered: &dyn Fn(&str) -> bool) -> Framed {
     let line = trim_line(line);
-    let sc = scan(line);
     if truncated {
-        return frame_truncated(&sc, line, registered);
+        return frame_truncated(&scan(line), line, registered);
     }
+    // A blank line is no message: no reply (spec/surface.md §18.8).
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Framed::default();
+    }
+    let sc = scan(line);
     match sc.method.as_deref() {
         Some("notifications/cancelled") => Framed {
             forward: Some(line.to_vec()),
             entry: None,
             cancel: cancelled_key(line),
+            reply: None,
         },
         Some("tools/call") => frame_call(&sc, line, registered),
-        // Anything else is rmcp's business, as sent.
-        _ => Framed {
-            forward: Some(line.to_vec()),
-            ..Framed::default()
+        _ => frame_other(&sc, line),
+    }
+}
+
+/// JSON-RPC error code of a line that is not JSON (spec/surface.md §18.8).
+pub const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC error code of a batch or an object that is not a JSON-RPC 2.0 message.
+pub const INVALID_REQUEST: i64 = -32600;
+
+/// The error response `{"jsonrpc":"2.0","id":…,"error":{"code":…,"message":…}}`.
+fn error_reply(id: Value, code: i64, message: &str) -> Vec<u8> {
+    let v = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    serde_json::to_vec(&v).unwrap_or_default()
+}
+
+/// A line whose request cannot be recovered. Not JSON: −32700 with `id: null`, except a
+/// malformed notification (the scanner read a `method` and no `id` before the fault), which
+/// gets no reply. JSON (e.g. a `tools/call` with two `id` members): ignored, as before.
+fn unreadable(sc: &Scan, line: &[u8]) -> Framed {
+    let json = serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok();
+    if json || (sc.method.is_some() && sc.id.is_none()) {
+        return Framed::default();
+    }
+    Framed {
+        reply: Some(error_reply(
+            Value::Null,
+            PARSE_ERROR,
+            "Parse error: the line is not valid JSON; send one JSON-RPC 2.0 object per line",
+        )),
+        ..Framed::default()
+    }
+}
+
+/// The id to echo in a −32600 reply: a string or number `id` member, else `null`.
+fn reply_id(o: &serde_json::Map<String, Value>) -> Value {
+    o.get("id")
+        .filter(|v| v.is_string() || v.is_number())
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// Whether `o` is a well-formed JSON-RPC 2.0 request, notification or response (what rmcp
+/// is handed); `Err(reply)` with the −32600 answer, or `Err(None)` for a malformed
+/// notification (no `id`: no reply).
+fn check_message(o: &serde_json::Map<String, Value>) -> Result<(), Option<Vec<u8>>> {
+    let v2 = o.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
+    let method = o.get("method").is_some_and(Value::is_string);
+    let response = o.contains_key("id") && (o.contains_key("result") || o.contains_key("error"));
+    if v2 && (method || response) {
+        return Ok(());
+    }
+    if method && !o.contains_key("id") {
+        return Err(None);
+    }
+    let why = if v2 {
+        "Invalid Request: a JSON-RPC request needs a string `method`"
+    } else {
+        "Invalid Request: the object is not JSON-RPC 2.0 (\"jsonrpc\": \"2.0\" is required)"
+    };
+    Err(Some(error_reply(reply_id(o), INVALID_REQUEST, why)))
+}
+
+/// Any line but a `tools/call` or a cancellation: a well-formed JSON-RPC message goes to
+/// rmcp as sent; anything else is answered here (spec/surface.md §18.8) or, for a malformed
+/// notification, dropped.
+fn frame_other(sc: &Scan, line: &[u8]) -> Framed {
+    let reply = match serde_json::from_slice::<Value>(line) {
+        Err(_) => return unreadable(sc, line),
+        Ok(Value::Object(o)) => match check_message(&o) {
+            Ok(()) => {
+                return Framed {
+                    forward: Some(line.to_vec()),
+                    ..Framed::default()
+                }
+            }
+            Err(reply) => reply,
         },
+        Ok(Value::Array(_)) => Some(error_reply(
+            Value::Null,
+            INVALID_REQUEST,
+            "Invalid Request: batches are not supported; send one JSON-RPC object per line",
+        )),
+        Ok(_) => Some(error_reply(
+            Value::Null,
+            INVALID_REQUEST,
+            "Invalid Request: a JSON-RPC message is a JSON object",
+        )),
+    };
+    Framed {
+        reply,
+        ..Framed::default()
     }
 }
 
@@ -350,7 +450,7 @@ fn frame_call(sc: &Scan, line: &[u8], registered: &dyn Fn(&str) -> bool) -> Fram
     // A duplicate `id`, `method`, `params` or `params.name` leaves the id or the tool name
     // unrecoverable: the line is ignored, never handed to rmcp (§1.1 step 6).
     if sc.duplicate_core {
-        return Framed::default();
+        return unreadable(sc, line);
     }
     let modified: Vec<u8> = match &sc.arguments {
         Some(r) => {
@@ -364,10 +464,19 @@ fn frame_call(sc: &Scan, line: &[u8], registered: &dyn Fn(&str) -> bool) -> Fram
     };
     // Step 4 applies when the line, with its arguments span set aside, is not valid UTF-8
     // or not JSON (the span's own faults are the boundary's to report).
-    let well_formed = std::str::from_utf8(&modified).is_ok()
-        && serde_json::from_slice::<Value>(&modified).is_ok();
-    if !well_formed || sc.duplicate_arguments {
+    let outer = std::str::from_utf8(&modified)
+        .ok()
+        .and_then(|_| serde_json::from_slice::<Value>(&modified).ok());
+    let Some(outer) = outer.filter(|_| !sc.duplicate_arguments) else {
         return rebuild(sc, line, registered);
+    };
+    if let Value::Object(o) = &outer {
+        if let Err(reply) = check_message(o) {
+            return Framed {
+                reply,
+                ..Framed::default()
+            };
+        }
     }
     let parsed = serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&modified);
     let mut out = Framed {
@@ -421,7 +530,7 @@ fn rebuilt_frame(sc: &Scan, line: &[u8]) -> Option<(String, String, Vec<u8>)> {
 
 fn rebuild(sc: &Scan, line: &[u8], registered: &dyn Fn(&str) -> bool) -> Framed {
     let Some((key, name, frame)) = rebuilt_frame(sc, line) else {
-        return Framed::default();
+        return unreadable(sc, line);
     };
     let entry = registered(&name).then(|| {
         let e = if sc.duplicate_arguments {
@@ -442,6 +551,7 @@ fn rebuild(sc: &Scan, line: &[u8], registered: &dyn Fn(&str) -> bool) -> Framed 
         forward: Some(frame),
         entry,
         cancel: None,
+        reply: None,
     }
 }
 
@@ -457,11 +567,13 @@ fn frame_truncated(sc: &Scan, line: &[u8], registered: &dyn Fn(&str) -> bool) ->
         forward: Some(frame),
         entry: registered(&name).then_some((key, RawEntry::TooLong)),
         cancel: None,
+        reply: None,
     }
 }
 
 /// Reads `input` line by line, frames every line and writes the frames to `to_rmcp`
-/// (spec/surface.md §1.1). On EOF (or a read error) it cancels `on_eof` — the in-flight
+/// (spec/surface.md §1.1); the error responses of §18.8 go to `replies`, which
+/// [`pump_output`] writes. On EOF (or a read error) it cancels `on_eof` — the in-flight
 /// requests (spec/store.md §14) — and then closes `to_rmcp`, so rmcp sees EOF too.
 pub async fn pump_input<R, W>(
     input: R,
@@ -469,6 +581,7 @@ pub async fn pump_input<R, W>(
     side: SideTable,
     registered: fn(&str) -> bool,
     on_eof: CancellationToken,
+    replies: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
 ) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -514,6 +627,9 @@ pub async fn pump_input<R, W>(
         if let Some((k, e)) = framed.entry {
             side.insert(k, e);
         }
+        if let Some(r) = framed.reply {
+            let _ = replies.send(r);
+        }
         if let Some(f) = framed.forward {
             if to_rmcp.write_all(&f).await.is_err()
                 || to_rmcp.write_all(b"\n").await.is_err()
@@ -536,28 +652,56 @@ pub fn response_id_key(frame: &[u8]) -> Option<String> {
 }
 
 /// Copies rmcp's output frames to `out` unchanged, flushing after each, and removes the
-/// side-table entry of each response as it is written (spec/surface.md §1.1 step 3).
-/// Returns when rmcp closes its side.
-pub async fn pump_output<R, W>(from_rmcp: R, mut out: W, side: SideTable)
-where
+/// side-table entry of each response as it is written (spec/surface.md §1.1 step 3); between
+/// them it writes the framing layer's own error responses from `replies` (§18.8), so stdout
+/// has this one writer and frames never interleave. Returns when rmcp closes its side, after
+/// the replies still queued.
+pub async fn pump_output<R, W>(
+    from_rmcp: R,
+    mut out: W,
+    side: SideTable,
+    mut replies: tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
+) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
     let mut reader = BufReader::new(from_rmcp);
+    // `read_until` is cancel-safe when its buffer is kept: a frame read in part when a reply
+    // wins the race is continued on the next turn.
     let mut line: Vec<u8> = Vec::new();
     let mut out_ok = true;
+    let mut replies_open = true;
     loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
+        let frame = tokio::select! {
+            biased;
+            // A reply first: it answers a line read before any frame rmcp writes now.
+            reply = replies.recv(), if replies_open => match reply {
+                Some(mut r) => {
+                    r.push(b'\n');
+                    r
+                }
+                None => {
+                    replies_open = false;
+                    continue;
+                }
+            },
+            r = reader.read_until(b'\n', &mut line) => match r {
+                Ok(0) | Err(_) => break,
+                Ok(_) => std::mem::take(&mut line),
+            },
+        };
         // The handler has taken its entry or never will: the response is going out now.
-        if let Some(k) = response_id_key(&line) {
+        if let Some(k) = response_id_key(&frame) {
             let _ = side.take(&k);
         }
         if out_ok {
-            out_ok = out.write_all(&line).await.is_ok() && out.flush().await.is_ok();
+            out_ok = out.write_all(&frame).await.is_ok() && out.flush().await.is_ok();
+        }
+    }
+    while let Ok(mut r) = replies.try_recv() {
+        r.push(b'\n');
+        if out_ok {
+            out_ok = out.write_all(&r).await.is_ok();
         }
     }
     let _ = out.flush().await;
@@ -702,24 +846,109 @@ mod tests {
         }
     }
 
+    /// The reply of `f`, parsed.
+    fn reply(f: &Framed) -> Value {
+        serde_json::from_slice(f.reply.as_deref().expect("a reply")).expect("JSON reply")
+    }
+
     #[test]
-    fn unrecoverable_lines_are_ignored() {
+    fn unrecoverable_lines_get_a_parse_error_or_nothing() {
+        // A malformed notification (a method, no id): no reply.
+        let l = b"{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":\"list_concepts\",\"arguments\":{}},";
+        assert_eq!(frame(l), Framed::default());
+        // Not JSON, the request unrecoverable: −32700 with id null, nothing forwarded.
         for l in [
-            &b"{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":\"list_concepts\",\"arguments\":{}},"[..],
-            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"arguments\":{}},",
+            &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"arguments\":{}},"[..],
             b"{\"id\":1,\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"list_concepts\"}}x",
         ] {
             let f = frame(l);
-            assert_eq!(f, Framed::default(), "{}", String::from_utf8_lossy(l));
+            assert!(f.forward.is_none() && f.entry.is_none(), "{}", String::from_utf8_lossy(l));
+            let r = reply(&f);
+            assert_eq!(r["error"]["code"], PARSE_ERROR);
+            assert_eq!(r["id"], Value::Null);
+            assert_eq!(r["jsonrpc"], "2.0");
         }
-        // A line not recognisable as a tools/call goes to rmcp as sent, which ignores it.
+        // Valid JSON with two ids: ignored, as before.
+        let l = br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"list_concepts"}}"#;
+        assert_eq!(frame(l), Framed::default());
+    }
+
+    #[test]
+    fn sto_21_unreadable_lines_get_json_rpc_errors() {
+        // Not JSON at all.
+        for l in [
+            &b"\xff\xfe"[..],
+            b"not json",
+            b"{\"jsonrpc\":\"2.0\",\"id\":{,\"method\":\"tools/call\"",
+        ] {
+            let f = frame(l);
+            assert!(f.forward.is_none(), "{}", String::from_utf8_lossy(l));
+            let r = reply(&f);
+            assert_eq!(
+                (r["error"]["code"].clone(), r["id"].clone()),
+                (PARSE_ERROR.into(), Value::Null)
+            );
+        }
+        // A batch, a non-object, an object that is not JSON-RPC 2.0: −32600, the id echoed.
+        for (l, id) in [
+            (&br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#[..], Value::Null),
+            (b"42", Value::Null),
+            (br#"{"id":7,"method":"ping"}"#, serde_json::json!(7)),
+            (br#"{"jsonrpc":"1.0","id":"a","method":"ping"}"#, serde_json::json!("a")),
+            (br#"{"jsonrpc":"2.0","id":8}"#, serde_json::json!(8)),
+            (br#"{"jsonrpc":"2.0","id":{"x":1},"method":5}"#, Value::Null),
+            (br#"{"id":9,"method":"tools/call","params":{"name":"list_concepts","arguments":{}}}"#, serde_json::json!(9)),
+        ] {
+            let f = frame(l);
+            assert!(f.forward.is_none() && f.entry.is_none(), "{}", String::from_utf8_lossy(l));
+            let r = reply(&f);
+            assert_eq!(r["error"]["code"], INVALID_REQUEST, "{}", String::from_utf8_lossy(l));
+            assert_eq!(r["id"], id, "{}", String::from_utf8_lossy(l));
+        }
+        // No reply: blank lines, malformed notifications.
+        for l in [
+            &b""[..],
+            b"   ",
+            b"\t",
+            br#"{"method":"notifications/initialized"}"#,
+        ] {
+            assert_eq!(
+                frame(l),
+                Framed::default(),
+                "{}",
+                String::from_utf8_lossy(l)
+            );
+        }
+        // Forwarded as sent: requests, notifications and responses of JSON-RPC 2.0.
+        for l in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#[..],
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            br#"{"jsonrpc":"2.0","id":"s1","result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"m"}}"#,
+        ] {
+            let f = frame(l);
+            assert_eq!(
+                f.forward.as_deref(),
+                Some(l),
+                "{}",
+                String::from_utf8_lossy(l)
+            );
+            assert!(f.reply.is_none());
+        }
+    }
+
+    #[test]
+    fn lines_not_recognisable_as_a_call_are_answered_not_forwarded() {
+        // A line not recognisable as a tools/call was handed to rmcp, which dropped it; now
+        // it is answered here and rmcp never sees it (spec/surface.md §18.8).
         for l in [
             &b"{\"jsonrpc\":\"2.0\",\"id\":{,\"method\":\"tools/call\""[..],
             b"\xff\xfe",
         ] {
             let f = frame(l);
-            assert_eq!(f.forward.as_deref(), Some(l));
+            assert_eq!(f.forward, None);
             assert_eq!(f.entry, None);
+            assert_eq!(reply(&f)["error"]["code"], PARSE_ERROR);
         }
     }
 
@@ -783,12 +1012,14 @@ mod tests {
         input.extend_from_slice(b"\"}}}\n");
         input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n");
         let (w, mut r) = tokio::io::duplex(1 << 16);
+        let (replies, _replies_rx) = tokio::sync::mpsc::unbounded_channel();
         let pump = tokio::spawn(pump_input(
             std::io::Cursor::new(input),
             w,
             side.clone(),
             reg,
             eof.clone(),
+            replies,
         ));
         let mut out = Vec::new();
         tokio::io::AsyncReadExt::read_to_end(&mut r, &mut out)

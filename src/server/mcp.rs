@@ -5,7 +5,8 @@
 //!
 //! Lifecycle:
 //! - stdin → [`framing::pump_input`] → in-process pipe → rmcp → in-process pipe →
-//!   [`framing::pump_output`] → stdout. rmcp is the only author of stdout frames.
+//!   [`framing::pump_output`] → stdout. `pump_output` is stdout's one writer: rmcp's frames
+//!   and the framing layer's own error replies (spec/surface.md §18.8).
 //! - stdin EOF: in-flight requests are cancelled, rmcp drains their responses, the server
 //!   waits for every running tool call (post-boundary work completes, spec/store.md §14),
 //!   flushes stdout and [`serve_stdio`] returns 0.
@@ -303,14 +304,16 @@ where
     let inflight = server.inflight.clone();
     let (in_w, in_r) = tokio::io::duplex(PIPE_CAPACITY);
     let (out_w, out_r) = tokio::io::duplex(PIPE_CAPACITY);
+    let (replies, replies_rx) = tokio::sync::mpsc::unbounded_channel();
     let reader = tokio::spawn(framing::pump_input(
         input,
         in_w,
         side.clone(),
         |n| registry::find(n).is_some(),
         shutdown.clone(),
+        replies,
     ));
-    let writer = tokio::spawn(framing::pump_output(out_r, output, side));
+    let writer = tokio::spawn(framing::pump_output(out_r, output, side, replies_rx));
 
     let running = tokio::select! {
         r = server.serve((in_r, out_w)) => r.ok(),

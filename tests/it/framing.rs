@@ -4,7 +4,7 @@
 
 use crate::raw::{assert_tool_error, both, cli_raw, MISSING_BUNDLE};
 use crate::util::*;
-use serde_json::json;
+use serde_json::{json, Value};
 
 #[test]
 fn raw_09_invalid_utf8_inside_arguments_answers_that_id_like_the_cli() {
@@ -157,27 +157,55 @@ fn raw_09_line_over_72_mib_without_id_first_gets_no_reply() {
 }
 
 #[test]
-fn raw_09_unrecoverable_lines_get_no_reply_and_the_next_request_is_answered() {
+fn raw_09_sto_21_unrecoverable_lines_get_json_rpc_errors_and_the_next_request_is_answered() {
     let mut mcp = Mcp::start();
-    let lines: [&[u8]; 5] = [
-        br#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"list_concepts","arguments":{}}"#,
-        br#"{"jsonrpc":"2.0","id":,"method":"tools/call","params":{"name":"list_concepts"}}"#,
-        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"\xff\"",
-        b"\xff\xfe not json at all",
-        b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"arguments\":{}},",
+    // (line, the error code answered; None: no reply). spec/surface.md §18.8 supersedes the
+    // "ignored" of §1.1 step 6: a line that is not JSON gets −32700 with `id: null`.
+    let lines: [(&[u8], Option<i64>); 9] = [
+        // A malformed notification (no id): no reply.
+        (br#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"list_concepts","arguments":{}}"#, None),
+        (br#"{"jsonrpc":"2.0","id":,"method":"tools/call","params":{"name":"list_concepts"}}"#, Some(-32700)),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"\xff\"", Some(-32700)),
+        (b"\xff\xfe not json at all", Some(-32700)),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"arguments\":{}},", Some(-32700)),
+        // A blank line: no reply.
+        (b"   ", None),
+        // A batch: −32600.
+        (br#"[{"jsonrpc":"2.0","id":4,"method":"ping"}]"#, Some(-32600)),
+        // Not JSON-RPC 2.0: −32600 with the id.
+        (br#"{"id":5,"method":"ping"}"#, Some(-32600)),
+        (br#"{"jsonrpc":"2.0","id":6}"#, Some(-32600)),
     ];
-    for l in lines {
+    for (l, _) in lines {
         mcp.send(l);
     }
     mcp.send(br#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#);
-    // `read` asserts every line is JSON-RPC; the first message must answer id 3 — no
-    // −32700 and no reply to the broken lines came before it.
+    // `read` asserts every line is JSON-RPC: the replies come in line order, then id 3.
+    for (l, code) in lines {
+        let Some(code) = code else { continue };
+        let m = mcp.read();
+        assert_eq!(
+            m["error"]["code"],
+            code,
+            "{}: {m}",
+            String::from_utf8_lossy(l)
+        );
+        let want_id = match code {
+            -32600 => serde_json::from_slice::<Value>(l)
+                .ok()
+                .and_then(|v| v.get("id").cloned())
+                .unwrap_or(Value::Null),
+            _ => Value::Null,
+        };
+        assert_eq!(m["id"], want_id, "{}: {m}", String::from_utf8_lossy(l));
+        assert!(m.get("result").is_none());
+    }
     let m = mcp.read();
     assert_eq!(m["id"], 3, "{m}");
     assert!(m["result"]["tools"].is_array());
     let (code, rest, stderr) = mcp.finish();
     assert_eq!(code, 0);
-    assert!(rest.is_empty(), "{rest}");
+    assert!(rest.is_empty(), "nothing more was answered: {rest}");
     assert!(stderr.is_empty(), "{stderr}");
 }
 
