@@ -197,6 +197,32 @@ pub fn plan_digest(p: &PlanInputs<'_>) -> Result<String, PlanDigestError> {
         }
         writes.push((w.path, w.digest_hex));
     }
+    encode_plan_digest(p, writes)
+}
+
+/// The plan digest of spec/store.md §5 for a streamed plan, whose written bytes are no longer
+/// at hand: `writes` are `(path, bare lowercase hex SHA-256 of the content)`, computed by the
+/// planner from the bytes it produced; `p.writes` is ignored.
+///
+/// # Errors
+/// [`PlanDigestError`] when a rule-6 revision check fails or a path is written twice.
+pub fn plan_digest_hashed(
+    p: &PlanInputs<'_>,
+    writes: &[(&str, &str)],
+) -> Result<String, PlanDigestError> {
+    if !is_canonical_digest(p.base_revision) || !is_canonical_digest(p.result_revision) {
+        return Err(PlanDigestError::NonCanonicalRevision);
+    }
+    if p.base_revision != p.change_set_base {
+        return Err(PlanDigestError::BaseMismatch);
+    }
+    encode_plan_digest(p, writes.to_vec())
+}
+
+fn encode_plan_digest(
+    p: &PlanInputs<'_>,
+    mut writes: Vec<(&str, &str)>,
+) -> Result<String, PlanDigestError> {
     writes.sort_by(|a, b| {
         a.0.as_bytes()
             .cmp(b.0.as_bytes())

@@ -6,3 +6,4 @@ pub mod identity;
 pub mod migration;
 pub mod patch;
 pub mod stage;
+pub mod stream;
