@@ -7,3 +7,4 @@ pub mod migration;
 pub mod patch;
 pub mod stage;
 pub mod stream;
+pub mod temporal;

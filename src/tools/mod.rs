@@ -26,6 +26,7 @@ pub mod describe;
 pub mod migration;
 pub mod schema_parts;
 pub mod spine;
+pub mod temporal_upgrade;
 
 pub use def::{Alias, Handler, SchemaBuilder, ToolSpec};
 
@@ -45,9 +46,11 @@ macro_rules! registry {
 
 registry!(
     apply_concept_patch,
+    apply_temporal_upgrade,
     apply_v02_migration,
     list_concepts,
     preview_concept_patch,
+    preview_temporal_upgrade,
     preview_v02_migration,
     read_concept,
     validate_bundle,

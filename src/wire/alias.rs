@@ -12,7 +12,6 @@
 //! [`PlannedTool::properties`]).
 
 use crate::envelope::{codes, Diagnostic, Severity, ToolError};
-use crate::tools::def::mode_switch_alias;
 pub use crate::tools::def::MODE_KEYS;
 pub use crate::tools::Alias;
 use crate::wire::registry;
@@ -36,42 +35,9 @@ pub struct PlannedTool {
     pub properties: &'static [&'static str],
 }
 
-/// The planned tools (spec/surface.md §2, §9.4).
-pub const PLANNED: [PlannedTool; 2] = [
-    PlannedTool {
-        name: "preview_temporal_upgrade",
-        aliases: &[],
-        properties: &["bundle_path", "id", "actor", "mappings"],
-    },
-    PlannedTool {
-        name: "apply_temporal_upgrade",
-        aliases: &[
-            mode_switch_alias!(
-                "apply_temporal_upgrade",
-                "preview_temporal_upgrade",
-                "its base_revision and plan_digest"
-            ),
-            Alias {
-                keys: &["expected_plan_digest", "expectedPlanDigest"],
-                field: "plan_digest",
-                guidance: "use plan_digest (the plan_digest returned by preview_temporal_upgrade, unchanged).",
-            },
-            Alias {
-                keys: &["expected_revision", "expectedRevision"],
-                field: "base_revision",
-                guidance: "use base_revision (the base_revision returned by preview_temporal_upgrade, unchanged).",
-            },
-        ],
-        properties: &[
-            "bundle_path",
-            "id",
-            "actor",
-            "mappings",
-            "base_revision",
-            "plan_digest",
-        ],
-    },
-];
+/// The planned tools (spec/surface.md §2, §9.4): none left; the temporal tools' rows moved to
+/// their modules (`tools::apply_temporal_upgrade`).
+pub const PLANNED: [PlannedTool; 0] = [];
 
 /// The camelCase spelling of a snake_case name (`bundle_path` → `bundlePath`).
 #[must_use]

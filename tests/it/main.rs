@@ -43,5 +43,6 @@ mod server;
 mod store;
 #[cfg(feature = "fault-injection")]
 mod store_scale;
+mod temporal;
 mod validate;
 mod write_concept;

@@ -14,15 +14,13 @@ SPEC = os.path.join("..", "shared", "spec", "scenarios.md")
 
 # Ids whose coverage is partial or that belong to a later phase, with the reason.
 NOTES = {
-    "ALI-02": "P1 and P2 parts (apply_concept_patch, write_concept, apply_v02_migration); the temporal rows are P3",
-    "ALI-04": "P1 and P2 parts; the P3 rows are tested at library level only",
-    "CID-02": "P1 and P2 parts (schema-checked positions; generated_at concept ids); the temporal part is P3",
     "PRF-01": "list/read/validate parts; graph part is P4",
     "SCH-02": "P1 parts; `limit` part is P4",
     "SCH-03": "P1 parts; `limit` part is P4",
     "SEC-01": "P1 and P2 parts (patch, migration, read tools); the graph part is P4",
     "CAN-01": "library level: over the wire rmcp drops the reply to a cancelled request",
     "MIG-13": "the store's in-process I/O trace; the capture reads each file once, and the planner reads each spilled document again (digest-checked) at most once per planning pass, as spec/migration.md §12.5 rule 1 amends \"one read per file\"",
+    "TMP-14": "through the binary: a cancel before the boundary and a deadline after the receipt; the foreign change-set id and wrong request digest at library level (the classifier), since no real receipt can carry them",
     "MIG-37": "1,000 documents always, 5,000 in .ci/run (an #[ignore]d test); the generated bundle keeps untyped references (pre-existing errors), so validation must find exactly those; peak RSS 1x vs 4x is measured by benches/migration.rs (docs/bench.md), not by a test",
 }
 
