@@ -44,5 +44,7 @@ mod store;
 #[cfg(feature = "fault-injection")]
 mod store_scale;
 mod temporal;
+#[cfg(feature = "fault-injection")]
+mod temporal_crash;
 mod validate;
 mod write_concept;

@@ -794,3 +794,139 @@ fn malformed_fields_and_unsupported_values_fail_the_whole_preview() {
         assert_eq!(e["diagnostics"][0]["file"], "t/a.md");
     }
 }
+
+/// A generated date-profile bundle of `n` concepts in 6 folders, each with four legacy
+/// dates in mixed presentations, plus a root index, a log and a non-Markdown file.
+fn generate(root: &Path, n: usize) {
+    write(
+        root,
+        "index.md",
+        "---\nokf_version: \"0.2\"\n---\n# Generated\n",
+    );
+    write(root, "log.md", "# Log\n\n## 2026-01-02\n\n- generated\n");
+    write(root, "assets/query.sql", "SELECT 1;\n");
+    for i in 0..n {
+        let day = 1 + i % 28;
+        let doc = format!(
+            "---\ntype: Table\ntitle: T{i}\nstale_after: 2026-06-{day:02} # keep\nusage_window: {{from: '2026-01-{day:02}', to: \"2026-12-{day:02}\"}}\nsources:\n  - id: s{i}\n    resource: https://example.test/{i}\n    last_modified: 2026-02-{day:02}\n---\n\nBody {i}, valid from 2026-01-{day:02}.\n"
+        );
+        write(root, &format!("f{}/t{i}.md", i % 6), &doc);
+    }
+}
+
+/// An external `SIGKILL` during an apply (no fault hooks), at deterministic pseudo-random
+/// moments spread over its duration (a golden-ratio sequence scaled by the latest
+/// uninterrupted apply's wall time), each on a fresh copy with the same arguments but its
+/// `bundle_path`. After each kill the visible tree holds only pre or post bytes per file and
+/// the pre-state unless something was published; the exact replay then yields `applied`
+/// with the first run's result, exactly once (a further replay answers from the one
+/// receipt), and the post-state.
+#[cfg(unix)]
+#[test]
+fn sigkill_during_an_apply_then_the_exact_replay_applies_exactly_once() {
+    use crate::util::copy_dir;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    const KILLS: usize = 24;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let template = dir.path().join("template");
+    generate(&template, 120);
+    let copy = |k: usize| {
+        let root = dir.path().join(format!("copy-{k}")).join("b");
+        copy_dir(&template, &root);
+        root
+    };
+    let work = copy(0);
+    let pre = visible(&work);
+    let p0 = preview(&targs(&work, None));
+    assert_eq!(p0["unresolved"].as_array().map(Vec::len), Some(480));
+    let a = targs(&work, Some(map_all(&p0["unresolved"], "T06:00:00+03:00")));
+    let p = preview(&a);
+    assert_eq!(p["status"], "ready");
+    let x = apply_args(&a, &p);
+    let args_for = |root: &Path| {
+        let mut y = x.clone();
+        y["bundle_path"] = json!(root.to_str().expect("utf8 path"));
+        y.to_string()
+    };
+    let t = Instant::now();
+    let first = apply(&serde_json::from_str(&args_for(&work)).expect("json"));
+    let mut duration = t.elapsed();
+    let post = visible(&work);
+    let (mut kills, mut k, mut past) = (0usize, 0usize, 0usize);
+    while kills < KILLS {
+        assert!(
+            k <= 4 * KILLS,
+            "too many applies finished before their kill"
+        );
+        k += 1;
+        let root = copy(k);
+        let u = (0.5 + k as f64 * 0.618_033_988_749_895).fract();
+        let mut child = Command::new(crate::util::bin())
+            .args(["call", "apply_temporal_upgrade", "--args", &args_for(&root)])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        std::thread::sleep(duration.mul_f64(u));
+        let status = match child.try_wait().expect("try_wait") {
+            Some(s) => s,
+            None => {
+                child.kill().expect("SIGKILL");
+                child.wait().expect("wait")
+            }
+        };
+        let now = visible(&root);
+        if status.signal() != Some(9) {
+            assert!(status.success(), "{status:?}");
+            assert_eq!(now, post, "a finished apply left the post-state");
+            continue;
+        }
+        kills += 1;
+        let at = format!("kill {kills} (u={u:.3})");
+        assert_eq!(
+            now.keys().collect::<Vec<_>>(),
+            pre.keys().collect::<Vec<_>>(),
+            "{at}"
+        );
+        for (path, bytes) in &now {
+            assert!(
+                bytes == &pre[path] || bytes == &post[path],
+                "{at}: {path} torn"
+            );
+        }
+        let t = Instant::now();
+        let out = call(
+            "apply_temporal_upgrade",
+            &serde_json::from_str(&args_for(&root)).expect("json"),
+        );
+        let took = t.elapsed();
+        assert!(!out.is_error(), "{at}: {}", out.stdout);
+        let r = out.structured();
+        assert_eq!(r["status"], "applied", "{at}");
+        assert_eq!(r["result_revision"], first["result_revision"], "{at}");
+        assert_eq!(r["request_digest"], first["request_digest"], "{at}");
+        let replayed = r["diagnostics"].as_array().is_some_and(|d| !d.is_empty());
+        assert!(
+            replayed || now == pre,
+            "{at}: something was published, so the replay answers from the receipt"
+        );
+        if replayed {
+            past += 1;
+        } else {
+            duration = took.max(Duration::from_millis(5));
+        }
+        assert_eq!(visible(&root), post, "{at}: the post-state");
+        assert_eq!(receipts(&root), 1, "{at}: exactly one commit");
+        let again = call(
+            "apply_temporal_upgrade",
+            &serde_json::from_str(&args_for(&root)).expect("json"),
+        );
+        assert_eq!(diag_codes(again.structured()), ["receipt_replayed"], "{at}");
+    }
+    eprintln!("temporal sigkill: {kills} kills in {k} applies, {past} past the boundary");
+    // The spread reached both sides of the commit boundary.
+    assert!(past >= 1 && past < kills, "{past} of {kills}");
+}
