@@ -3,7 +3,9 @@
 //! each step: list → preview → apply → exact replay → read → write_concept (+ replay) →
 //! validate. Then the 0.1 → 0.2 migration of `fixtures/bundles/demo-v01` (ordered-list
 //! citations and inline notes): blocked → proposals → applicable → applied → validate →
-//! target-noop.
+//! target-noop. Last the date → instant upgrade of `fixtures/bundles/demo-date`: incomplete →
+//! one mapping per listed occurrence → ready → applied → validate under `instant-0b87c52` →
+//! noop.
 
 use crate::tools::Ctx;
 use crate::wire::dispatch;
@@ -45,6 +47,26 @@ const DEMO_V01_FILES: &[(&str, &[u8])] = &[
     ),
 ];
 
+/// The embedded date-profile bundle of the temporal-upgrade part.
+const DEMO_DATE_FILES: &[(&str, &[u8])] = &[
+    (
+        "index.md",
+        include_bytes!("../fixtures/bundles/demo-date/index.md"),
+    ),
+    (
+        "log.md",
+        include_bytes!("../fixtures/bundles/demo-date/log.md"),
+    ),
+    (
+        "tables/orders.md",
+        include_bytes!("../fixtures/bundles/demo-date/tables/orders.md"),
+    ),
+    (
+        "metrics/revenue.md",
+        include_bytes!("../fixtures/bundles/demo-date/metrics/revenue.md"),
+    ),
+];
+
 /// Writes `files` under `root`; `false` on any I/O failure.
 fn copy_files(root: &std::path::Path, files: &[(&str, &[u8])]) -> bool {
     for (rel, bytes) in files {
@@ -71,7 +93,11 @@ pub fn run() -> i32 {
     };
     let main_root = dir.path().join("demo");
     let v01_root = dir.path().join("demo-v01");
-    if !copy_files(&main_root, DEMO_FILES) || !copy_files(&v01_root, DEMO_V01_FILES) {
+    let date_root = dir.path().join("demo-date");
+    if !copy_files(&main_root, DEMO_FILES)
+        || !copy_files(&v01_root, DEMO_V01_FILES)
+        || !copy_files(&date_root, DEMO_DATE_FILES)
+    {
         eprintln!("okf-mcp demo: cannot create the demo bundle");
         return 1;
     }
@@ -219,6 +245,7 @@ pub fn run() -> i32 {
         noop_apply,
     );
     expect(&n, "status", "noop");
+    temporal_upgrade(&date_root.to_string_lossy(), &step, &expect);
     if ok.get() {
         println!("\nokf-mcp demo: done");
         0
@@ -226,6 +253,76 @@ pub fn run() -> i32 {
         println!("\nokf-mcp demo: a step failed");
         1
     }
+}
+
+/// Steps 15–19: the date → instant upgrade of the date-profile bundle at `bundle`.
+fn temporal_upgrade(
+    bundle: &str,
+    step: &dyn Fn(&str, &str, Value) -> Value,
+    expect: &dyn Fn(&Value, &str, &str),
+) {
+    println!("\nokf-mcp demo: copied an OKF 0.2 bundle whose temporal fields are calendar dates");
+    let base = json!({"bundle_path": bundle, "id": "demo-upgrade-1", "actor": "okf-mcp-demo"});
+    let first = step(
+        "15. preview the date → instant upgrade without mappings: incomplete, every legacy date listed",
+        "preview_temporal_upgrade",
+        base.clone(),
+    );
+    expect(&first, "status", "incomplete");
+    // The caller's policy, recorded per occurrence: midnight UTC of each listed date (the
+    // toolkit never picks a time of day or an offset itself).
+    let mappings: Vec<Value> = first["unresolved"]
+        .as_array()
+        .map(|u| {
+            u.iter()
+                .map(|e| {
+                    json!({"concept": e["concept"], "path": e["path"], "from": e["from"],
+                        "to": format!("{}T00:00:00Z", e["from"].as_str().unwrap_or_default())})
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut args = base.clone();
+    args["mappings"] = Value::Array(mappings);
+    let ready = step(
+        "16. preview with one mapping per listed occurrence: ready",
+        "preview_temporal_upgrade",
+        args.clone(),
+    );
+    expect(&ready, "status", "ready");
+    let mut apply = args.clone();
+    apply["base_revision"] = ready["base_revision"].clone();
+    apply["plan_digest"] = ready["plan_digest"].clone();
+    let applied = step(
+        "17. apply it with the preview's base_revision and plan_digest",
+        "apply_temporal_upgrade",
+        apply,
+    );
+    expect(&applied, "status", "applied");
+    let valid = step(
+        "18. validate strictly under instant-0b87c52: no temporal_profile_mismatch",
+        "validate_bundle",
+        json!({"bundle_path": bundle, "strict": true, "temporal_profile": "instant-0b87c52"}),
+    );
+    let mismatch = valid["diagnostics"]
+        .as_array()
+        .is_none_or(|d| d.iter().any(|x| x["code"] == "temporal_profile_mismatch"));
+    let verdict = if mismatch || valid["conformance"]["conformant"] != true {
+        "a temporal_profile_mismatch remains"
+    } else {
+        "instant profile clean"
+    };
+    expect(
+        &json!({ "check": verdict }),
+        "check",
+        "instant profile clean",
+    );
+    let noop = step(
+        "19. preview once more without mappings: no legacy dates remain (noop)",
+        "preview_temporal_upgrade",
+        json!({"bundle_path": bundle, "id": "demo-upgrade-2", "actor": "okf-mcp-demo"}),
+    );
+    expect(&noop, "status", "noop");
 }
 
 fn summarize(v: &Value) -> String {

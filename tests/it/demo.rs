@@ -25,6 +25,14 @@ fn demo_runs_every_step_and_exits_0() {
         "== 13. preview once more",
         "\"transition\": \"target-noop\"",
         "+Revenue is the sum of [orders](/tables/orders.md) amounts per day [^orders-guide][^finance].",
+        "== 15. preview the date → instant upgrade without mappings",
+        "\"status\": \"incomplete\"",
+        "\"path\": \"sources[0].usage_window.from\"",
+        "== 16. preview with one mapping per listed occurrence: ready",
+        "\"status\": \"ready\"",
+        "== 17. apply it with the preview's base_revision and plan_digest",
+        "\"temporal_profile\": \"instant-0b87c52\"",
+        "== 19. preview once more without mappings",
         "okf-mcp demo: done",
     ] {
         assert!(
