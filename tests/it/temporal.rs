@@ -930,3 +930,52 @@ fn sigkill_during_an_apply_then_the_exact_replay_applies_exactly_once() {
     // The spread reached both sides of the commit boundary.
     assert!(past >= 1 && past < kills, "{past} of {kills}");
 }
+
+/// MCP progress on the temporal calls: with `_meta.progressToken` the preview and the apply
+/// send increasing `notifications/progress` (no paths) before the response; without a
+/// token, none.
+#[test]
+fn temporal_preview_and_apply_report_mcp_progress_only_with_a_token() {
+    let (_t, root) = copy_bundle(&fixture("temporal-date"));
+    let bundle = root.to_str().expect("utf8");
+    let mut mcp = crate::util::Mcp::start();
+    let mut call_mcp = |name: &str, a: &Value, token: Option<&str>| -> Vec<Value> {
+        let mut params = json!({"name": name, "arguments": a});
+        if let Some(t) = token {
+            params["_meta"] = json!({"progressToken": t});
+        }
+        mcp.request_raw("tools/call", params)
+            .iter()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect()
+    };
+    let check = |lines: &[Value], token: &str| -> usize {
+        let (_, before) = lines.split_last().expect("response");
+        let mut last = -1.0;
+        for m in before {
+            assert_eq!(m["method"], "notifications/progress", "{m}");
+            assert_eq!(m["params"]["progressToken"], token);
+            let p = m["params"]["progress"].as_f64().expect("progress");
+            assert!(p > last, "increasing: {before:?}");
+            last = p;
+            assert!(!m.to_string().contains(bundle), "no paths in progress");
+        }
+        before.len()
+    };
+    let p0 = preview(&targs(&root, None));
+    let a = targs(&root, Some(map_all(&p0["unresolved"], "T00:00:00Z")));
+    let lines = call_mcp("preview_temporal_upgrade", &a, Some("tp"));
+    assert!(check(&lines, "tp") >= 2, "{lines:?}");
+    let p = lines.last().expect("response")["result"]["structuredContent"].clone();
+    assert_eq!(p["status"], "ready", "{p}");
+    let quiet = call_mcp("preview_temporal_upgrade", &a, None);
+    assert_eq!(quiet.len(), 1, "no notification without a token");
+    let lines = call_mcp("apply_temporal_upgrade", &apply_args(&a, &p), Some("ta"));
+    assert!(check(&lines, "ta") >= 2, "{lines:?}");
+    assert_eq!(
+        lines.last().expect("response")["result"]["structuredContent"]["status"],
+        "applied"
+    );
+    let (code, _, stderr) = mcp.finish();
+    assert_eq!((code, stderr.as_str()), (0, ""));
+}

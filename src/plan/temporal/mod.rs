@@ -251,12 +251,11 @@ pub fn plan(
         .iter()
         .find(|m| !consumed.contains(&(m.concept.as_str(), m.path.as_str())))
     {
-        let idx = req.mappings.iter().position(|x| x == m).unwrap_or(0);
         return Err(failure(
             apply,
             "temporal_mapping_stray",
             format!(
-                "mappings[{idx}] ({}) names no legacy date: the concept does not exist, or the field is absent or already an instant",
+                "the mapping of {} names no legacy date: the concept does not exist or does not parse, or the field is absent or already an instant",
                 m.path
             ),
             &format!("{}.md", m.concept),
