@@ -318,11 +318,11 @@ pub fn input_members(tool: &str, description: &str, apply: bool) -> Map<String, 
         required.push("mappings");
         props.push((
             "base_revision",
-            json!({"type": "string", "minLength": 1, "maxLength": 4096, "description": "The base_revision of the preview, unchanged (checked at runtime)."}),
+            json!({"type": "string", "minLength": 1, "maxLength": 4096, "description": "The base_revision of the preview, unchanged (checked at runtime).", "examples": [format!("sha256:{}", "0".repeat(64))]}),
         ));
         props.push((
             "plan_digest",
-            json!({"type": "string", "pattern": "^sha256:[a-f0-9]{64}$", "description": "The plan_digest of the ready preview, unchanged."}),
+            json!({"type": "string", "pattern": "^sha256:[a-f0-9]{64}$", "description": "The plan_digest of the ready preview, unchanged.", "examples": [format!("sha256:{}", "0".repeat(64))]}),
         ));
         required.push("base_revision");
         required.push("plan_digest");

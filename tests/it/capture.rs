@@ -748,12 +748,12 @@ mod cancel_walk {
                 .filter(|d| d["code"] == "recovery_step")
                 .collect();
             match spec.name {
-                "apply_concept_patch" | "write_concept" => {
+                "apply_concept_patch" | "apply_temporal_upgrade" | "write_concept" => {
                     assert_eq!(steps.len(), 1, "{}: {}", spec.name, out.full);
-                    let field = if spec.name == "write_concept" {
-                        ""
-                    } else {
-                        "expected_revision"
+                    let field = match spec.name {
+                        "write_concept" => "",
+                        "apply_temporal_upgrade" => "base_revision",
+                        _ => "expected_revision",
                     };
                     assert_eq!(steps[0]["field"], field);
                     assert!(steps[0]["message"]
