@@ -152,6 +152,10 @@ impl Flavor {
 /// The §7 step 2 message for a private state path that is not a directory.
 pub const NOT_A_DIRECTORY: &str = "private state path is not a directory";
 
+/// The message of a lock wait that timed out (spec/store.md §16 rule 4): never rewritten into
+/// the generic cancellation by a tool.
+pub const MSG_LOCKED: &str = "bundle is locked by another writer; retry the same call later";
+const LOCKED_STEP: &str = "Nothing was changed: another writer held the bundle's store lock (.okf/lock) for the whole wait. Repeat the same call later; if no other okf-mcp process is running, check what holds .okf/lock.";
 const CANCELLED_STEP: &str = "The outcome is not confirmed. Inspect the bundle, then repeat the same arguments so a stored receipt can resolve it, before building a new plan.";
 const IDEMPOTENCY_STEP: &str = "A different request already committed under this plan. Preview again; never reuse a digest for changed arguments.";
 const PLAN_STEP: &str =
@@ -312,14 +316,8 @@ impl StoreError {
                     Diagnostic::recovery(flavor.revision_field(), CANCELLED_STEP),
                 )
             }
-            StoreError::LockTimeout => ToolError::new(
-                codes::OPERATION_CANCELLED,
-                "bundle is locked by another writer; retry the same call later",
-            )
-            .with_diagnostic(Diagnostic::recovery(
-                flavor.revision_field(),
-                CANCELLED_STEP,
-            )),
+            StoreError::LockTimeout => ToolError::new(codes::OPERATION_CANCELLED, MSG_LOCKED)
+                .with_diagnostic(Diagnostic::recovery(flavor.revision_field(), LOCKED_STEP)),
             StoreError::PayloadMismatch => {
                 let e = ToolError::new(
                     codes::PLAN_MISMATCH,
@@ -428,6 +426,7 @@ mod tests {
             "bundle is locked by another writer; retry the same call later"
         );
         assert_eq!(e.diagnostics[0].field, "proof.base_revision");
+        assert!(e.diagnostics[0].message.starts_with("Nothing was changed"));
         let e = StoreError::Rejected(NOT_A_DIRECTORY).to_tool_error(Flavor::Temporal);
         assert_eq!(e.message, NOT_A_DIRECTORY);
         let e = StoreError::Rejected("bundle spans more than one filesystem")

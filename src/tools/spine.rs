@@ -256,7 +256,8 @@ pub fn with_capture<W: Workflow, T>(
 /// carries the recovery step of spec/surface.md §6.2. Rejections are successes.
 pub fn apply<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, ToolError> {
     apply_checked::<W>(req, ctx).map_err(|e| {
-        if e.code == codes::OPERATION_CANCELLED {
+        // A lock timeout keeps its own message (spec/store.md §16 rule 4).
+        if e.code == codes::OPERATION_CANCELLED && e.message != crate::store::error::MSG_LOCKED {
             StoreError::Cancelled.to_tool_error(W::FLAVOR)
         } else {
             e

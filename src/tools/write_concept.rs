@@ -185,7 +185,8 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let input = parse(&args)?;
     // A cancellation after the input checks carries the recovery step of spec/surface.md §6.2.
     run_checked(&input, ctx).map_err(|e| {
-        if e.code == codes::OPERATION_CANCELLED {
+        // A lock timeout keeps its own message (spec/store.md §16 rule 4).
+        if e.code == codes::OPERATION_CANCELLED && e.message != crate::store::error::MSG_LOCKED {
             StoreError::Cancelled.to_tool_error(Flavor::WriteConcept)
         } else {
             e

@@ -273,3 +273,105 @@ fn sto_01_a_plan_that_missed_its_spilled_capture_is_rebuilt_and_commits_under_th
     assert_eq!(r["status"], "applied");
     assert_eq!(r["diagnostics"][0]["code"], "receipt_replayed");
 }
+
+/// A bundle copy whose store exists (`.okf/` with its four subdirectories and the lock file)
+/// and whose lock the returned file holds, as another writer would.
+#[cfg(feature = "fault-injection")]
+fn locked_store(b: &Path) -> std::fs::File {
+    for d in ["transactions", "staging", "receipts", "capabilities"] {
+        std::fs::create_dir_all(b.join(".okf").join(d)).expect("mkdir");
+    }
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(b.join(".okf/lock"))
+        .expect("open lock");
+    f.lock().expect("hold the store lock");
+    f
+}
+
+/// spec/store.md §16 rule 4 (STO-19): a lock held by another process for the whole wait ends
+/// every write tool with `operation_cancelled`, retryable, `bundle is locked by another
+/// writer; retry the same call later`, and a recovery step saying nothing was changed —
+/// never the generic "outcome is not confirmed" cancellation. The wait is shortened to
+/// 300 ms here; `tests/it/store.rs::sto_12_lock_timeout_is_the_real_30_seconds` keeps the
+/// real 30 s.
+#[test]
+#[cfg(feature = "fault-injection")]
+fn sto_19_a_held_lock_says_the_bundle_is_locked_and_nothing_changed_for_every_write_tool() {
+    use crate::util::call_env_exit;
+    let mut cases: Vec<(&str, tempfile::TempDir, std::path::PathBuf, Value)> = Vec::new();
+    // Concept patch.
+    let (t, b) = copy_bundle(&fixture("patch-ext"));
+    let args = patch_args(&b, &json!([gen_op("metrics/revenue", "agent/9")]));
+    let p = preview(&args);
+    cases.push(("apply_concept_patch", t, b, apply_args(&args, &p)));
+    // Migration.
+    let (t, b) = copy_bundle(&fixture("demo-v01"));
+    let a =
+        json!({"bundle_path": b, "timestamp_policy": "remove_after_copy", "citation_mappings": []});
+    let first = crate::util::call("preview_v02_migration", &a);
+    let mut a = a.clone();
+    a["citation_mappings"] = first.structured()["proposed_citation_mappings"].clone();
+    a["generated_by"] = json!("agent/1.0");
+    let p = crate::migration::preview(&a);
+    assert_eq!(p["status"], "applicable", "{p}");
+    cases.push((
+        "apply_v02_migration",
+        t,
+        b,
+        crate::migration::apply_args(&a, &p),
+    ));
+    // Temporal upgrade.
+    let (t, b) = copy_bundle(&fixture("temporal-date"));
+    let a = crate::temporal::targs(&b, None);
+    let p = crate::temporal::preview(&a);
+    let a = crate::temporal::targs(
+        &b,
+        Some(crate::temporal::map_all(&p["unresolved"], "T00:00:00Z")),
+    );
+    let p = crate::temporal::preview(&a);
+    assert_eq!(p["status"], "ready", "{p}");
+    cases.push((
+        "apply_temporal_upgrade",
+        t,
+        b,
+        crate::temporal::apply_args(&a, &p),
+    ));
+    // write_concept.
+    let (t, b) = copy_bundle(&fixture("patch-ext"));
+    let w = json!({"bundle_path": b, "concept_id": "notes/new",
+        "frontmatter": "type: Note\ntitle: New\n", "body": "Body.\n"});
+    cases.push(("write_concept", t, b, w));
+    for (tool, _t, b, args) in cases {
+        let held = locked_store(&b);
+        let before = snapshot(&b);
+        let (r, _) = call_env_exit(tool, &args, &[("OKF_MCP_LOCK_TIMEOUT_MS", "300")], 1);
+        let e = &r["structuredContent"];
+        assert_eq!(e["code"], "operation_cancelled", "{tool}: {r}");
+        assert_eq!(e["retryable"], true, "{tool}");
+        assert_eq!(
+            e["message"], "bundle is locked by another writer; retry the same call later",
+            "{tool}: {r}"
+        );
+        let step = e["diagnostics"]
+            .as_array()
+            .expect("diagnostics")
+            .iter()
+            .find(|d| d["code"] == "recovery_step")
+            .unwrap_or_else(|| panic!("{tool}: a recovery step: {r}"));
+        assert!(
+            step["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("Nothing was changed")),
+            "{tool}: {step}"
+        );
+        assert_eq!(snapshot(&b), before, "{tool}: nothing changed");
+        drop(held);
+        // Once the lock is free the same call goes through.
+        let ok = crate::util::call(tool, &args);
+        assert!(!ok.is_error(), "{tool}: {}", ok.stdout);
+    }
+}

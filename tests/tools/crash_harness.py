@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""External crash harness (issue 12, docs/reliability.md §3): SIGKILLs a real `okf-mcp call`
+apply at random moments and checks the store's promises with no test hooks.
+
+The binary is a release build without the `fault-injection` feature (`cargo build
+--release`). For each kill the harness takes a new copy of the workflow's bundle, starts the
+apply with the arguments its preview authorised, and kills it:
+
+- `random`: after a random delay over 0-120 % of an uninterrupted apply's wall time;
+- `journal`: right after `.okf/transactions/<txn>.json` appears (the commit point), plus a
+  random 0-3 ms;
+- `recovery`: as `journal`, then the replay that recovers the commit is killed too, after a
+  random delay over 0-100 % of the apply's wall time.
+
+After each kill, before anything else opens the store:
+1. every visible file (`.okf/` excluded) is wholly its pre or its post bytes, and no path is
+   added or lost other than the ones the plan writes;
+2. the root `index.md` is never ahead: when it holds its post bytes, so does every file.
+Then the exact replay must answer `applied`, equal to the uninterrupted apply's answer but for
+its diagnostics (revisions, digests, paths), leave exactly the
+post-state, one receipt, and no journal or staging entry; a second replay must answer the
+identical result with `receipt_replayed` and write nothing (same inodes, same receipt bytes).
+
+Workflows (`--workflow`): `migration` (a copy of ../shared/corpus/knowledge-catalog/v0.1/
+stackoverflow, migrated with its own proposals: about 50 files and the root index per apply)
+`patch` (`apply_concept_patch` deprecating every concept of fixtures/bundles/patch-ext) and
+`temporal` (`apply_temporal_upgrade` of fixtures/bundles/temporal-date, every legacy date
+mapped to midnight UTC). A workflow is a function below returning the bundle and the apply
+arguments; a new one plugs in the same way.
+
+Usage:
+  python3 tests/tools/crash_harness.py --bin target/release/okf-mcp [--workflow migration]
+      [--kills 100] [--seed 1] [--modes random,journal,recovery]
+Exit status 0 when every kill kept every promise; the last line sums up the run.
+"""
+import argparse
+import glob
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CORPUS = os.path.join(REPO, "..", "shared", "corpus", "knowledge-catalog")
+
+
+class Failure(Exception):
+    pass
+
+
+def call(binary, tool, args):
+    """Runs one tool; returns (structuredContent, isError)."""
+    p = subprocess.run([binary, "call", tool, "--args-file", "-"], input=json.dumps(args).encode(),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+    try:
+        out = json.loads(p.stdout)
+    except ValueError as e:
+        raise Failure(f"{tool}: no JSON result (exit {p.returncode}): {p.stderr[-400:]!r}") from e
+    return out.get("structuredContent", {}), bool(out.get("isError"))
+
+
+def visible(root):
+    """{relative path: bytes} of the visible tree (`.okf/` skipped)."""
+    out = {}
+    for d, dirs, files in os.walk(root):
+        rel = os.path.relpath(d, root)
+        if rel == ".":
+            dirs[:] = [x for x in dirs if x != ".okf"]
+        for f in files:
+            p = os.path.join(d, f)
+            with open(p, "rb") as fh:
+                out[os.path.normpath(os.path.join(rel, f))] = fh.read()
+    return out
+
+
+def inodes(root):
+    return {p: os.stat(os.path.join(root, p)).st_ino for p in visible(root)}
+
+
+def copy(src, dst):
+    shutil.copytree(src, dst, symlinks=True)
+
+
+def migration_workflow(binary, work):
+    src = os.path.join(CORPUS, "v0.1", "stackoverflow")
+    if not os.path.isfile(os.path.join(src, "index.md")):
+        raise Failure(f"missing corpus bundle {src}")
+    base = os.path.join(work, "template")
+    copy(src, base)
+    a = {"bundle_path": base, "timestamp_policy": "remove_after_copy", "citation_mappings": []}
+    p, err = call(binary, "preview_v02_migration", a)
+    if err or p.get("status") != "blocked":
+        raise Failure(f"first preview: {p}")
+    a["citation_mappings"] = p["proposed_citation_mappings"]
+    a["generated_by"] = "agent/crash-harness"
+    p, err = call(binary, "preview_v02_migration", a)
+    if err or p.get("status") != "applicable":
+        raise Failure(f"preview with proposals: {p}")
+    a.update({"expected_source": p["source"], "proof": p["proof"],
+              "expected_plan_digest": p["plan_digest"]})
+    return base, "apply_v02_migration", a
+
+
+def patch_workflow(binary, work):
+    src = os.path.join(REPO, "fixtures", "bundles", "patch-ext")
+    base = os.path.join(work, "template")
+    copy(src, base)
+    p, err = call(binary, "list_concepts", {"bundle_path": base})
+    if err:
+        raise Failure(f"list_concepts: {p}")
+    # One lifecycle change per concept: a multi-file apply.
+    ops = [{"kind": "set_lifecycle", "concept_id": c["id"],
+            "lifecycle": {"status": "deprecated", "stale_after": None}} for c in p["concepts"]]
+    a = {"bundle_path": base, "actor": "agent/crash-harness", "operations": ops}
+    p, err = call(binary, "preview_concept_patch", a)
+    if err or p.get("status") != "applicable":
+        raise Failure(f"patch preview: {p}")
+    a.update({"expected_revision": p["base_revision"], "expected_plan_digest": p["plan_digest"]})
+    return base, "apply_concept_patch", a
+
+
+def temporal_workflow(binary, work):
+    src = os.path.join(REPO, "fixtures", "bundles", "temporal-date")
+    base = os.path.join(work, "template")
+    copy(src, base)
+    a = {"bundle_path": base, "id": "crash-harness", "actor": "agent/crash-harness"}
+    p, err = call(binary, "preview_temporal_upgrade", a)
+    if err or p.get("status") != "incomplete":
+        raise Failure(f"temporal preview without mappings: {p}")
+    a["mappings"] = [dict(u, to=u["from"] + "T00:00:00Z") for u in p["unresolved"]]
+    p, err = call(binary, "preview_temporal_upgrade", a)
+    if err or p.get("status") != "ready":
+        raise Failure(f"temporal preview with mappings: {p}")
+    a.update({"base_revision": p["base_revision"], "plan_digest": p["plan_digest"]})
+    return base, "apply_temporal_upgrade", a
+
+
+WORKFLOWS = {"migration": migration_workflow, "patch": patch_workflow,
+             "temporal": temporal_workflow}
+
+
+def kill_after(proc, delay):
+    time.sleep(delay)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return proc.returncode == -signal.SIGKILL
+
+
+def kill_at_journal(proc, root, rng, deadline):
+    """Kills `proc` just after a journal appears (or when it ends / the deadline passes)."""
+    pattern = os.path.join(root, ".okf", "transactions", "txn-*.json")
+    while proc.poll() is None and time.monotonic() < deadline:
+        if glob.glob(pattern):
+            time.sleep(rng.uniform(0, 0.003))
+            break
+        time.sleep(0.0002)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return proc.returncode == -signal.SIGKILL
+
+
+def spawn(binary, tool, args):
+    """Starts the tool with its arguments in a file beside the bundle (never inside it)."""
+    path = args["bundle_path"] + ".args.json"
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(args, fh)
+    return subprocess.Popen([binary, "call", tool, "--args-file", path],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def check_after_kill(root, pre, post, what):
+    now = visible(root)
+    allowed = set(pre) | set(post)
+    for p in now:
+        if p not in allowed:
+            raise Failure(f"{what}: unexpected visible file {p}")
+    for p in set(pre) | set(post):
+        if p not in now:
+            if p in pre and p in post:
+                raise Failure(f"{what}: {p} vanished")
+            continue
+        if now[p] != pre.get(p) and now[p] != post.get(p):
+            raise Failure(f"{what}: {p} is neither its pre nor its post bytes")
+    if now.get("index.md") == post.get("index.md") and pre.get("index.md") != post.get("index.md"):
+        for p, b in post.items():
+            if now.get(p) != b:
+                raise Failure(f"{what}: index.md published ahead of {p}")
+    return "pre" if now == pre else ("post" if now == post else "mixed")
+
+
+def store_leftovers(root):
+    okf = os.path.join(root, ".okf")
+    left = glob.glob(os.path.join(okf, "transactions", "*")) + glob.glob(os.path.join(okf, "staging", "*"))
+    return [os.path.relpath(p, root) for p in left]
+
+
+def receipts(root):
+    return sorted(glob.glob(os.path.join(root, ".okf", "receipts", "*.json")))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--workflow", default="migration", choices=sorted(WORKFLOWS))
+    ap.add_argument("--kills", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--modes", default="random,journal,recovery")
+    o = ap.parse_args()
+    binary = os.path.abspath(o.bin)
+    rng = random.Random(o.seed)
+    modes = o.modes.split(",")
+    t0 = time.monotonic()
+    work = tempfile.mkdtemp(prefix="okf-crash-")
+    counts = {"pre": 0, "post": 0, "mixed": 0, "finished": 0, "recovery_killed": 0}
+    try:
+        base, tool, args = WORKFLOWS[o.workflow](binary, work)
+        pre = visible(base)
+        # The post-state and the wall time of an uninterrupted apply (copy 0).
+        first = os.path.join(work, "c0")
+        copy(base, first)
+        args0 = dict(args, bundle_path=first)
+        started = time.monotonic()
+        r0, err = call(binary, tool, args0)
+        wall = time.monotonic() - started
+        if err or r0.get("status") != "applied":
+            raise Failure(f"uninterrupted apply: {r0}")
+        post = visible(first)
+        written = len([p for p in post if post[p] != pre.get(p)])
+        for i in range(o.kills):
+            mode = modes[i % len(modes)]
+            what = f"kill {i + 1} ({mode})"
+            root = os.path.join(work, f"c{i + 1}")
+            copy(base, root)
+            a = dict(args, bundle_path=root)
+            proc = spawn(binary, tool, a)
+            if mode == "random":
+                killed = kill_after(proc, rng.uniform(0, 1.2 * wall))
+            else:
+                killed = kill_at_journal(proc, root, rng, time.monotonic() + 30 * wall + 5)
+            if not killed:
+                counts["finished"] += 1
+            state = check_after_kill(root, pre, post, what)
+            counts[state] += 1
+            if mode == "recovery":
+                rp = spawn(binary, tool, a)
+                if kill_after(rp, rng.uniform(0, wall)):
+                    counts["recovery_killed"] += 1
+                check_after_kill(root, pre, post, what + ", recovery killed")
+            r, err = call(binary, tool, a)
+            if err or r.get("status") != "applied":
+                raise Failure(f"{what}: replay: {r}")
+            for k in set(r) | set(r0):
+                if k != "diagnostics" and r.get(k) != r0.get(k):
+                    raise Failure(f"{what}: replay {k} {r.get(k)} != {r0.get(k)}")
+            if visible(root) != post:
+                raise Failure(f"{what}: the replay did not leave the post-state")
+            left = store_leftovers(root)
+            if left:
+                raise Failure(f"{what}: leftovers in .okf: {left}")
+            rec = receipts(root)
+            if len(rec) != 1:
+                raise Failure(f"{what}: {len(rec)} receipts")
+            with open(rec[0], "rb") as fh:
+                receipt = fh.read()
+            ino = inodes(root)
+            r2, err = call(binary, tool, a)
+            codes = [d.get("code") for d in r2.get("diagnostics", [])]
+            if err or r2.get("status") != "applied" or "receipt_replayed" not in codes:
+                raise Failure(f"{what}: second replay: {r2}")
+            with open(rec[0], "rb") as fh:
+                if fh.read() != receipt:
+                    raise Failure(f"{what}: the second replay rewrote the receipt")
+            if inodes(root) != ino or visible(root) != post:
+                raise Failure(f"{what}: the second replay wrote")
+        elapsed = time.monotonic() - t0
+        print(f"crash harness: {o.workflow}: {o.kills} kills ({','.join(modes)}), seed {o.seed}, "
+              f"{written} files written per apply, uninterrupted apply {wall * 1000:.0f} ms; "
+              f"after the kill: {counts['pre']} pre, {counts['post']} post, {counts['mixed']} "
+              f"mixed-but-valid (published in part, index.md not ahead), {counts['finished']} "
+              f"applies finished before their kill, {counts['recovery_killed']} recoveries "
+              f"killed; every replay applied once; {elapsed:.1f} s")
+    except Failure as e:
+        print(f"crash harness: FAILED: {e} (work dir kept: {work})", file=sys.stderr)
+        return 1
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+sys.exit(main())
