@@ -32,7 +32,7 @@ pub const TOOL: ToolSpec = ToolSpec {
 
 /// The tool description (spec/surface.md §17.5).
 const DESCRIPTION: &str = concat!(
-    "Use to rehearse a bounded change of concept metadata: an ordered list of desired-state operations (set_generated, ensure_verification, remove_verification, put_source, remove_source, set_usage_window, set_lifecycle, put_attested_computation, set_bundle_version). Builds the plan in memory, validates the staged bundle strictly against OKF 0.2 and writes nothing. ",
+    "Use to rehearse a bounded change of concept metadata: an ordered list of desired-state operations (set_generated, ensure_verification, remove_verification, put_source, remove_source, set_usage_window, set_lifecycle — an absent status or stale_after is kept, null removes it —, put_attested_computation, set_bundle_version). Builds the plan in memory, validates the staged bundle strictly against OKF 0.2 and writes nothing. ",
     "Use apply_concept_patch afterwards to commit the reviewed plan; use write_concept only to replace a whole concept. ",
     "Returns status, base_revision, result_revision, plan_digest, a unified diff (at most 1 MiB; diff_truncated says when it was cut), affected_paths, diagnostics and unknown_preserved. ",
     "Statuses: applicable (review the diff, then apply with the same actor, temporal_profile and operations plus expected_revision = base_revision and expected_plan_digest = plan_digest, unchanged); noop (nothing to change; nothing to apply); rejected (the ERROR diagnostics say why, e.g. missing_concept, ambiguous_presentation, staged_validation_failed; fix the operations and preview again; a rejected plan_digest cannot be applied usefully). ",

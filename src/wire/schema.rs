@@ -573,6 +573,16 @@ fn guidance(info: &InputInfo, leaf: Option<&str>, item: bool, kind: &K) -> Strin
                 )
             }
         }
+        K::MinProperties { limit } => {
+            if leaf == Some("lifecycle") {
+                "lifecycle: give status, stale_after or both; an absent member keeps the current value, null removes it".to_owned()
+            } else {
+                format!(
+                    "{name} needs at least {limit} {}",
+                    if *limit == 1 { "member" } else { "members" }
+                )
+            }
+        }
         K::Minimum { limit } => format!("{name} must be at least {limit}"),
         K::Format { format } => match format.as_str() {
             "date" => DATE_TEXT.to_owned(),

@@ -338,14 +338,29 @@ fn usage_window_object() -> Value {
     ])
 }
 
+/// `lifecycle` (spec/concept-patch.md §3.6, §11.1): each member optional — absent keeps the
+/// key, `null` removes it, a value sets it — and at least one present.
 fn lifecycle_def() -> Value {
-    closed(vec![
-        (
-            "status",
-            json!({"type": ["string", "null"], "enum": ["draft", "stable", "deprecated", null]}),
-        ),
-        ("stale_after", nullable_string()),
-    ])
+    let mut d = closed_with(
+        &[],
+        vec![
+            (
+                "status",
+                json!({"type": ["string", "null"], "enum": ["draft", "stable", "deprecated", null],
+                    "description": "Absent: keep the current status; null: remove it."}),
+            ),
+            (
+                "stale_after",
+                with(
+                    nullable_string(),
+                    "description",
+                    json!("Absent: keep the current stale_after; null: remove it."),
+                ),
+            ),
+        ],
+    );
+    d = with(d, "minProperties", json!(1));
+    d
 }
 
 fn attested_computation_def() -> Value {

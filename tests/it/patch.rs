@@ -577,7 +577,9 @@ fn pat_13_missing_required_payload_keys_fail_before_io() {
         pac(computation(
             json!([{"name": "y", "type": "t", "required": null}]),
         )),
-        json!([{"kind": "set_lifecycle", "concept_id": "m/c", "lifecycle": {"stale_after": null}}]),
+        // Since spec/concept-patch.md §11.1 a lifecycle member may be absent (kept), but an
+        // empty lifecycle says nothing.
+        json!([{"kind": "set_lifecycle", "concept_id": "m/c", "lifecycle": {}}]),
     ];
     for ops in &cases {
         let c = both_before_io(ops, ACTOR);
@@ -1298,4 +1300,63 @@ fn ops_17_flow_generated_is_re_rendered_on_one_line() {
         after,
         "only the flow mapping changed"
     );
+}
+
+/// AUT-02 (spec/concept-patch.md §11.1): `set_lifecycle` keeps what it is not told to change.
+#[test]
+fn aut_02_set_lifecycle_keeps_an_absent_member_byte_for_byte() {
+    let (_t, b) = copy_bundle(&fixture("demo"));
+    let path = b.join("metrics/revenue.md");
+    let original = std::fs::read_to_string(&path).expect("read");
+    // Deprecate only: `stale_after` stays byte for byte.
+    let args = patch_args(
+        &b,
+        &json!([{"kind": "set_lifecycle", "concept_id": "metrics/revenue",
+                 "lifecycle": {"status": "deprecated"}}]),
+    );
+    let p = preview(&args);
+    assert_eq!(p["status"], "applicable", "{p}");
+    assert_eq!(apply(&apply_args(&args, &p))["status"], "applied");
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("read"),
+        original.replace("status: stable\n", "status: deprecated\n"),
+        "only the status token changed"
+    );
+    // `stale_after: null` alone removes it and keeps the status.
+    let args = patch_args(
+        &b,
+        &json!([{"kind": "set_lifecycle", "concept_id": "metrics/revenue",
+                 "lifecycle": {"stale_after": null}}]),
+    );
+    let p = preview(&args);
+    assert_eq!(apply(&apply_args(&args, &p))["status"], "applied");
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("read"),
+        original
+            .replace("status: stable\n", "status: deprecated\n")
+            .replace("stale_after: 2026-09-23\n", "")
+    );
+    // `{}` is a schema failure, and no hint suggests `null` to satisfy the schema.
+    let before = snapshot(&b);
+    let args = patch_args(
+        &b,
+        &json!([{"kind": "set_lifecycle", "concept_id": "metrics/revenue", "lifecycle": {}}]),
+    );
+    let e = tool_err("preview_concept_patch", &args);
+    assert_eq!(e["code"], "schema_validation", "{e}");
+    assert!(
+        !e.to_string().contains("or null"),
+        "no hint offers null as a filler: {e}"
+    );
+    assert!(
+        e["diagnostics"]
+            .as_array()
+            .expect("diagnostics")
+            .iter()
+            .any(|d| d["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("an absent member keeps the current value"))),
+        "{e}"
+    );
+    assert_eq!(snapshot(&b), before);
 }

@@ -1082,8 +1082,9 @@ fn pat_13_missing_or_null_required_payload_members_fail_before_io() {
         .as_object_mut()
         .expect("obj")
         .remove("required");
-    let no_status =
-        json!({"kind": "set_lifecycle", "concept_id": "a", "lifecycle": {"stale_after": null}});
+    // Since spec/concept-patch.md §11.1 a lifecycle member may be absent (kept); an empty
+    // lifecycle is the failure.
+    let no_status = json!({"kind": "set_lifecycle", "concept_id": "a", "lifecycle": {}});
     let cases = [
         (
             computation_op(no_params),
@@ -1097,7 +1098,7 @@ fn pat_13_missing_or_null_required_payload_members_fail_before_io() {
             computation_op(no_required),
             "operations.0.attested_computation.parameters.0.required",
         ),
-        (no_status, "operations.0.lifecycle.status"),
+        (no_status, "operations.0.lifecycle"),
     ];
     for (op, field) in cases {
         for tool in ["preview_concept_patch", "apply_concept_patch"] {

@@ -6,7 +6,7 @@
 //! run and machine, and every encoded input changes the digest (spec/store.md §2 rule 4).
 //! The temporal profile is never encoded.
 
-use super::ops::{Operation, PatchSource, SourceSelector};
+use super::ops::{Member, Operation, PatchSource, SourceSelector};
 use crate::digest::Encoder;
 #[cfg(test)]
 use crate::plan::identity::{
@@ -77,14 +77,44 @@ pub fn encode_operation(e: &mut Encoder, op: &Operation) {
             concept_id,
             lifecycle,
         } => {
-            e.str("set_lifecycle").str(concept_id);
-            e.bool(lifecycle.status.is_some());
-            if let Some(s) = lifecycle.status {
-                e.str(s.as_str());
-            }
-            e.bool(lifecycle.stale_after.is_some());
-            if let Some(s) = &lifecycle.stale_after {
-                e.str(s);
+            let status = match &lifecycle.status {
+                Member::Keep => None,
+                Member::Remove => Some(None),
+                Member::Set(s) => Some(Some(s.as_str())),
+            };
+            let stale_after = match &lifecycle.stale_after {
+                Member::Keep => None,
+                Member::Remove => Some(None),
+                Member::Set(s) => Some(Some(s.as_str())),
+            };
+            if let (Some(status), Some(stale_after)) = (status, stale_after) {
+                // Both members present: the Phase-1 encoding, so exact replays across the
+                // upgrade keep their key (spec/concept-patch.md §7.1).
+                e.str("set_lifecycle").str(concept_id);
+                e.bool(status.is_some());
+                if let Some(s) = status {
+                    e.str(s);
+                }
+                e.bool(stale_after.is_some());
+                if let Some(s) = stale_after {
+                    e.str(s);
+                }
+            } else {
+                // A member absent (§11.1): tri(x) = cnt(0) absent, cnt(1) null, cnt(2) str(x).
+                e.str("set_lifecycle:v2").str(concept_id);
+                for m in [status, stale_after] {
+                    match m {
+                        None => {
+                            e.cnt(0);
+                        }
+                        Some(None) => {
+                            e.cnt(1);
+                        }
+                        Some(Some(x)) => {
+                            e.cnt(2).str(x);
+                        }
+                    }
+                }
             }
         }
         Operation::PutAttestedComputation {

@@ -3,8 +3,8 @@
 use super::*;
 use crate::digest::digest_str;
 use crate::plan::patch::ops::{
-    AttestedComputation, BundleVersion, ComputationBody, Executor, Generated, Lifecycle, Operation,
-    Parameter, PatchSource, SourceSelector, Status, Verification, Window,
+    AttestedComputation, BundleVersion, ComputationBody, Executor, Generated, Lifecycle, Member,
+    Operation, Parameter, PatchSource, SourceSelector, Status, Verification, Window,
 };
 use std::collections::HashSet;
 
@@ -90,8 +90,8 @@ fn all_kinds() -> Vec<Operation> {
         Operation::SetLifecycle {
             concept_id: c(),
             lifecycle: Lifecycle {
-                status: Some(Status::Stable),
-                stale_after: None,
+                status: Member::Set(Status::Stable),
+                stale_after: Member::Remove,
             },
         },
         Operation::PutAttestedComputation {
@@ -182,8 +182,8 @@ fn operation_bytes_follow_the_tables_of_7_1() {
         operation_bytes(&Operation::SetLifecycle {
             concept_id: "c".into(),
             lifecycle: Lifecycle {
-                status: None,
-                stale_after: None
+                status: Member::Remove,
+                stale_after: Member::Remove
             }
         }),
         e.finish()
@@ -273,12 +273,12 @@ fn mutations() -> Vec<Operation> {
     });
     push(6, &|o| {
         if let Operation::SetLifecycle { lifecycle, .. } = o {
-            lifecycle.status = None;
+            lifecycle.status = Member::Remove;
         }
     });
     push(6, &|o| {
         if let Operation::SetLifecycle { lifecycle, .. } = o {
-            lifecycle.stale_after = Some("2026-01-01".into());
+            lifecycle.stale_after = Member::Set("2026-01-01".into());
         }
     });
     for field in 0..8 {
@@ -605,4 +605,52 @@ proptest::proptest! {
         };
         proptest::prop_assert_eq!(plan_digest(&mk(false)), plan_digest(&mk(true)));
     }
+}
+
+#[test]
+fn aut_02_lifecycle_encodings_phase_1_when_both_members_are_present_v2_otherwise() {
+    let op = |status, stale_after| Operation::SetLifecycle {
+        concept_id: "c".into(),
+        lifecycle: Lifecycle {
+            status,
+            stale_after,
+        },
+    };
+    // Both present: the Phase-1 bytes, so replays across the upgrade keep their key.
+    let mut e = Encoder::default();
+    e.str("set_lifecycle")
+        .str("c")
+        .bool(true)
+        .str("deprecated")
+        .bool(false);
+    assert_eq!(
+        operation_bytes(&op(Member::Set(Status::Deprecated), Member::Remove)),
+        e.finish()
+    );
+    // A member absent: tri(x) = cnt(0) absent, cnt(1) null, cnt(2) str(x) (§11.1).
+    let mut e = Encoder::default();
+    e.str("set_lifecycle:v2")
+        .str("c")
+        .cnt(2)
+        .str("deprecated")
+        .cnt(0);
+    assert_eq!(
+        operation_bytes(&op(Member::Set(Status::Deprecated), Member::Keep)),
+        e.finish()
+    );
+    let mut e = Encoder::default();
+    e.str("set_lifecycle:v2").str("c").cnt(0).cnt(1);
+    assert_eq!(
+        operation_bytes(&op(Member::Keep, Member::Remove)),
+        e.finish()
+    );
+    // Keep, remove and set are three different operations.
+    let all = [
+        operation_bytes(&op(Member::Keep, Member::Set("2026-01-01".into()))),
+        operation_bytes(&op(Member::Remove, Member::Set("2026-01-01".into()))),
+        operation_bytes(&op(Member::Set(Status::Draft), Member::Keep)),
+        operation_bytes(&op(Member::Set(Status::Draft), Member::Remove)),
+    ];
+    let distinct: HashSet<&Vec<u8>> = all.iter().collect();
+    assert_eq!(distinct.len(), all.len());
 }

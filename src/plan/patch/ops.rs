@@ -231,13 +231,36 @@ impl Status {
     }
 }
 
-/// `lifecycle` payload: both keys present on the wire, each may be `null` (= remove).
+/// One member of a keep-unless-told payload (spec/concept-patch.md §11.1): absent on the wire
+/// keeps the current value, `null` removes it, a value sets it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Member<T> {
+    /// Absent: the key is left as it is.
+    Keep,
+    /// `null`: the key is removed.
+    Remove,
+    /// A value: the key is set to it.
+    Set(T),
+}
+
+impl<T> Member<T> {
+    /// The value of [`Member::Set`].
+    #[must_use]
+    pub fn value(&self) -> Option<&T> {
+        match self {
+            Member::Set(v) => Some(v),
+            Member::Keep | Member::Remove => None,
+        }
+    }
+}
+
+/// `lifecycle` payload (spec/concept-patch.md §3.6, §11.1): each member absent (keep), `null`
+/// (remove) or a value (set); at least one is present.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lifecycle {
-    /// `None` removes `status`.
-    pub status: Option<Status>,
-    /// Per the temporal profile, written verbatim; `None` removes `stale_after`.
-    pub stale_after: Option<String>,
+    pub status: Member<Status>,
+    /// Per the temporal profile, written verbatim.
+    pub stale_after: Member<String>,
 }
 
 /// One computation parameter.
@@ -666,20 +689,25 @@ impl Draft {
             "set_lifecycle" => {
                 let l = o.get("lifecycle")?.as_object()?;
                 closed(l, &["status", "stale_after"])?;
-                let status = match l.get("status")? {
-                    Value::Null => None,
-                    Value::String(s) => Some(match s.as_str() {
+                if l.is_empty() {
+                    return None;
+                }
+                let status = match l.get("status") {
+                    None => Member::Keep,
+                    Some(Value::Null) => Member::Remove,
+                    Some(Value::String(s)) => Member::Set(match s.as_str() {
                         "draft" => Status::Draft,
                         "stable" => Status::Stable,
                         "deprecated" => Status::Deprecated,
                         _ => return None,
                     }),
-                    _ => return None,
+                    Some(_) => return None,
                 };
-                let stale_after = match l.get("stale_after")? {
-                    Value::Null => None,
-                    Value::String(s) => Some(s.clone()),
-                    _ => return None,
+                let stale_after = match l.get("stale_after") {
+                    None => Member::Keep,
+                    Some(Value::Null) => Member::Remove,
+                    Some(Value::String(s)) => Member::Set(s.clone()),
+                    Some(_) => return None,
                 };
                 d.lifecycle = Some(Lifecycle {
                     status,
@@ -911,11 +939,7 @@ impl Draft {
         if let Some(Some(w)) = &self.usage_window {
             windows.push(w);
         }
-        if let Some(sa) = self
-            .lifecycle
-            .as_ref()
-            .and_then(|l| l.stale_after.as_deref())
-        {
+        if let Some(sa) = self.lifecycle.as_ref().and_then(|l| l.stale_after.value()) {
             if !profile.is_valid(sa) {
                 return Err(op_err(
                     i,

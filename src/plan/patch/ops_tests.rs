@@ -139,8 +139,8 @@ fn all_nine_kinds_parse_into_typed_operations() {
         Operation::SetLifecycle {
             concept_id: "c".into(),
             lifecycle: Lifecycle {
-                status: Some(Status::Stable),
-                stale_after: None
+                status: Member::Set(Status::Stable),
+                stale_after: Member::Remove
             }
         }
     );
@@ -442,12 +442,37 @@ fn pat_13_missing_or_null_required_members_fail_closed_at_runtime() {
         computation(json!({"parameters": null})),
         computation(json!({"parameters": [{"name": "a", "type": "t"}]})),
         computation(json!({"parameters": [{"name": "a", "type": "t", "required": null}]})),
-        json!({"kind": "set_lifecycle", "concept_id": "c", "lifecycle": {"stale_after": null}}),
+        // An empty lifecycle: at least one member (spec/concept-patch.md §11.1).
+        json!({"kind": "set_lifecycle", "concept_id": "c", "lifecycle": {}}),
     ] {
         assert_err(&args(json!([op])), codes::INVALID_REQUEST, shape);
     }
     // An explicit null status with a value for stale_after is valid (PAT-10).
     ok(&args(json!([lifecycle(json!(null), json!("2026-01-01"))])));
+    // One member alone is valid since §11.1 (Phase 1 required both): absent keeps.
+    let r = ok(&args(json!([
+        {"kind": "set_lifecycle", "concept_id": "c", "lifecycle": {"stale_after": null}},
+        {"kind": "set_lifecycle", "concept_id": "c", "lifecycle": {"status": "deprecated"}},
+    ])));
+    assert_eq!(
+        r.operations,
+        [
+            Operation::SetLifecycle {
+                concept_id: "c".into(),
+                lifecycle: Lifecycle {
+                    status: Member::Keep,
+                    stale_after: Member::Remove
+                }
+            },
+            Operation::SetLifecycle {
+                concept_id: "c".into(),
+                lifecycle: Lifecycle {
+                    status: Member::Set(Status::Deprecated),
+                    stale_after: Member::Keep
+                }
+            }
+        ]
+    );
     // Empty parameters are valid; the key must be present.
     ok(&args(json!([computation(json!({"parameters": []}))])));
 }
@@ -717,8 +742,8 @@ fn temporal_values_are_kept_verbatim() {
         Operation::SetLifecycle {
             concept_id: "c".into(),
             lifecycle: Lifecycle {
-                status: None,
-                stale_after: Some(v.into())
+                status: Member::Remove,
+                stale_after: Member::Set(v.into())
             }
         }
     );

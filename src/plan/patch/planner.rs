@@ -20,8 +20,8 @@ use crate::plan::edit::{self, EditError, Frontmatter, NewValue, Scalar, Seg};
 use crate::plan::identity::ChangeSet;
 use crate::plan::patch::computation;
 use crate::plan::patch::ops::{
-    AttestedComputation, BundleVersion, ComputationBody, Lifecycle, Operation, PatchRequest,
-    PatchSource, SourceSelector, Verification, Window,
+    AttestedComputation, BundleVersion, ComputationBody, Lifecycle, Member, Operation,
+    PatchRequest, PatchSource, SourceSelector, Verification, Window,
 };
 use crate::plan::stage::{self, finish_diagnostics, Plan, PlanStatus, Sealed, Verdict};
 use std::collections::{BTreeMap, BTreeSet};
@@ -1176,14 +1176,17 @@ fn set_usage_window(
 }
 
 /// §3.6.
+/// §3.6 with §11.1: an absent member keeps its key byte for byte.
 fn set_lifecycle(doc: &mut DocEdit, l: &Lifecycle) -> OpResult<()> {
-    match l.status {
-        Some(s) => set_scalar(doc, &[], "status", Scalar::Str(s.as_str().to_owned()))?,
-        None => remove_key(doc, &[], "status")?,
+    match &l.status {
+        Member::Set(s) => set_scalar(doc, &[], "status", Scalar::Str(s.as_str().to_owned()))?,
+        Member::Remove => remove_key(doc, &[], "status")?,
+        Member::Keep => {}
     }
     match &l.stale_after {
-        Some(v) => set_scalar(doc, &[], "stale_after", Scalar::Plain(v.clone())),
-        None => remove_key(doc, &[], "stale_after"),
+        Member::Set(v) => set_scalar(doc, &[], "stale_after", Scalar::Plain(v.clone())),
+        Member::Remove => remove_key(doc, &[], "stale_after"),
+        Member::Keep => Ok(()),
     }
 }
 
