@@ -74,7 +74,8 @@ impl Program<'_> {
                 ][usize::from(self.byte() % 7)]
                 .to_owned(),
             )),
-            2 => NewValue::Scalar(Scalar::Quoted(self.word())),
+            2 if self.byte() & 1 == 0 => NewValue::Scalar(Scalar::Quoted(self.word())),
+            2 => NewValue::Scalar(Scalar::SingleQuoted(self.word())),
             3 => {
                 let n = items(self);
                 NewValue::FlowMap(

@@ -85,6 +85,11 @@ pub enum Scalar {
     Plain(String),
     /// A string always double-quoted (`okf_version`).
     Quoted(String),
+    /// A string written single-quoted (`'` doubled), to keep an existing single-quoted
+    /// scalar's style (spec/concept-patch.md §11.2 rule 2). Refused (`invalid_presentation`)
+    /// when the text holds a character single quotes cannot carry (a line break or another
+    /// control character, U+2028, U+2029, U+FEFF).
+    SingleQuoted(String),
 }
 
 /// A new value (spec/concept-patch.md §4.3 templates).
@@ -134,7 +139,9 @@ impl NewValue {
     #[must_use]
     pub fn to_value(&self) -> Value {
         match self {
-            NewValue::Scalar(Scalar::Str(s) | Scalar::Quoted(s)) => Value::str(s),
+            NewValue::Scalar(Scalar::Str(s) | Scalar::Quoted(s) | Scalar::SingleQuoted(s)) => {
+                Value::str(s)
+            }
             NewValue::Scalar(Scalar::Plain(s)) => Value::plain(s),
             NewValue::FlowMap(e) | NewValue::BlockMap(e) => Value::Map(
                 e.iter()
@@ -232,6 +239,18 @@ fn reads_as_non_string(s: &str) -> bool {
     b.len() >= 6 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-' && b[5].is_ascii_digit()
 }
 
+/// `s` single-quoted (`'` doubled); `None` when `s` holds a control character, U+2028,
+/// U+2029 or U+FEFF, which a single-quoted scalar cannot carry unchanged.
+#[must_use]
+pub fn single_quote(s: &str) -> Option<String> {
+    if s.chars()
+        .any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}'))
+    {
+        return None;
+    }
+    Some(format!("'{}'", s.replace('\'', "''")))
+}
+
 /// `s` as a double-quoted scalar: escapes `\\`, `\"`, `\n`, `\t`, `\r`, and `\uXXXX` for other
 /// control characters and U+2028, U+2029, U+FEFF (spec/concept-patch.md §4.3).
 #[must_use]
@@ -268,6 +287,9 @@ fn render_scalar(s: &Scalar, flow: bool) -> Result<String, EditError> {
     match s {
         Scalar::Str(t) => Ok(render_str(t, flow)),
         Scalar::Quoted(t) => Ok(double_quote(t)),
+        Scalar::SingleQuoted(t) => single_quote(t).ok_or(EditError::Invalid(
+            "a value single quotes cannot carry replaces a single-quoted scalar",
+        )),
         Scalar::Plain(t) => {
             if is_plain_token(t, flow) {
                 Ok(t.clone())
@@ -661,13 +683,23 @@ pub fn plan_set(
                 return Err(EditError::Invalid("a comment inside a replaced value"));
             }
             let mut lines = String::new();
-            render_entry(
-                &mut lines,
-                column(text, k.span.start),
-                &text[k.span.clone()],
-                value,
-                src.nl,
-            )?;
+            let key_col = column(text, k.span.start);
+            match (&v.kind, value) {
+                // A block sequence replaced by a block sequence keeps its dash column
+                // (spec/concept-patch.md §11.2 rule 3: "at the existing indentation").
+                (NodeKind::Sequence { flow: false, .. }, NewValue::BlockSeq(items))
+                    if !items.is_empty() && text[v.span.start..].starts_with('-') =>
+                {
+                    lines.push_str(&" ".repeat(key_col));
+                    lines.push_str(&text[k.span.clone()]);
+                    lines.push(':');
+                    lines.push_str(src.nl);
+                    for item in items {
+                        render_item(&mut lines, column(text, v.span.start), None, item, src.nl)?;
+                    }
+                }
+                _ => render_entry(&mut lines, key_col, &text[k.span.clone()], value, src.nl)?,
+            }
             // The last line of the old entry may lack a line break (end of text).
             if end == text.len() && !text.ends_with('\n') {
                 lines.truncate(lines.len() - src.nl.len());
@@ -1717,6 +1749,8 @@ mod props {
             4 => prop::sample::select(TRICKY).prop_map(NewValue::str),
             1 => prop::sample::select(&["42", "2026-07-01", "true"][..]).prop_map(NewValue::plain),
             1 => Just(NewValue::Scalar(Scalar::Quoted("0.2".into()))),
+            1 => prop::sample::select(TRICKY)
+                .prop_map(|s| NewValue::Scalar(Scalar::SingleQuoted(s.to_owned()))),
         ]
     }
 

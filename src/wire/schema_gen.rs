@@ -65,8 +65,8 @@ pub fn concept_id_not_patterns() -> [String; 4] {
     ]
 }
 
-/// The nine operation kinds (spec/concept-patch.md §2.2), in table order.
-pub const OPERATION_KINDS: [&str; 9] = [
+/// The ten operation kinds (spec/concept-patch.md §2.2 and §11.2), in table order.
+pub const OPERATION_KINDS: [&str; 10] = [
     "set_generated",
     "ensure_verification",
     "remove_verification",
@@ -76,10 +76,11 @@ pub const OPERATION_KINDS: [&str; 9] = [
     "set_lifecycle",
     "put_attested_computation",
     "set_bundle_version",
+    "set_metadata",
 ];
 
 /// Every payload field of an operation object.
-pub const PAYLOAD_FIELDS: [&str; 9] = [
+pub const PAYLOAD_FIELDS: [&str; 10] = [
     "concept_id",
     "generated",
     "verification",
@@ -89,12 +90,13 @@ pub const PAYLOAD_FIELDS: [&str; 9] = [
     "lifecycle",
     "attested_computation",
     "version",
+    "metadata",
 ];
 
 /// Per kind: (kind, required payloads, optional payloads); every other payload is forbidden
 /// (spec/concept-patch.md §2.2). The selector rules of `remove_source` / `set_usage_window`
 /// are runtime checks (§2.5 rule 6), so both selectors are optional here.
-pub const KIND_RULES: [(&str, &[&str], &[&str]); 9] = [
+pub const KIND_RULES: [(&str, &[&str], &[&str]); 10] = [
     ("set_generated", &["concept_id", "generated"], &[]),
     ("ensure_verification", &["concept_id", "verification"], &[]),
     ("remove_verification", &["concept_id", "verification"], &[]),
@@ -112,6 +114,7 @@ pub const KIND_RULES: [(&str, &[&str], &[&str]); 9] = [
         &[],
     ),
     ("set_bundle_version", &["version"], &[]),
+    ("set_metadata", &["concept_id", "metadata"], &[]),
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -166,6 +169,7 @@ fn common_defs() -> Vec<(&'static str, Value)> {
         ("digest", digest_def()),
         ("generated", generated_def()),
         ("lifecycle", lifecycle_def()),
+        ("metadata", metadata_def()),
         ("offset_datetime", offset_datetime_def()),
         ("operation", operation_def()),
         (
@@ -363,6 +367,35 @@ fn lifecycle_def() -> Value {
     d
 }
 
+/// `metadata` of `set_metadata` (spec/concept-patch.md §11.2): each member optional (absent
+/// keeps the key), `null` removes it (`type: null` is answered at runtime), at least one.
+fn metadata_def() -> Value {
+    let text = |max: u64, what: &str| {
+        json!({"type": ["string", "null"], "minLength": 1, "maxLength": max,
+            "description": format!("{what} Absent: keep it; null: remove it.")})
+    };
+    let mut d = closed_with(
+        &[],
+        vec![
+            (
+                "type",
+                json!({"type": ["string", "null"], "minLength": 1, "maxLength": 256,
+                    "description": "The concept type (every concept needs one: null is refused). Absent: keep it."}),
+            ),
+            ("title", text(4096, "The title.")),
+            ("description", text(4096, "A one-line description.")),
+            (
+                "tags",
+                json!({"type": ["array", "null"], "maxItems": 256,
+                    "items": {"type": "string", "minLength": 1, "maxLength": 256},
+                    "description": "The whole tag list, order kept. Absent: keep it; null: remove it."}),
+            ),
+        ],
+    );
+    d = with(d, "minProperties", json!(1));
+    d
+}
+
 fn attested_computation_def() -> Value {
     let parameter = closed(vec![
         ("name", string_1_max(4096)),
@@ -434,6 +467,7 @@ fn operation_def() -> Value {
             ("lifecycle", r("lifecycle")),
             ("attested_computation", r("attested_computation")),
             ("version", json!({"type": "string", "enum": ["0.1", "0.2"]})),
+            ("metadata", r("metadata")),
         ],
     );
     let branches: Vec<Value> = KIND_RULES

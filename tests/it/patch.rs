@@ -1360,3 +1360,118 @@ fn aut_02_set_lifecycle_keeps_an_absent_member_byte_for_byte() {
     );
     assert_eq!(snapshot(&b), before);
 }
+
+/// AUT-03 (spec/concept-patch.md §11.2): `set_metadata` sets `type`, `title`, `description`
+/// and `tags` with only their bytes moving.
+#[test]
+fn aut_03_set_metadata_sets_the_descriptive_keys_and_keeps_every_other_byte() {
+    let block = "---\ntype: Metric\ntitle: 'Old title'\ndescription: A description that\n  spans two lines\ntags:\n- a\n- b\nx-ext: keep # a comment\n---\n\nBody [x].\n";
+    let flow = "---\ntype: Table\ntags: [a, b] # kept\n---\n\nBody.\n";
+    let (_d, root) = crate::migration::bundle(&[("m/block.md", block), ("m/flow.md", flow)]);
+    let set =
+        |id: &str, m: Value| json!([{"kind": "set_metadata", "concept_id": id, "metadata": m}]);
+    let run = |ops: Value| {
+        let args = patch_args(&root, &ops);
+        let p = preview(&args);
+        assert_eq!(p["status"], "applicable", "{p}");
+        assert_eq!(apply(&apply_args(&args, &p))["status"], "applied");
+    };
+    let read = |rel: &str| std::fs::read_to_string(root.join(rel)).expect("read");
+    // Every member at once on the block-style concept.
+    run(set(
+        "m/block",
+        json!({"type": "Dashboard", "title": "New title", "description": "One line now",
+               "tags": ["b", "c", "needs: quoting"]}),
+    ));
+    assert_eq!(
+        read("m/block.md"),
+        "---\ntype: Dashboard\ntitle: 'New title'\ndescription: One line now\ntags:\n- b\n- c\n- \"needs: quoting\"\nx-ext: keep # a comment\n---\n\nBody [x].\n",
+        "single quotes kept, the multi-line plain description replaced whole, the block list at its indentation"
+    );
+    // Flow tags stay flow; a new title is appended; the trailing comment stays.
+    run(set("m/flow", json!({"tags": ["x"], "title": "T"})));
+    assert_eq!(
+        read("m/flow.md"),
+        "---\ntype: Table\ntags: [x] # kept\ntitle: T\n---\n\nBody.\n"
+    );
+    // Equal values are a noop; removing a title and the tags; `type: null` is refused.
+    let state = snapshot(&root);
+    let args = patch_args(
+        &root,
+        &set("m/flow", json!({"tags": ["x"], "type": "Table"})),
+    );
+    assert_eq!(preview(&args)["status"], "noop");
+    let e = tool_err(
+        "preview_concept_patch",
+        &patch_args(&root, &set("m/flow", json!({"type": null}))),
+    );
+    assert_eq!(e["code"], "invalid_request", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("every concept needs a type")),
+        "{e}"
+    );
+    let e = tool_err(
+        "preview_concept_patch",
+        &patch_args(&root, &set("m/flow", json!({"tags": ["x", "y", "x"]}))),
+    );
+    assert_eq!(e["code"], "invalid_request", "{e}");
+    assert!(
+        e["message"].as_str().is_some_and(|m| m.contains("tags[2]")),
+        "{e}"
+    );
+    let e = tool_err(
+        "preview_concept_patch",
+        &patch_args(&root, &set("m/flow", json!({}))),
+    );
+    assert_eq!(e["code"], "schema_validation", "{e}");
+    assert_eq!(snapshot(&root), state);
+    assert!(!root
+        .join(".okf/transactions")
+        .read_dir()
+        .is_ok_and(|mut d| d.next().is_some()));
+    run(set("m/flow", json!({"title": null, "tags": null})));
+    assert_eq!(read("m/flow.md"), "---\ntype: Table\n---\n\nBody.\n");
+}
+
+/// AUT-03 presentations that fail closed: a block scalar to replace, a comment or anchor
+/// inside the tags, tags that are not a list.
+#[test]
+fn aut_03_set_metadata_fails_closed_on_presentations_it_cannot_edit_losslessly() {
+    let cases = [
+        (
+            "---\ntype: T\ndescription: |\n  literal\n---\n",
+            json!({"description": "x"}),
+            "invalid_presentation",
+        ),
+        (
+            "---\ntype: T\ntags:\n  - a # why\n  - b\n---\n",
+            json!({"tags": ["c"]}),
+            "ambiguous_presentation",
+        ),
+        (
+            "---\ntype: T\ntags: &t [a]\n---\n",
+            json!({"tags": ["c"]}),
+            "ambiguous_presentation",
+        ),
+        (
+            "---\ntype: T\ntags: a\n---\n",
+            json!({"tags": ["c"]}),
+            "invalid_presentation",
+        ),
+    ];
+    for (text, m, code) in cases {
+        let (_d, root) = crate::migration::bundle(&[("m/c.md", text)]);
+        let before = snapshot(&root);
+        let args = patch_args(
+            &root,
+            &json!([{"kind": "set_metadata", "concept_id": "m/c", "metadata": m}]),
+        );
+        let p = preview(&args);
+        assert_eq!(p["status"], "rejected", "{text:?}: {p}");
+        assert!(codes(&p).contains(&code.to_owned()), "{text:?}: {p}");
+        assert_eq!(snapshot(&root), before);
+        assert!(!root.join(".okf").exists());
+    }
+}

@@ -22,9 +22,41 @@ pub const SENTINEL_BASE: &str =
 /// Prefix of every concept-patch change-set id.
 pub const CHANGE_SET_ID_PREFIX: &str = "mcp-patch-";
 
+/// `tri(x)` of spec/concept-patch.md §11.1: `cnt(0)` absent, `cnt(1)` null, `cnt(2) str(x)`.
+fn tri(e: &mut Encoder, m: &Member<String>) {
+    match m {
+        Member::Keep => e.cnt(0),
+        Member::Remove => e.cnt(1),
+        Member::Set(x) => e.cnt(2).str(x),
+    };
+}
+
 /// Appends `OperationBytes(op)` (spec/concept-patch.md §7.1) to `e`.
 pub fn encode_operation(e: &mut Encoder, op: &Operation) {
     match op {
+        Operation::SetMetadata {
+            concept_id,
+            metadata,
+        } => {
+            e.str("set_metadata").str(concept_id);
+            tri(e, &metadata.type_);
+            tri(e, &metadata.title);
+            tri(e, &metadata.description);
+            match &metadata.tags {
+                Member::Keep => {
+                    e.cnt(0);
+                }
+                Member::Remove => {
+                    e.cnt(1);
+                }
+                Member::Set(tags) => {
+                    e.cnt(2).cnt(tags.len() as u64);
+                    for t in tags {
+                        e.str(t);
+                    }
+                }
+            }
+        }
         Operation::SetGenerated {
             concept_id,
             generated,

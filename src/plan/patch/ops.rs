@@ -111,6 +111,11 @@ pub enum Operation {
     },
     /// `set_bundle_version` (§3.8): edits the root `index.md`.
     SetBundleVersion { version: BundleVersion },
+    /// `set_metadata` (§11.2): `type`, `title`, `description`, `tags`.
+    SetMetadata {
+        concept_id: String,
+        metadata: Metadata,
+    },
 }
 
 impl Operation {
@@ -127,6 +132,7 @@ impl Operation {
             Operation::SetLifecycle { .. } => "set_lifecycle",
             Operation::PutAttestedComputation { .. } => "put_attested_computation",
             Operation::SetBundleVersion { .. } => "set_bundle_version",
+            Operation::SetMetadata { .. } => "set_metadata",
         }
     }
 
@@ -141,7 +147,8 @@ impl Operation {
             | Operation::RemoveSource { concept_id, .. }
             | Operation::SetUsageWindow { concept_id, .. }
             | Operation::SetLifecycle { concept_id, .. }
-            | Operation::PutAttestedComputation { concept_id, .. } => Some(concept_id),
+            | Operation::PutAttestedComputation { concept_id, .. }
+            | Operation::SetMetadata { concept_id, .. } => Some(concept_id),
             Operation::SetBundleVersion { .. } => None,
         }
     }
@@ -261,6 +268,25 @@ pub struct Lifecycle {
     pub status: Member<Status>,
     /// Per the temporal profile, written verbatim.
     pub stale_after: Member<String>,
+}
+
+/// Maximum bytes of a concept `type` and of one tag (spec/concept-patch.md §11.2).
+pub const MAX_TYPE_BYTES: usize = 256;
+/// Maximum number of tags (spec/concept-patch.md §11.2).
+pub const MAX_TAGS: usize = 256;
+
+/// `metadata` payload of `set_metadata` (spec/concept-patch.md §11.2): each member absent
+/// (keep), `null` (remove; refused for `type`) or a value; at least one is present.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Metadata {
+    /// The concept `type` (1..256 bytes).
+    pub type_: Member<String>,
+    /// 1..4096 bytes.
+    pub title: Member<String>,
+    /// 1..4096 bytes, one line.
+    pub description: Member<String>,
+    /// ≤ 256 unique tags of 1..256 bytes, order kept.
+    pub tags: Member<Vec<String>>,
 }
 
 /// One computation parameter.
@@ -512,6 +538,7 @@ struct Draft {
     lifecycle: Option<Lifecycle>,
     computation: Option<AttestedComputation>,
     version: Option<BundleVersion>,
+    metadata: Option<Metadata>,
 }
 
 type Obj = Map<String, Value>;
@@ -647,6 +674,7 @@ impl Draft {
             "set_lifecycle" => &["lifecycle"],
             "put_attested_computation" => &["attested_computation"],
             "set_bundle_version" => &["version"],
+            "set_metadata" => &["metadata"],
             _ => return None,
         };
         let mut allowed = vec!["kind"];
@@ -716,6 +744,37 @@ impl Draft {
             }
             "put_attested_computation" => {
                 d.computation = Some(parse_computation(o.get("attested_computation")?)?);
+            }
+            "set_metadata" => {
+                let m = o.get("metadata")?.as_object()?;
+                closed(m, &["type", "title", "description", "tags"])?;
+                if m.is_empty() {
+                    return None;
+                }
+                let text = |k: &str| -> Option<Member<String>> {
+                    match m.get(k) {
+                        None => Some(Member::Keep),
+                        Some(Value::Null) => Some(Member::Remove),
+                        Some(Value::String(s)) => Some(Member::Set(s.clone())),
+                        Some(_) => None,
+                    }
+                };
+                let tags = match m.get("tags") {
+                    None => Member::Keep,
+                    Some(Value::Null) => Member::Remove,
+                    Some(Value::Array(a)) => Member::Set(
+                        a.iter()
+                            .map(|t| t.as_str().map(str::to_owned))
+                            .collect::<Option<Vec<String>>>()?,
+                    ),
+                    Some(_) => return None,
+                };
+                d.metadata = Some(Metadata {
+                    type_: text("type")?,
+                    title: text("title")?,
+                    description: text("description")?,
+                    tags,
+                });
             }
             "set_bundle_version" => {
                 d.version = Some(match o.get("version")?.as_str()? {
@@ -832,6 +891,10 @@ impl Draft {
             .any(|(t, nb)| *nb && t.trim().is_empty())
         {
             return Err(op_err(i, "text field is blank"));
+        }
+        // set_metadata (§11.2): the character rules, sizes, `type: null` and unique tags.
+        if let Some(m) = &self.metadata {
+            validate_metadata(i, m)?;
         }
         // Rule 4: parameter names and receipt entries.
         if let Some(c) = &self.computation {
@@ -1011,9 +1074,70 @@ impl Draft {
             "set_bundle_version" => Operation::SetBundleVersion {
                 version: self.version?,
             },
+            "set_metadata" => Operation::SetMetadata {
+                concept_id: concept_id?,
+                metadata: self.metadata?,
+            },
             _ => return None,
         })
     }
+}
+
+/// The checks of a `set_metadata` payload (spec/concept-patch.md §11.2). Messages name the
+/// member (and a tag's index), never its value.
+fn validate_metadata(i: usize, m: &Metadata) -> Result<(), ToolError> {
+    let text = |what: &str, v: &str, max: usize| -> Result<(), ToolError> {
+        if v.len() > max {
+            return Err(op_limit(i, &format!("metadata.{what} exceeds {max} bytes")));
+        }
+        if v.is_empty() || v.trim() != v {
+            return Err(op_err(
+                i,
+                &format!("metadata.{what} is blank or has surrounding whitespace"),
+            ));
+        }
+        if has_control(v) {
+            return Err(op_err(
+                i,
+                &format!(
+                    "metadata.{what} contains a control character (a description is one line)"
+                ),
+            ));
+        }
+        Ok(())
+    };
+    match &m.type_ {
+        Member::Remove => {
+            return Err(op_err(
+                i,
+                "metadata.type cannot be null: every concept needs a type",
+            ))
+        }
+        Member::Set(v) => text("type", v, MAX_TYPE_BYTES)?,
+        Member::Keep => {}
+    }
+    if let Member::Set(v) = &m.title {
+        text("title", v, MAX_TEXT_BYTES)?;
+    }
+    if let Member::Set(v) = &m.description {
+        text("description", v, MAX_TEXT_BYTES)?;
+    }
+    if let Member::Set(tags) = &m.tags {
+        if tags.len() > MAX_TAGS {
+            return Err(op_limit(i, "metadata.tags has more than 256 tags"));
+        }
+        let mut seen = HashSet::new();
+        for (j, t) in tags.iter().enumerate() {
+            text(&format!("tags[{j}]"), t, MAX_TYPE_BYTES)?;
+            if !seen.insert(t.as_str()) {
+                return Err(op_err(
+                    i,
+                    &format!("metadata.tags[{j}] repeats an earlier tag"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn has_control(s: &str) -> bool {

@@ -20,7 +20,7 @@ use crate::plan::edit::{self, EditError, Frontmatter, NewValue, Scalar, Seg};
 use crate::plan::identity::ChangeSet;
 use crate::plan::patch::computation;
 use crate::plan::patch::ops::{
-    AttestedComputation, BundleVersion, ComputationBody, Lifecycle, Member, Operation,
+    AttestedComputation, BundleVersion, ComputationBody, Lifecycle, Member, Metadata, Operation,
     PatchRequest, PatchSource, SourceSelector, Verification, Window,
 };
 use crate::plan::stage::{self, finish_diagnostics, Plan, PlanStatus, Sealed, Verdict};
@@ -527,6 +527,7 @@ fn apply_operation(
                     selector, window, ..
                 } => set_usage_window(&mut doc, selector.as_ref(), window.as_ref())?,
                 Operation::SetLifecycle { lifecycle, .. } => set_lifecycle(&mut doc, lifecycle)?,
+                Operation::SetMetadata { metadata, .. } => set_metadata(&mut doc, metadata)?,
                 Operation::SetBundleVersion { .. } | Operation::PutAttestedComputation { .. } => {}
             }
             if let Some(key) = opaque {
@@ -1188,6 +1189,91 @@ fn set_lifecycle(doc: &mut DocEdit, l: &Lifecycle) -> OpResult<()> {
         Member::Remove => remove_key(doc, &[], "stale_after"),
         Member::Keep => Ok(()),
     }
+}
+
+/// §11.2: `type`, `title`, `description` and `tags`; an absent member keeps its key, a member
+/// equal to the current value is a no-op for that key.
+fn set_metadata(doc: &mut DocEdit, m: &Metadata) -> OpResult<()> {
+    for (key, member) in [
+        ("type", &m.type_),
+        ("title", &m.title),
+        ("description", &m.description),
+    ] {
+        match member {
+            Member::Keep => {}
+            // `type: null` is refused by the request checks; removal of the others.
+            Member::Remove => remove_key(doc, &[], key)?,
+            Member::Set(v) => set_text(doc, key, v)?,
+        }
+    }
+    match &m.tags {
+        Member::Keep => Ok(()),
+        Member::Remove => remove_key(doc, &[], "tags"),
+        Member::Set(tags) => set_tags(doc, tags),
+    }
+}
+
+/// One descriptive text key (§11.2 rules 1, 2, 4): a quoted scalar keeps its quote style when
+/// the value is representable in it; a plain one is replaced whole, plain when plain-safe.
+fn set_text(doc: &mut DocEdit, key: &str, value: &str) -> OpResult<()> {
+    let existing = root_get(doc, key);
+    if let Some(n) = existing {
+        check_touched(n, &doc.path)?;
+        if matches!(n.kind, NodeKind::Scalar { .. }) && n.as_str() == Some(value) {
+            return Ok(());
+        }
+    }
+    let scalar = match existing.map(|n| &n.kind) {
+        Some(NodeKind::Scalar {
+            style: Style::SingleQuoted,
+            ..
+        }) if edit::single_quote(value).is_some() => Scalar::SingleQuoted(value.to_owned()),
+        Some(NodeKind::Scalar {
+            style: Style::DoubleQuoted,
+            ..
+        }) => Scalar::Quoted(value.to_owned()),
+        _ => Scalar::Str(value.to_owned()),
+    };
+    set_value(doc, &[], key, &NewValue::Scalar(scalar))
+}
+
+/// `tags` (§11.2 rule 3): re-rendered whole in its current style when it changes; a new key
+/// is a block sequence (`tags: []` when empty).
+fn set_tags(doc: &mut DocEdit, tags: &[String]) -> OpResult<()> {
+    let items: Vec<NewValue> = tags.iter().map(|t| NewValue::str(t)).collect();
+    let Some(node) = root_get(doc, "tags") else {
+        let v = if items.is_empty() {
+            NewValue::FlowSeq(items)
+        } else {
+            NewValue::BlockSeq(items)
+        };
+        return set_value(doc, &[], "tags", &v);
+    };
+    check_touched(node, &doc.path)?;
+    if doc.fm.yaml().has_comment_in(&node.span) {
+        return Err(Reject::new(
+            "ambiguous_presentation",
+            &doc.path,
+            "a comment inside the tags to replace",
+        ));
+    }
+    let NodeKind::Sequence { flow, items: old } = &node.kind else {
+        return Err(Reject::new(
+            "invalid_presentation",
+            &doc.path,
+            "tags is not a sequence",
+        ));
+    };
+    let current: Option<Vec<&str>> = old.iter().map(Node::as_str).collect();
+    if current.is_some_and(|c| c.iter().copied().eq(tags.iter().map(String::as_str))) {
+        return Ok(());
+    }
+    let v = if *flow || items.is_empty() {
+        NewValue::FlowSeq(items)
+    } else {
+        NewValue::BlockSeq(items)
+    };
+    set_value(doc, &[], "tags", &v)
 }
 
 /// §3.7.
