@@ -132,7 +132,9 @@ pub enum Flavor {
 }
 
 impl Flavor {
-    fn revision_field(self) -> &'static str {
+    /// The request field holding the authorised base revision (`""` for `write_concept`).
+    #[must_use]
+    pub fn revision_field(self) -> &'static str {
         match self {
             Flavor::ConceptPatch => "expected_revision",
             Flavor::Migration => "proof.base_revision",

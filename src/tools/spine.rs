@@ -331,9 +331,13 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
             return Ok(Planned::Answer(ApplyStatus::Rejected, diagnostics));
         }
         if plan.plan_digest != auth.plan_digest {
-            return Err(W::mismatch(
-                "the rebuilt plan differs from expected_plan_digest",
-            ));
+            // spec/surface.md §18.3 rule 2: on an unchanged bundle a foreign digest is a plan
+            // mismatch; the schema's all-zero example says so.
+            return Err(W::mismatch(if is_placeholder(&auth.plan_digest) {
+                "the plan digest passed is all zeros, the schema's example value: pass the plan_digest your preview returned, unchanged"
+            } else {
+                "the rebuilt plan differs from expected_plan_digest"
+            }));
         }
         if plan.status == PlanStatus::Noop {
             return Ok(Planned::Answer(ApplyStatus::Noop, Vec::new()));
@@ -389,7 +393,8 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
         }
         Planned::ReplayOnly => {
             if session.is_none() && deferred.is_none() && !root::has_private_state(&root)? {
-                return Err(StoreError::Conflict { retryable: true }.to_tool_error(W::FLAVOR));
+                let e = StoreError::Conflict { retryable: true }.to_tool_error(W::FLAVOR);
+                return Err(with_revision_hint::<W>(e, &root, req, auth, &ctx.cancel));
             }
             Mode::ReplayOnly
         }
@@ -442,7 +447,13 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
     };
     // The store reads paths, sizes and digests of the (possibly spilled) capture, never bytes.
     debug_assert!(!capture.missed(), "the store read a spilled file");
-    let ok = outcome::classify(result, &expected, W::FLAVOR)?;
+    let ok = match outcome::classify(result, &expected, W::FLAVOR) {
+        Ok(ok) => ok,
+        Err(e) if mode == Mode::ReplayOnly && e.code != codes::OPERATION_CANCELLED => {
+            return Err(with_revision_hint::<W>(e, &root, req, auth, &ctx.cancel));
+        }
+        Err(e) => return Err(e),
+    };
     let diagnostics: Vec<Value> = ok
         .replayed
         .map(|basis| Diagnostic::new("receipt_replayed", Severity::Info, basis.message()).to_wire())
@@ -463,6 +474,54 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
     };
     let out = W::render_apply(&answer, req);
     committed(out, W::check_apply_state)
+}
+
+/// Whether `d` is the all-zero digest the schemas give as their example.
+fn is_placeholder(d: &str) -> bool {
+    d.strip_prefix("sha256:")
+        .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b == b'0'))
+}
+
+/// Code of the diagnostic of spec/surface.md §18.3 rules 1–2 on a branch-B answer.
+pub const REVISION_HINT: &str = "revision_hint";
+
+/// spec/surface.md §18.3 rules 1–2, on the error path of branch B only (the bundle is not at
+/// the authorised revision and no receipt answered): `e` plus an `INFO` diagnostic on the
+/// workflow's revision field when that revision is the schemas' all-zero example, or when it
+/// equals the `result_revision` of the plan rebuilt on the current bundle (the preview's
+/// `result_revision` passed where its `base_revision` belongs). The rebuild captures the
+/// bundle again; any failure of it just leaves `e` as it is.
+fn with_revision_hint<W: Workflow>(
+    mut e: ToolError,
+    root: &Root,
+    req: &W::Request,
+    auth: &Authorisation,
+    cancel: &Cancel,
+) -> ToolError {
+    let field = W::FLAVOR.revision_field();
+    let hint = if is_placeholder(&auth.revision) {
+        Some(format!(
+            "{field} is all zeros, the schema's example value: pass the base_revision your preview returned"
+        ))
+    } else {
+        with_capture::<W, _>(root, req, cancel, |capture| {
+            let bundle = validate::parse_for_validation(capture, &W::validation_options(req))
+                .map_err(|f| f.to_tool_error())?;
+            W::plan(&bundle, req, &capture.revision, root, cancel)
+        })
+        .ok()
+        .filter(|(_, plan)| plan.result_revision.as_deref() == Some(auth.revision.as_str()))
+        .map(|_| {
+            format!(
+                "{field} equals the result_revision this plan has on the current bundle: the preview's result_revision was passed where its base_revision belongs; pass base_revision"
+            )
+        })
+    };
+    if let Some(message) = hint {
+        e.diagnostics
+            .push(Diagnostic::new(REVISION_HINT, Severity::Info, message).with_field(field));
+    }
+    e
 }
 
 /// The success of a call whose store `Commit` ran: a state violation then says the change

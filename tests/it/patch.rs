@@ -1475,3 +1475,66 @@ fn aut_03_set_metadata_fails_closed_on_presentations_it_cannot_edit_losslessly()
         assert!(!root.join(".okf").exists());
     }
 }
+
+/// AUT-05 (spec/surface.md §18.3 rules 1–2): the wrong revision or a placeholder digest are
+/// diagnosed as what they are.
+#[test]
+fn aut_05_a_result_revision_in_the_base_slot_and_placeholder_digests_are_named() {
+    let (_t, b) = copy_bundle(&fixture("demo"));
+    let ops = json!([{"kind": "set_lifecycle", "concept_id": "metrics/revenue",
+                      "lifecycle": {"status": "deprecated"}}]);
+    let args = patch_args(&b, &ops);
+    let zeros = format!("sha256:{}", "0".repeat(64));
+    let hint = |e: &Value| -> Option<String> {
+        e["diagnostics"]
+            .as_array()
+            .and_then(|d| d.iter().find(|x| x["code"] == "revision_hint"))
+            .map(|x| {
+                assert_eq!(x["field"], "expected_revision", "{x}");
+                x["message"].as_str().unwrap_or_default().to_owned()
+            })
+    };
+    for with_store in [false, true] {
+        let p = preview(&args);
+        let before = snapshot(&b);
+        // The preview's result_revision passed as expected_revision.
+        let mut x = apply_args(&args, &p);
+        x["expected_revision"] = p["result_revision"].clone();
+        let e = tool_err("apply_concept_patch", &x);
+        assert_eq!(e["code"], "revision_conflict", "{e}");
+        let h = hint(&e).unwrap_or_else(|| panic!("store={with_store}: a hint: {e}"));
+        assert!(h.contains("result_revision was passed"), "{h}");
+        // The schema's all-zero example as the revision.
+        x["expected_revision"] = json!(zeros);
+        let e = tool_err("apply_concept_patch", &x);
+        assert_eq!(e["code"], "revision_conflict", "{e}");
+        assert!(hint(&e).is_some_and(|h| h.contains("all zeros")), "{e}");
+        // A plain stale revision gets no hint.
+        x["expected_revision"] = json!(format!("sha256:{}", "1".repeat(64)));
+        let e = tool_err("apply_concept_patch", &x);
+        assert_eq!(e["code"], "revision_conflict", "{e}");
+        assert!(hint(&e).is_none(), "{e}");
+        // An all-zero digest on the unchanged bundle: plan_mismatch that says so.
+        let mut x = apply_args(&args, &p);
+        x["expected_plan_digest"] = json!(zeros);
+        let e = tool_err("apply_concept_patch", &x);
+        assert_eq!(e["code"], "plan_mismatch", "{e}");
+        assert!(
+            e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("all zeros")),
+            "{e}"
+        );
+        assert_eq!(snapshot(&b), before, "store={with_store}");
+        if !with_store {
+            // Create `.okf/` with another change, then preview again: the lock-first path.
+            let other = patch_args(
+                &b,
+                &json!([{"kind": "set_lifecycle", "concept_id": "tables/orders",
+                         "lifecycle": {"status": "stable"}}]),
+            );
+            let q = preview(&other);
+            assert_eq!(apply(&apply_args(&other, &q))["status"], "applied");
+        }
+    }
+}
