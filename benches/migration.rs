@@ -14,7 +14,10 @@
 //! - `--child <scenario> <path>`: run one scenario once and print `VmHWM` (kB) from
 //!   `/proc/self/status`, so peaks never mix: `idle`, `floor <bundle>`, `preview <args.json>`,
 //!   `apply <args.json>` (the parent makes a fresh copy of the bundle first);
-//!   `--child generate <dir> <documents> <size>` writes a bench bundle (for profiling by hand).
+//!   `--child generate <dir> <documents> <size>` writes a bench bundle (for profiling by hand);
+//!   `--child prepare <dir> <documents> <size>` also writes `<dir>/preview.json` and
+//!   `<dir>/apply.json` for the bundle `<dir>/d<documents>x<size>/work` (an apply changes that
+//!   bundle: copy `…/pristine` over it again before each run of the `apply` child).
 //!
 //! Every scenario works on bundles in a temp dir; nothing under the repository is touched.
 #![allow(clippy::disallowed_methods)] // the bench builds and copies its own temp bundles
@@ -432,6 +435,16 @@ fn child(args: &[String]) -> Res<()> {
                     size: arg(3)?.parse()?,
                 },
             );
+        }
+        "prepare" => {
+            let dir = Path::new(arg(1)?);
+            let b = Prepared::new(dir, arg(2)?.parse()?, arg(3)?.parse()?)?;
+            std::fs::write(
+                dir.join("preview.json"),
+                serde_json::to_vec(&b.preview_args)?,
+            )?;
+            std::fs::write(dir.join("apply.json"), serde_json::to_vec(&b.apply_args)?)?;
+            eprintln!("bundle {}", b.work.display());
         }
         "floor" => {
             black_box(floor(Path::new(arg(1)?))?);

@@ -264,10 +264,15 @@ pub fn parent_of(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(p, _)| p)
 }
 
-/// Checks the power-loss discipline of a recorded log (spec/store.md §10.1, §8.3):
-/// every renamed file was `fsync`ed before its rename, and every rename is followed by an
-/// `fsync` of its target directory before the next rename into a *different* directory of
-/// the visible tree and before the log ends. Returns the first violation.
+/// Checks the power-loss discipline of a recorded log (spec/store.md §10.1, §8.3, §11):
+/// every renamed file was `fsync`ed before its rename; nothing is renamed into
+/// `.okf/transactions/` (the commit point) while any rename waits for its directory's
+/// `fsync`; every visible rename is made durable by an `fsync` of its directory before the
+/// rename of root `index.md` (so the result root index is never durable ahead of another
+/// write), before the receipt's rename into `.okf/receipts/` and before the log ends.
+/// Publication `fsync`s each directory once after its last
+/// rename (`store::publish`), so several visible renames may wait at once. Returns the first
+/// violation.
 #[must_use]
 pub fn check_sync_discipline(log: &[Op]) -> Option<String> {
     use std::collections::BTreeSet;
@@ -287,15 +292,20 @@ pub fn check_sync_discipline(log: &[Op]) -> Option<String> {
                     return Some(format!("rename of unsynced file {from}"));
                 }
                 let dir = parent_of(to).to_owned();
-                if !dir.starts_with(".okf") {
-                    // Publish: the previous visible rename must have been made durable.
+                if to == "index.md" {
+                    // Publish of the root index: every earlier visible rename is durable.
                     if let Some(d) = unsynced_dirs.iter().find(|d| !d.starts_with(".okf")) {
-                        return Some(format!("publish before fsync of {d}"));
+                        return Some(format!("root index.md published before fsync of {d}"));
                     }
                 } else if dir == ".okf/transactions" {
                     // Nothing visible may be pending before the commit point.
                     if let Some(d) = unsynced_dirs.iter().next() {
                         return Some(format!("journal rename before fsync of {d}"));
+                    }
+                } else if dir == ".okf/receipts" {
+                    // C14 follows C13: the whole publication is durable before the receipt.
+                    if let Some(d) = unsynced_dirs.iter().find(|d| !d.starts_with(".okf")) {
+                        return Some(format!("receipt before fsync of {d}"));
                     }
                 }
                 unsynced_dirs.insert(dir);

@@ -370,6 +370,70 @@ fn durability_seam_records_fsync_before_every_rename_and_index_last() {
 }
 
 #[test]
+fn durability_seam_fsyncs_each_published_directory_once_and_all_before_the_root_index() {
+    // Publish order: glossary/a.md, glossary/b.md, glossary/sub/c.md, glossary/z.md,
+    // tables/orders.md, top.md, index.md: `glossary/` waits across its subdirectory's write,
+    // the root from top.md to index.md.
+    let b = Bundle::new();
+    let req = request(
+        &b,
+        "per-directory",
+        &[
+            ("glossary/a.md", TERMS_NEW),
+            ("glossary/b.md", TERMS_NEW),
+            ("glossary/sub/c.md", TERMS_NEW),
+            ("glossary/z.md", TERMS_NEW),
+            ("top.md", TERMS_NEW),
+            ("tables/orders.md", ORDERS_NEW),
+            ("index.md", INDEX_NEW),
+        ],
+    );
+    let pre = b.visible();
+    let fs = RecordingFs::new();
+    let out = run(&b, &req, &fast().with_fs(fs.clone())).expect("commit");
+    assert_eq!(out.source, ReceiptSource::Committed);
+    assert_eq!(b.visible(), post_state(&pre, &req));
+    let log = fs.log();
+    assert_eq!(check_sync_discipline(&log), None, "{log:#?}");
+    // The publication's directory fsyncs (those not following a mkdir, which makes the new
+    // directory's entry durable in its parent): one per directory after its last rename,
+    // plus the root once more before the root index is renamed.
+    let first = log
+        .iter()
+        .position(|o| matches!(o, Op::Rename(_, to) if to == "glossary/a.md"))
+        .expect("first publish");
+    let last = log
+        .iter()
+        .position(|o| matches!(o, Op::Rename(_, to) if to == "index.md"))
+        .expect("index publish");
+    let syncs: Vec<&str> = log[first..=last + 1]
+        .iter()
+        .enumerate()
+        .filter_map(|(k, o)| match o {
+            Op::SyncDir(d) if k == 0 || !matches!(log[first + k - 1], Op::Mkdir(_)) => {
+                Some(d.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(syncs, ["glossary/sub", "glossary", "tables", "", ""]);
+    assert_eq!(log[last + 1], Op::SyncDir(String::new()));
+    // Every visible rename survives a power loss at the end of the publication.
+    let kept = durable_renames(&log[..=last + 1]);
+    for (p, _) in &req.writes {
+        assert!(kept.iter().any(|(_, to)| to == p), "{p} not durable");
+    }
+    // The discipline check is not vacuous: the root index renamed while `tables/` waits.
+    let mut bad = log.clone();
+    let tables_sync = bad
+        .iter()
+        .position(|o| *o == Op::SyncDir("tables".into()))
+        .expect("tables sync");
+    bad.remove(tables_sync);
+    assert!(check_sync_discipline(&bad).is_some_and(|v| v.contains("tables")));
+}
+
+#[test]
 fn power_loss_view_journal_rename_is_durable_only_after_the_c10_fsync() {
     for (p, durable) in [
         (Point::AfterJournalRename, false),
