@@ -412,6 +412,12 @@ const BATCH_BYTES: usize = 1024 * 1024;
 struct Staged<'b, 'c> {
     bundle: &'b Bundle<'c>,
     base_report: validate::Report,
+    /// `base_report` without its findings: what each batch is validated against. The staged
+    /// report of a batch is the base's findings of every other file plus the batch's own
+    /// (`validate::validate_staged`); only the batch's are kept, so copying and sorting the
+    /// base's findings for every batch would be wasted. [`Staged::finish`] rebuilds the last
+    /// batch's full report from `base_report`.
+    batch_base: validate::Report,
     opts: ValidationOptions,
     batch: Vec<(String, Vec<u8>)>,
     batch_bytes: usize,
@@ -424,17 +430,24 @@ struct Staged<'b, 'c> {
     sections: Vec<(String, String)>,
     sections_bytes: usize,
     diff_complete: bool,
-    /// The findings of the last batch's report for files not written (and bundle rows).
-    last_report: Option<validate::Report>,
+    /// The last batch's report against `batch_base`, and the paths of that batch.
+    last_report: Option<(validate::Report, BTreeSet<String>)>,
 }
 
 impl<'b, 'c> Staged<'b, 'c> {
     fn new(bundle: &'b Bundle<'c>) -> Self {
         let opts = validation_options();
         let base_report = validate::validate_bundle(bundle, &opts);
+        let batch_base = validate::Report {
+            declaration: base_report.declaration.clone(),
+            version: base_report.version.clone(),
+            scanned_files: base_report.scanned_files,
+            findings: Vec::new(),
+        };
         Staged {
             bundle,
             base_report,
+            batch_base,
             opts,
             batch: Vec::new(),
             batch_bytes: 0,
@@ -504,39 +517,51 @@ impl<'b, 'c> Staged<'b, 'c> {
             return Ok(());
         }
         let report =
-            validate::validate_staged(self.bundle, &self.base_report, &self.batch, &self.opts)
+            validate::validate_staged(self.bundle, &self.batch_base, &self.batch, &self.opts)
                 .map_err(|f| f.to_tool_error())?;
-        let in_batch: BTreeSet<&str> = self.batch.iter().map(|(p, _)| p.as_str()).collect();
+        let in_batch: BTreeSet<String> = self.batch.drain(..).map(|(p, _)| p).collect();
         self.findings.extend(
             report
                 .findings
                 .iter()
-                .filter(|f| in_batch.contains(f.file.as_str()))
+                .filter(|f| in_batch.contains(&f.file))
                 .cloned(),
         );
-        self.batch.clear();
         self.batch_bytes = 0;
-        self.last_report = Some(report);
+        self.last_report = Some((report, in_batch));
         Ok(())
+    }
+
+    /// The report `validate_staged` returns for the last batch against the full base report:
+    /// the base's findings of the files outside the batch and the batch's report, deduplicated
+    /// and in report order (by file bytes, code, message; `validate::validate_staged` with the
+    /// migration's options never falls back to a full validation: the target version is
+    /// explicit, so the effective version cannot change).
+    fn full_last(&self, last: validate::Report, in_batch: &BTreeSet<String>) -> validate::Report {
+        let set: BTreeSet<crate::okf::finding::Finding> = self
+            .base_report
+            .findings
+            .iter()
+            .filter(|f| !in_batch.contains(&f.file))
+            .cloned()
+            .chain(last.findings)
+            .collect();
+        let mut findings: Vec<crate::okf::finding::Finding> = set.into_iter().collect();
+        sort_findings(&mut findings);
+        validate::Report { findings, ..last }
     }
 
     /// The base and staged reports of the whole candidate bundle, the writes and the diff.
     fn finish(mut self) -> Result<StagedResult, ToolError> {
         self.flush()?;
-        let mut staged = self
-            .last_report
-            .take()
-            .unwrap_or_else(|| self.base_report.clone());
+        let mut staged = match self.last_report.take() {
+            Some((last, in_batch)) => self.full_last(last, &in_batch),
+            None => self.base_report.clone(),
+        };
         let written = &self.written;
         staged.findings.retain(|f| !written.contains(&f.file));
         staged.findings.extend(self.findings);
-        staged.findings.sort_by(|a, b| {
-            a.file
-                .as_bytes()
-                .cmp(b.file.as_bytes())
-                .then(a.code.cmp(b.code))
-                .then(a.message.cmp(b.message))
-        });
+        sort_findings(&mut staged.findings);
         self.sections
             .sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         let texts: Vec<String> = self.sections.into_iter().map(|(_, t)| t).collect();
@@ -546,6 +571,17 @@ impl<'b, 'c> Staged<'b, 'c> {
             .sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         Ok((self.base_report, staged, self.digests, diff))
     }
+}
+
+/// Report order of findings: by (file bytes, code, message), stable.
+fn sort_findings(findings: &mut [crate::okf::finding::Finding]) {
+    findings.sort_by(|a, b| {
+        a.file
+            .as_bytes()
+            .cmp(b.file.as_bytes())
+            .then(a.code.cmp(b.code))
+            .then(a.message.cmp(b.message))
+    });
 }
 
 /// The transition (§8 step 5) into `out`.
@@ -730,5 +766,74 @@ fn absorb(f: &mut Findings, notices: &mut Vec<Diagnostic>, path: &str, o: &docum
     }
     for n in &o.notices {
         notices.push(Diagnostic::new(n.code, Severity::Warn, n.message.clone()).with_file(path));
+    }
+}
+
+#[cfg(test)]
+mod staged_tests {
+    use super::*;
+    use crate::okf::capture::Capture;
+
+    /// A concept of the base (v0.1 `timestamp`; every fifth without `title`, a finding of
+    /// the strict 0.2 validation) and its written form (every seventh without `type`).
+    fn concept(i: usize, written: bool) -> Vec<u8> {
+        let ty = if written && i.is_multiple_of(7) {
+            ""
+        } else {
+            "type: note\n"
+        };
+        let title = if i.is_multiple_of(5) {
+            String::new()
+        } else {
+            format!("title: C{i}\n")
+        };
+        let stamp = if written {
+            "generated: 2026-05-28\n"
+        } else {
+            "timestamp: '2026-05-28T22:43:59+00:00'\n"
+        };
+        format!("---\n{ty}{title}description: d\n{stamp}---\n# C{i}\n").into_bytes()
+    }
+
+    /// The staged report of writes pushed in several batches equals the one
+    /// `validate_staged` returns for all of them at once against the full base report.
+    #[test]
+    fn batches_against_a_findingless_base_give_the_staged_report_of_all_writes() {
+        let n = 3 * BATCH_FILES + 5;
+        let mut files: Vec<(String, Vec<u8>)> = (0..n)
+            .map(|i| (format!("c/d{i:04}.md"), concept(i, false)))
+            .collect();
+        files.push(("r/untyped.md".into(), b"---\ntitle: R\n---\n# R\n".to_vec()));
+        files.push(("index.md".into(), b"# Root\n".to_vec()));
+        let capture = Capture::from_files(files);
+        let bundle =
+            validate::parse_for_validation(&capture, &validation_options()).expect("bundle");
+        let writes: Vec<(String, Vec<u8>)> = (0..n)
+            .filter(|i| i % 3 != 1)
+            .map(|i| (format!("c/d{i:04}.md"), concept(i, true)))
+            .chain([(
+                "index.md".to_owned(),
+                b"---\nokf_version: \"0.2\"\n---\n# Root\n".to_vec(),
+            )])
+            .collect();
+        let mut staged = Staged::new(&bundle);
+        for (p, b) in &writes {
+            let old = capture
+                .get(p)
+                .map(|f| f.bytes().to_vec())
+                .unwrap_or_default();
+            staged
+                .push(p, &old, String::from_utf8(b.clone()).expect("utf8"))
+                .expect("push");
+        }
+        let (base, got, digests, _) = staged.finish().expect("finish");
+        let opts = validation_options();
+        assert_eq!(base, validate::validate_bundle(&bundle, &opts));
+        let want = validate::validate_staged(&bundle, &base, &writes, &opts).expect("staged");
+        assert!(want.findings.iter().any(|f| f.file == "r/untyped.md"));
+        assert!(want.findings.iter().any(|f| f.file == "c/d0007.md"));
+        assert!(want.findings.iter().any(|f| f.file == "c/d0001.md"));
+        assert_eq!(got, want);
+        assert_eq!(digests.len(), writes.len());
     }
 }
