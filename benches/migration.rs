@@ -17,7 +17,8 @@
 //!   `--child generate <dir> <documents> <size>` writes a bench bundle (for profiling by hand);
 //!   `--child prepare <dir> <documents> <size>` also writes `<dir>/preview.json` and
 //!   `<dir>/apply.json` for the bundle `<dir>/d<documents>x<size>/work` (an apply changes that
-//!   bundle: copy `…/pristine` over it again before each run of the `apply` child).
+//!   bundle: copy `…/pristine` over it again before each run of the `apply` child);
+//!   `--child time-preview <args.json> <n>` times n first-call previews in one process.
 //!
 //! Every scenario works on bundles in a temp dir; nothing under the repository is touched.
 #![allow(clippy::disallowed_methods)] // the bench builds and copies its own temp bundles
@@ -464,6 +465,17 @@ fn child(args: &[String]) -> Res<()> {
             }
         }
         "apply" => apply_bytes(&std::fs::read(arg(1)?)?)?,
+        // `time-preview <args.json> <n>`: n first-call previews in this process (memo cleared
+        // before each), one line of milliseconds each (for profiling by hand).
+        "time-preview" => {
+            let bytes = std::fs::read(arg(1)?)?;
+            for _ in 0..arg(2)?.parse::<usize>()? {
+                memo::clear();
+                let t = Instant::now();
+                let p = dispatch_bytes("preview_v02_migration", &bytes)?;
+                eprintln!("preview {:.1} ms, {}", ms(t.elapsed()), p["status"]);
+            }
+        }
         other => return Err(format!("unknown scenario {other}").into()),
     }
     println!("{}", vm_hwm_kb()?);
