@@ -939,6 +939,10 @@ fn parse_section<'a>(lines: &[Ln<'a>], head: &Head, mode: TrailingContent) -> Pa
 
 /// Bytes of `b` inside inline code spans ([`markdown::code_span_mask`]).
 fn code_mask(b: &[u8]) -> Vec<bool> {
+    // Only a backtick opens a code span: without one (most lines) the mask is all false.
+    if memchr::memchr(b'`', b).is_none() {
+        return vec![false; b.len()];
+    }
     markdown::code_span_mask(b)
 }
 
