@@ -416,54 +416,111 @@ pub fn capture_with(
 /// Reads the bytes of `file` (a file of a capture of `root`) again, through the same
 /// symlink-refusing walk as the capture (spec/store.md §3.1), for a planner that let the
 /// capture spill them (spec/migration.md §12.5 rule 1: one document in memory at a time).
+/// One file; a pass over many files uses a [`Rereader`].
 ///
 /// # Errors
 /// `invalid_request` for a symlink or special file on the way; `operation_rejected`
 /// (`bundle changed while it was captured`) when the bytes differ in size or digest from the
 /// captured file, or the file is gone; `operation_rejected` for an unreadable file.
 pub fn reread(root: &Root, file: &CapturedFile) -> Result<Vec<u8>, ToolError> {
-    #[cfg(feature = "fault-injection")]
-    crate::store::hooks::record(|| crate::store::hooks::IoEvent::Reread(file.path.clone()));
-    let mut dir: Option<Dir> = None;
-    let mut parts = file.path.split('/').peekable();
-    let mut done = String::new();
-    while let Some(part) = parts.next() {
-        let parent = dir.as_ref().unwrap_or(&root.dir);
-        if !done.is_empty() {
-            done.push('/');
+    Rereader::new(root).read(file)
+}
+
+/// [`reread`] for one streamed pass over the files of a capture (in path order): keeps the
+/// handles of the directories on the last file's path, so a file in the same directory as
+/// the one before costs one no-follow open instead of one per path component.
+///
+/// Every directory is still opened no-follow, and every file no-follow, checked to be a
+/// regular file and checked against its captured size and digest, so no symlink is followed
+/// and a swapped file is refused as by [`reread`]. A directory replaced after this pass
+/// opened it is not noticed by the later files of that directory in the pass (their bytes are
+/// still read from the directory the capture walked, and must still equal the captured
+/// bytes); the next pass, and publication's own no-follow walk (spec/store.md §10.1 C11),
+/// see the replacement.
+pub struct Rereader<'r> {
+    root: &'r Root,
+    /// The open directories of the last path: (component, handle), outermost first.
+    dirs: std::cell::RefCell<Vec<(String, Dir)>>,
+}
+
+impl<'r> Rereader<'r> {
+    /// A reader of files of captures of `root`, holding no directory yet.
+    #[must_use]
+    pub fn new(root: &'r Root) -> Self {
+        Rereader {
+            root,
+            dirs: std::cell::RefCell::new(Vec::new()),
         }
-        done.push_str(part);
-        if parts.peek().is_some() {
+    }
+
+    /// [`reread`] of `file`, reusing the directories it shares with the previous file.
+    ///
+    /// # Errors
+    /// As [`reread`].
+    pub fn read(&self, file: &CapturedFile) -> Result<Vec<u8>, ToolError> {
+        #[cfg(feature = "fault-injection")]
+        crate::store::hooks::record(|| crate::store::hooks::IoEvent::Reread(file.path.clone()));
+        let mut dirs = self.dirs.borrow_mut();
+        let comps: Vec<&str> = file.path.split('/').collect();
+        let Some((name, parents)) = comps.split_last() else {
+            return Err(changed());
+        };
+        let keep = dirs
+            .iter()
+            .zip(parents.iter())
+            .take_while(|((have, _), want)| have == *want)
+            .count();
+        dirs.truncate(keep);
+        let mut done = parents[..keep].join("/");
+        for part in &parents[keep..] {
+            if !done.is_empty() {
+                done.push('/');
+            }
+            done.push_str(part);
+            let parent = dirs.last().map_or(&self.root.dir, |(_, d)| d);
             let sub = parent
                 .open_dir_nofollow(part)
                 .map_err(|_| after_failed_open(parent, part, &done))?;
-            dir = Some(sub);
-            continue;
+            dirs.push(((*part).to_owned(), sub));
         }
-        let mut opts = OpenOptions::new();
-        opts.read(true).follow(FollowSymlinks::No).nonblock(true);
-        let f = parent
-            .open_with(part, &opts)
-            .map_err(|_| after_failed_open(parent, part, &done))?;
-        let meta = f.metadata().map_err(|_| unreadable())?;
-        if !meta.is_file() {
-            return Err(refuse_type(&meta, &done));
+        if !done.is_empty() {
+            done.push('/');
         }
-        if meta.len() != file.size {
-            return Err(changed());
-        }
-        let mut bytes =
-            Vec::with_capacity(usize::try_from(file.size).unwrap_or(0).saturating_add(1));
-        f.into_std()
-            .take(file.size + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|_| unreadable())?;
-        if bytes.len() as u64 != file.size || digest::sha256(&bytes) != file.digest {
-            return Err(changed());
-        }
-        return Ok(bytes);
+        done.push_str(name);
+        let parent = dirs.last().map_or(&self.root.dir, |(_, d)| d);
+        read_checked(parent, name, &done, file)
     }
-    Err(changed())
+}
+
+/// Opens `name` in `parent` (no-follow) and reads it, checked against `file`'s captured size
+/// and digest; `done` is its bundle-relative path for refusals.
+fn read_checked(
+    parent: &Dir,
+    name: &str,
+    done: &str,
+    file: &CapturedFile,
+) -> Result<Vec<u8>, ToolError> {
+    let mut opts = OpenOptions::new();
+    opts.read(true).follow(FollowSymlinks::No).nonblock(true);
+    let f = parent
+        .open_with(name, &opts)
+        .map_err(|_| after_failed_open(parent, name, done))?;
+    let meta = f.metadata().map_err(|_| unreadable())?;
+    if !meta.is_file() {
+        return Err(refuse_type(&meta, done));
+    }
+    if meta.len() != file.size {
+        return Err(changed());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(file.size).unwrap_or(0).saturating_add(1));
+    f.into_std()
+        .take(file.size + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|_| unreadable())?;
+    if bytes.len() as u64 != file.size || digest::sha256(&bytes) != file.digest {
+        return Err(changed());
+    }
+    Ok(bytes)
 }
 
 fn unreadable() -> ToolError {
@@ -882,6 +939,49 @@ mod tests {
 
     fn cap(p: &Path) -> Result<Capture, ToolError> {
         capture(&open(p), &Cancel::new())
+    }
+
+    /// One pass of a [`Rereader`] reads every file of the capture (sharing directories)
+    /// and still refuses a symlinked directory on a new path, a file swapped for a symlink
+    /// in a directory it holds open, and changed bytes.
+    #[test]
+    fn rereader_pass_reads_in_order_and_refuses_symlinks_and_changes() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let b = t.path();
+        for d in ["a/s", "b", "c"] {
+            fs::create_dir_all(b.join(d)).expect("mkdir");
+        }
+        for f in [
+            "a/1.md", "a/2.md", "a/s/3.md", "a/4.md", "b/5.md", "c/6.md", "top.md",
+        ] {
+            fs::write(b.join(f), f.as_bytes()).expect("write");
+        }
+        let root = open(b);
+        let c = capture(&root, &Cancel::new()).expect("capture");
+        let r = Rereader::new(&root);
+        for f in &c.files {
+            assert_eq!(r.read(f).expect("read"), f.path.as_bytes(), "{}", f.path);
+        }
+        let file = |p: &str| c.files.iter().find(|f| f.path == p).expect("file").clone();
+        // The pass holds `a/` open: a file there swapped for a symlink is refused.
+        let r = Rereader::new(&root);
+        r.read(&file("a/1.md")).expect("a/1.md");
+        fs::remove_file(b.join("a/2.md")).expect("rm");
+        std::os::unix::fs::symlink("1.md", b.join("a/2.md")).expect("symlink");
+        let e = r.read(&file("a/2.md")).expect_err("symlinked file");
+        assert_eq!(e.code, "invalid_request", "{e:?}");
+        // A directory replaced by a symlink before the pass reaches it is refused.
+        fs::rename(b.join("b"), b.join("b-moved")).expect("mv");
+        std::os::unix::fs::symlink("c", b.join("b")).expect("symlink");
+        let e = r.read(&file("b/5.md")).expect_err("symlinked directory");
+        assert_eq!(e.code, "invalid_request", "{e:?}");
+        // Changed bytes of the same size in a held directory.
+        r.read(&file("c/6.md")).expect("c/6.md");
+        fs::write(b.join("c/6.md"), b"c/6.mX").expect("write");
+        let e = r.read(&file("c/6.md")).expect_err("changed");
+        assert_eq!(e.message, "bundle changed while it was captured");
+        // A root file after deeper paths.
+        assert_eq!(r.read(&file("top.md")).expect("top"), b"top.md");
     }
 
     #[test]

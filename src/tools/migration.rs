@@ -202,9 +202,11 @@ fn own_journal_pending(req: &MigrationRequest, root: &Root) -> bool {
     root::journal_pending(root, &crate::digest::txn_id(&request_digest, &key))
 }
 
-/// Reads spilled documents of `root` again ([`crate::store::capture::reread`]).
+/// Reads spilled documents of `root` again, for one pass in path order
+/// ([`crate::store::capture::Rereader`]).
 fn reader(root: &Root) -> impl Fn(&CapturedFile) -> Result<Vec<u8>, ToolError> + '_ {
-    move |f| capture::reread(root, f)
+    let r = capture::Rereader::new(root);
+    move |f| r.read(f)
 }
 
 /// The payloads of a verified migration plan, produced again under the store lock from the
@@ -243,8 +245,11 @@ impl Payloads for Producer<'_> {
             .filter_map(|c| c.asset.as_ref())
             .map(|a| (a.path.as_str(), a))
             .collect();
+        let rereader = capture::Rereader::new(self.root);
         let read = |f: &CapturedFile| -> Result<Vec<u8>, StoreError> {
-            capture::reread(self.root, f).map_err(|_| StoreError::Conflict { retryable: true })
+            rereader
+                .read(f)
+                .map_err(|_| StoreError::Conflict { retryable: true })
         };
         let mut root_file: Option<&CapturedFile> = None;
         for f in &locked.files {
