@@ -434,6 +434,55 @@ fn durability_seam_fsyncs_each_published_directory_once_and_all_before_the_root_
 }
 
 #[test]
+fn recovery_fsyncs_the_directory_of_writes_an_earlier_attempt_published() {
+    // The attempt stops after renaming glossary/a.md (glossary/ still waits for its fsync);
+    // glossary/b.md is found at its result too (as if renamed just before a crash), so
+    // recovery renames nothing into glossary/ and must still make it durable.
+    let b = Bundle::new();
+    let req = request(
+        &b,
+        "recover-sync",
+        &[
+            ("glossary/a.md", TERMS_NEW),
+            ("glossary/b.md", ORDERS_NEW),
+            ("index.md", INDEX_NEW),
+        ],
+    );
+    let pre = b.visible();
+    assert!(matches!(
+        run(&b, &req, &crash_at(Point::AfterPublish(0))),
+        Err(StoreError::SimulatedCrash)
+    ));
+    b.write("glossary/b.md", ORDERS_NEW);
+    let fs = RecordingFs::new();
+    let hit = lookup_with(
+        &b.root(),
+        &req.idempotency_key,
+        &req.request_digest,
+        &Cancel::new(),
+        &fast().with_fs(fs.clone()),
+    )
+    .expect("recovery");
+    assert!(hit.is_some(), "receipt");
+    assert_eq!(b.visible(), post_state(&pre, &req));
+    // (The payloads were made durable by the attempt, so this log alone is not checked with
+    // `check_sync_discipline`.)
+    let log = fs.log();
+    let sync = log
+        .iter()
+        .position(|o| *o == Op::SyncDir("glossary".into()))
+        .expect("glossary/ fsynced by recovery");
+    let index = log
+        .iter()
+        .position(|o| matches!(o, Op::Rename(_, to) if to == "index.md"))
+        .expect("index published by recovery");
+    assert!(sync < index, "{log:#?}");
+    assert!(!log
+        .iter()
+        .any(|o| matches!(o, Op::Rename(_, to) if to.starts_with("glossary/"))));
+}
+
+#[test]
 fn power_loss_view_journal_rename_is_durable_only_after_the_c10_fsync() {
     for (p, durable) in [
         (Point::AfterJournalRename, false),
