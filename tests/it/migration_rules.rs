@@ -687,3 +687,74 @@ fn mig_05_ga4_migrates_with_hand_written_legacy_entry_mappings() {
         v.stdout
     );
 }
+
+/// spec/migration.md §8 step 5.2 (mixed-state tolerance): a document already migrated with the
+/// same mapping (say by an earlier, partial run) is done, not blocked, while the bundle as a
+/// whole still transitions; a document whose migrated form does not match its mapping still
+/// blocks.
+#[test]
+fn mig_mixed_state_an_already_migrated_document_is_done_not_blocked() {
+    let legacy = "---\ntype: Table\ntimestamp: 2026-01-01T00:00:00Z\n---\n\nA [1].\n\n# Citations\n\n[1] [Spec](https://x.test/s)\n";
+    let migrated = "---\ntype: Table\ngenerated:\n  by: agent/1.0\n  at: 2026-01-01T00:00:00Z\nsources:\n  -\n    id: spec\n    title: Spec\n    resource: https://x.test/s\n---\n\nClaim [^spec].\n\n[^spec]: [Spec](https://x.test/s)\n";
+    let (_d, root) = bundle(&[
+        ("index.md", "# B\n"),
+        ("t/a.md", legacy),
+        ("t/b.md", migrated),
+    ]);
+    let entry = json!([{"legacy_number": 1, "source_id": "spec"}]);
+    let a = args(
+        &root,
+        json!({"generated_by": "agent/1.0", "citation_mappings": [
+            {"path": "t/a.md", "entries": entry}, {"path": "t/b.md", "entries": entry}]}),
+    );
+    let p = preview(&a);
+    assert_eq!(p["status"], "applicable", "{p}");
+    assert_eq!(
+        p["affected_paths"],
+        json!(["index.md", "t/a.md"]),
+        "the migrated document is not written: {p}"
+    );
+    let r = apply(&apply_args(&a, &p));
+    assert_eq!(r["status"], "applied", "{r}");
+    assert_eq!(read(&root, "t/b.md"), migrated);
+    let n = preview(&a);
+    assert_eq!(n["status"], "noop", "{n}");
+    assert_eq!(n["source"]["transition"], "target-noop");
+    // A migrated document that does not match its mapping still blocks the transition.
+    let other = migrated.replace("https://x.test/s)", "https://x.test/other)");
+    let (_d2, root2) = bundle(&[
+        ("index.md", "# B\n"),
+        ("t/a.md", legacy),
+        ("t/b.md", &other),
+    ]);
+    let a2 = args(
+        &root2,
+        json!({"generated_by": "agent/1.0", "citation_mappings": [
+            {"path": "t/a.md", "entries": entry}, {"path": "t/b.md", "entries": entry}]}),
+    );
+    let p2 = preview(&a2);
+    assert_eq!(p2["status"], "blocked", "{p2}");
+    assert!(
+        p2["blockers"]
+            .as_array()
+            .expect("blockers")
+            .iter()
+            .any(|b| b["path"] == "t/b.md"),
+        "{p2}"
+    );
+    // A legacy document without a mapping still blocks (its replay fails too).
+    let a3 = args(
+        &root2,
+        json!({"generated_by": "agent/1.0", "citation_mappings": []}),
+    );
+    let p3 = preview(&a3);
+    assert_eq!(p3["status"], "blocked", "{p3}");
+    assert!(
+        p3["blockers"]
+            .as_array()
+            .expect("blockers")
+            .iter()
+            .any(|b| b["path"] == "t/a.md" && b["code"] == "missing_explicit_citation_mapping"),
+        "{p3}"
+    );
+}
