@@ -37,6 +37,7 @@ use crate::okf::validate::{self, ValidationOptions};
 use crate::okf::version::Target;
 use crate::plan::diff::Diff;
 use crate::plan::stage;
+use crate::plan::stream::BatchStage;
 use citations::{Blocker, CitationMapping, DocKind};
 use request::{MigrationRequest, Proof};
 use source::SourceResolution;
@@ -402,186 +403,61 @@ type StagedResult = (
     Diff,
 );
 
-/// Written documents validated together by one [`validate::validate_staged`] call.
-const BATCH_FILES: usize = 64;
-/// Bytes of written documents held at most before a batch is validated.
-const BATCH_BYTES: usize = 1024 * 1024;
-
-/// The transition's written documents while they stream by: batch validation, the diff
-/// under its budget, and the digests that stay.
+/// The migration's staged writes: the shared batched validation
+/// ([`crate::plan::stream::BatchStage`]) plus the diff sections of the preview.
 struct Staged<'b, 'c> {
-    bundle: &'b Bundle<'c>,
-    base_report: validate::Report,
-    /// `base_report` without its findings: what each batch is validated against. The staged
-    /// report of a batch is the base's findings of every other file plus the batch's own
-    /// (`validate::validate_staged`); only the batch's are kept, so copying and sorting the
-    /// base's findings for every batch would be wasted. [`Staged::finish`] rebuilds the last
-    /// batch's full report from `base_report`.
-    batch_base: validate::Report,
-    opts: ValidationOptions,
-    batch: Vec<(String, Vec<u8>)>,
-    batch_bytes: usize,
-    /// Findings of the written documents, from the staged validation of their batch.
-    findings: Vec<crate::okf::finding::Finding>,
-    written: BTreeSet<String>,
-    digests: Vec<(String, u64, [u8; 32])>,
+    stage: BatchStage<'b, 'c>,
     /// Diff sections in path order while their total stays within the cap (plus one), with
     /// the total of every section seen.
     sections: Vec<(String, String)>,
     sections_bytes: usize,
     diff_complete: bool,
-    /// The last batch's report against `batch_base`, and the paths of that batch.
-    last_report: Option<(validate::Report, BTreeSet<String>)>,
 }
 
 impl<'b, 'c> Staged<'b, 'c> {
     fn new(bundle: &'b Bundle<'c>) -> Self {
-        let opts = validation_options();
-        let base_report = validate::validate_bundle(bundle, &opts);
-        let batch_base = validate::Report {
-            declaration: base_report.declaration.clone(),
-            version: base_report.version.clone(),
-            scanned_files: base_report.scanned_files,
-            findings: Vec::new(),
-        };
         Staged {
-            bundle,
-            base_report,
-            batch_base,
-            opts,
-            batch: Vec::new(),
-            batch_bytes: 0,
-            findings: Vec::new(),
-            written: BTreeSet::new(),
-            digests: Vec::new(),
+            stage: BatchStage::new(bundle, validation_options()),
             sections: Vec::new(),
             sections_bytes: 0,
             diff_complete: true,
-            last_report: None,
+        }
+    }
+
+    fn section(&mut self, path: &str, old: Option<&str>, new: &str) {
+        if self.diff_complete {
+            let section =
+                crate::plan::diff::file_section(&crate::plan::diff::FileChange { path, old, new });
+            self.sections_bytes += section.len();
+            self.sections.push((path.to_owned(), section));
+            if self.sections_bytes > 2 * crate::plan::diff::DIFF_CAP {
+                self.diff_complete = false;
+            }
         }
     }
 
     /// A created asset (§6.1 rule 1): digest and diff; it is not a document, so it is not
     /// validated.
     fn push_asset(&mut self, path: &str, content: &str) {
-        self.digests.push((
-            path.to_owned(),
-            content.len() as u64,
-            crate::digest::sha256(content.as_bytes()),
-        ));
-        self.written.insert(path.to_owned());
-        if self.diff_complete {
-            let section = crate::plan::diff::file_section(&crate::plan::diff::FileChange {
-                path,
-                old: None,
-                new: content,
-            });
-            self.sections_bytes += section.len();
-            self.sections.push((path.to_owned(), section));
-            if self.sections_bytes > 2 * crate::plan::diff::DIFF_CAP {
-                self.diff_complete = false;
-            }
-        }
+        self.stage.push_unvalidated(path, content.as_bytes());
+        self.section(path, None, content);
     }
 
     fn push(&mut self, path: &str, old: &[u8], new: String) -> Result<(), ToolError> {
-        let bytes = new.into_bytes();
-        self.digests.push((
-            path.to_owned(),
-            bytes.len() as u64,
-            crate::digest::sha256(&bytes),
-        ));
-        self.written.insert(path.to_owned());
-        if self.diff_complete {
-            let section = crate::plan::diff::file_section(&crate::plan::diff::FileChange {
-                path,
-                old: std::str::from_utf8(old).ok(),
-                new: std::str::from_utf8(&bytes).unwrap_or_default(),
-            });
-            self.sections_bytes += section.len();
-            self.sections.push((path.to_owned(), section));
-            if self.sections_bytes > 2 * crate::plan::diff::DIFF_CAP {
-                self.diff_complete = false;
-            }
-        }
-        self.batch_bytes += bytes.len();
-        self.batch.push((path.to_owned(), bytes));
-        if self.batch.len() >= BATCH_FILES || self.batch_bytes >= BATCH_BYTES {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self) -> Result<(), ToolError> {
-        if self.batch.is_empty() {
-            return Ok(());
-        }
-        let report =
-            validate::validate_staged(self.bundle, &self.batch_base, &self.batch, &self.opts)
-                .map_err(|f| f.to_tool_error())?;
-        let in_batch: BTreeSet<String> = self.batch.drain(..).map(|(p, _)| p).collect();
-        self.findings.extend(
-            report
-                .findings
-                .iter()
-                .filter(|f| in_batch.contains(&f.file))
-                .cloned(),
-        );
-        self.batch_bytes = 0;
-        self.last_report = Some((report, in_batch));
-        Ok(())
-    }
-
-    /// The report `validate_staged` returns for the last batch against the full base report:
-    /// the base's findings of the files outside the batch and the batch's report, deduplicated
-    /// and in report order (by file bytes, code, message; `validate::validate_staged` with the
-    /// migration's options never falls back to a full validation: the target version is
-    /// explicit, so the effective version cannot change).
-    fn full_last(&self, last: validate::Report, in_batch: &BTreeSet<String>) -> validate::Report {
-        let set: BTreeSet<crate::okf::finding::Finding> = self
-            .base_report
-            .findings
-            .iter()
-            .filter(|f| !in_batch.contains(&f.file))
-            .cloned()
-            .chain(last.findings)
-            .collect();
-        let mut findings: Vec<crate::okf::finding::Finding> = set.into_iter().collect();
-        sort_findings(&mut findings);
-        validate::Report { findings, ..last }
+        self.section(path, std::str::from_utf8(old).ok(), &new);
+        self.stage.push(path, new.into_bytes())
     }
 
     /// The base and staged reports of the whole candidate bundle, the writes and the diff.
     fn finish(mut self) -> Result<StagedResult, ToolError> {
-        self.flush()?;
-        let mut staged = match self.last_report.take() {
-            Some((last, in_batch)) => self.full_last(last, &in_batch),
-            None => self.base_report.clone(),
-        };
-        let written = &self.written;
-        staged.findings.retain(|f| !written.contains(&f.file));
-        staged.findings.extend(self.findings);
-        sort_findings(&mut staged.findings);
+        let (base, staged, digests) = self.stage.finish()?;
         self.sections
             .sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         let texts: Vec<String> = self.sections.into_iter().map(|(_, t)| t).collect();
         let mut diff = crate::plan::diff::assemble(&texts);
         diff.truncated |= !self.diff_complete;
-        self.digests
-            .sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        Ok((self.base_report, staged, self.digests, diff))
+        Ok((base, staged, digests, diff))
     }
-}
-
-/// Report order of findings: by (file bytes, code, message), stable.
-fn sort_findings(findings: &mut [crate::okf::finding::Finding]) {
-    findings.sort_by(|a, b| {
-        a.file
-            .as_bytes()
-            .cmp(b.file.as_bytes())
-            .then(a.code.cmp(b.code))
-            .then(a.message.cmp(b.message))
-    });
 }
 
 /// The transition (§8 step 5) into `out`.
@@ -805,7 +681,7 @@ mod staged_tests {
     /// `validate_staged` returns for all of them at once against the full base report.
     #[test]
     fn batches_against_a_findingless_base_give_the_staged_report_of_all_writes() {
-        let n = 3 * BATCH_FILES + 5;
+        let n = 3 * crate::plan::stream::BATCH_FILES + 5;
         let mut files: Vec<(String, Vec<u8>)> = (0..n)
             .map(|i| (format!("c/d{i:04}.md"), concept(i, false)))
             .collect();
