@@ -53,7 +53,7 @@ pub(crate) fn open<'r>(
         dir: &root.dir,
         rel: "",
     };
-    let okf = match private_dir(root_at, ".okf", fs, create)? {
+    let (okf, mut fresh) = match private_dir(root_at, ".okf", fs, create)? {
         Some(d) => d,
         None => return Ok(None),
     };
@@ -68,10 +68,16 @@ pub(crate) fn open<'r>(
     let mut subs = Vec::with_capacity(4);
     for name in SUBDIRS {
         match private_dir(okf_at, name, fs, sub_create)? {
-            Some(d) => subs.push(d),
+            Some((d, created)) => {
+                fresh |= created;
+                subs.push(d);
+            }
             None if create == Create::Existing => return Ok(None),
             None => return Err(StoreError::Rejected("private state is incomplete")),
         }
+    }
+    if fresh {
+        write_gitignore(okf_at, fs)?;
     }
     let caps = subs.pop();
     let receipts = subs.pop();
@@ -155,16 +161,49 @@ impl Handle<'_> {
     }
 }
 
+/// Name of the file that keeps the store out of git (spec/surface.md §18.7 rule 5).
+pub(crate) const GITIGNORE: &str = ".gitignore";
+
+/// Its content: ignore everything under `.okf/`, the file itself included.
+pub(crate) const GITIGNORE_TEXT: &[u8] = b"*\n";
+
+/// Writes `.okf/.gitignore` (`*`) when the store's directories were created by this open
+/// (spec/surface.md §18.7 rule 5; an open that finishes a crashed creation writes it too),
+/// durably: the file is `fsync`ed, then `.okf/`. An existing entry of that name (another
+/// writer's, or the host's own) is kept as it is. The store never reads the file; the
+/// capture skips the root `.okf` entry, so the revision does not see it.
+///
+/// # Errors
+/// I/O (`create private state`).
+fn write_gitignore(okf: At<'_>, fs: &dyn Durable) -> Result<(), StoreError> {
+    let io = StoreError::io("create private state");
+    match fs.create_write(okf, GITIGNORE, GITIGNORE_TEXT) {
+        Ok(f) => {
+            fs.sync_file(okf, GITIGNORE, &f).map_err(io)?;
+            drop(f);
+            fs.sync_dir(okf)
+                .map_err(StoreError::io("create private state"))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(source) => Err(StoreError::Io {
+            step: "create private state",
+            source,
+        }),
+    }
+}
+
 /// §7 step 2 for one private directory: absent → create (0700) when `create` is
 /// [`Create::Yes`], else `None`; symlink →
-/// `invalid_request`; not a directory → `operation_rejected`.
+/// `invalid_request`; not a directory → `operation_rejected`. The flag is true when this
+/// call created the directory.
 fn private_dir(
     parent: At<'_>,
     name: &str,
     fs: &dyn Durable,
     create: Create,
-) -> Result<Option<Dir>, StoreError> {
+) -> Result<Option<(Dir, bool)>, StoreError> {
     let shown = parent.join(name);
+    let mut created = false;
     match parent.dir.symlink_metadata(name) {
         Ok(m) if m.file_type().is_symlink() => {
             return Err(StoreError::Refused(
@@ -183,6 +222,7 @@ fn private_dir(
         }
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            created = true;
             if create != Create::Yes {
                 return Ok(None);
             }
@@ -212,7 +252,7 @@ fn private_dir(
     parent
         .dir
         .open_dir_nofollow(name)
-        .map(Some)
+        .map(|d| Some((d, created)))
         .map_err(StoreError::io("open private state"))
 }
 

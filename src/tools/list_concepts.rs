@@ -4,7 +4,7 @@
 //! projection of every concept. A document that cannot be parsed never fails the tool: its
 //! entry carries `parse_error`.
 
-use crate::envelope::{codes, Diagnostic, ToolError};
+use crate::envelope::{Diagnostic, ToolError};
 use crate::okf::bundle::parse_bundle;
 use crate::okf::project;
 use crate::okf::temporal::DATE_PROFILE;
@@ -14,7 +14,8 @@ use crate::tools::def::checked_in;
 use crate::tools::describe::{input_errors, retryable_note};
 use crate::tools::schema_parts::{
     as_of_prop, boolean, card_props, closed, count, input_root, nullable_string, output_root,
-    profile_branches, r, temporal_profile_prop, SchemaRoot, EXAMPLE_BUNDLE_PATH,
+    profile_branches, r, string_1_max, temporal_profile_prop, trust_enum, with, SchemaRoot,
+    EXAMPLE_BUNDLE_PATH,
 };
 use crate::tools::Ctx;
 use crate::tools::Success;
@@ -34,15 +35,36 @@ pub const TOOL: ToolSpec = ToolSpec {
     run,
 };
 
-/// Most concepts one listing may return (spec/surface.md §11).
+/// Most concepts one page may return (spec/surface.md §11, §18.5 rule 1: the cap applies to
+/// one page; `limit` is at most [`MAX_LIMIT`]).
 pub const MAX_CONCEPTS: usize = 10_000;
+
+/// Largest `limit` (spec/surface.md §18.5 rule 1).
+pub const MAX_LIMIT: u64 = 1_000;
+
+/// `limit` when absent (spec/surface.md §18.5 rule 1).
+pub const DEFAULT_LIMIT: u64 = 200;
+
+/// Longest `cursor` the schema accepts, in characters: the prefix, 64 revision digits, a dot
+/// and the hex of a concept id of at most 4096 bytes.
+pub const MAX_CURSOR: u64 = 8_300;
+
+/// Prefix of every cursor this version issues (the cursor format's version).
+const CURSOR_PREFIX: &str = "lc1.";
+
+/// Message of a cursor issued for another revision (spec/surface.md §18.5 rule 1).
+pub const STALE_CURSOR: &str = "the bundle changed since this cursor; list again without cursor";
+
+/// Message of a string that is not a cursor of this tool.
+pub const BAD_CURSOR: &str =
+    "cursor is not a next_cursor of list_concepts; list again without cursor";
 
 /// The tool description (spec/surface.md §17.5).
 const DESCRIPTION: &str = concat!(
-    "Use first to discover what an OKF bundle contains: lists every concept (a non-reserved .md file with a canonical id) with its card: id, path, type, title, description, tags, status, trust tier, staleness, generated_at, source count, computation summary and legacy fallbacks, plus the bundle's version resolution. Read-only; never writes, never opens .okf/. ",
+    "Use first to discover what an OKF bundle contains: lists the concepts (non-reserved .md files with a canonical id), sorted by id, one page at a time, each with its card: id, path, type, title, description, tags, status, trust tier, staleness, generated_at, source count, computation summary and legacy fallbacks, plus the bundle's version resolution, total (concepts matching the filters) and next_cursor. Read-only; never writes, never opens .okf/. ",
     "Use read_concept instead for one concept's bytes and full projection, validate_bundle for conformance findings. ",
-    "Inputs: bundle_path (absolute path of the bundle root), optional temporal_profile (\"date-3fcbb9f\" default or \"instant-0b87c52\") and as_of (YYYY-MM-DD under the date profile, an offset datetime under the instant profile; without it staleness is null, the wall clock is never used). ",
-    "Limits: at most 10,000 concepts (more gives resource_limit; use a smaller bundle). ",
+    "Inputs: bundle_path (absolute path of the bundle root), optional temporal_profile (\"date-3fcbb9f\" default or \"instant-0b87c52\") and as_of (YYYY-MM-DD under the date profile, an offset datetime under the instant profile; without it staleness is null, the wall clock is never used); paging: limit (1..1000, default 200) and cursor (the next_cursor of the previous page, with the same other arguments); filters, exact matches combined with AND: stale (true or false; needs as_of), status, type, tag (one of the concept's tags), trust. ",
+    "Limits: a page holds at most limit concepts; when next_cursor is not null, call again with cursor set to it. A cursor is bound to the bundle's revision: after any change to the bundle it gives invalid_request (the bundle changed since this cursor); list again without cursor. ",
     "A concept whose document cannot be parsed never makes this tool fail: its entry has parse_error set (invalid_encoding, unterminated_frontmatter or invalid_frontmatter) and every other member null, empty or false; repair it with write_concept. ",
     "Errors:",
     input_errors!(),
@@ -50,33 +72,177 @@ const DESCRIPTION: &str = concat!(
     " Next step after success: read_concept on the concepts of interest, or preview_concept_patch to change metadata."
 );
 
+/// The filters of spec/surface.md §18.5 rule 1: exact matches, combined with AND.
+#[derive(Debug, Default)]
+struct Filters {
+    stale: Option<bool>,
+    status: Option<String>,
+    kind: Option<String>,
+    tag: Option<String>,
+    trust: Option<String>,
+}
+
+impl Filters {
+    fn from_args(args: &Value) -> Self {
+        let s = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
+        Self {
+            stale: args.get("stale").and_then(Value::as_bool),
+            status: s("status"),
+            kind: s("type"),
+            tag: s("tag"),
+            trust: s("trust"),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.stale.is_none()
+            && self.status.is_none()
+            && self.kind.is_none()
+            && self.tag.is_none()
+            && self.trust.is_none()
+    }
+
+    /// Whether a list entry matches every filter given (a null member matches nothing).
+    fn matches(&self, e: &Value) -> bool {
+        let eq = |k: &str, want: &Option<String>| {
+            want.as_deref()
+                .is_none_or(|w| e.get(k).and_then(Value::as_str) == Some(w))
+        };
+        self.stale
+            .is_none_or(|w| e.get("stale").and_then(Value::as_bool) == Some(w))
+            && eq("status", &self.status)
+            && eq("type", &self.kind)
+            && eq("trust", &self.trust)
+            && self.tag.as_deref().is_none_or(|w| {
+                e.get("tags")
+                    .and_then(Value::as_array)
+                    .is_some_and(|t| t.iter().any(|x| x.as_str() == Some(w)))
+            })
+    }
+}
+
+/// The cursor naming the page after `last_id` of the listing of `revision`
+/// (`sha256:<64 hex>`): `lc1.<64 hex>.<hex of the id's bytes>`. Opaque to callers.
+#[must_use]
+pub fn encode_cursor(revision: &str, last_id: &str) -> String {
+    let digits = revision.strip_prefix("sha256:").unwrap_or(revision);
+    format!(
+        "{CURSOR_PREFIX}{digits}.{}",
+        crate::digest::hex(last_id.as_bytes())
+    )
+}
+
+/// Decodes a cursor of [`encode_cursor`] into (revision, last id). Pure.
+///
+/// # Errors
+/// `invalid_request` [`BAD_CURSOR`] (the value is never echoed), recovery step on `cursor`.
+pub fn decode_cursor(cursor: &str) -> Result<(String, String), ToolError> {
+    let bad = || {
+        ToolError::invalid_request(BAD_CURSOR).with_diagnostic(Diagnostic::recovery(
+            "cursor",
+            "Leave cursor out to list from the first page, then pass each next_cursor unchanged.",
+        ))
+    };
+    let rest = cursor.strip_prefix(CURSOR_PREFIX).ok_or_else(bad)?;
+    let (digits, id_hex) = rest.split_once('.').ok_or_else(bad)?;
+    let lower_hex = |s: &str| s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if digits.len() != 64 || !lower_hex(digits) || !lower_hex(id_hex) || id_hex.len() % 2 != 0 {
+        return Err(bad());
+    }
+    let bytes: Vec<u8> = (0..id_hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&id_hex[i..i + 2], 16))
+        .collect::<Result<_, _>>()
+        .map_err(|_| bad())?;
+    let id = String::from_utf8(bytes).map_err(|_| bad())?;
+    Ok((format!("sha256:{digits}"), id))
+}
+
 /// Runs the tool on schema-valid arguments.
 ///
 /// # Errors
-/// `invalid_request` (temporal profile, `as_of`, `bundle_path`, symlinks), capture and YAML
-/// limits (`resource_limit`, `invalid_yaml_graph`), `operation_cancelled`.
+/// `invalid_request` (temporal profile, `as_of`, `stale` without `as_of`, a malformed or
+/// stale `cursor`, `bundle_path`, symlinks), capture and YAML limits (`resource_limit`,
+/// `invalid_yaml_graph`), `operation_cancelled`.
 pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let profile = profile_arg(&args)?;
     let as_of = as_of_arg(&args, profile)?;
+    let limit = args
+        .get("limit")
+        .and_then(Value::as_u64)
+        .unwrap_or(DEFAULT_LIMIT)
+        .clamp(1, MAX_LIMIT);
+    let limit = usize::try_from(limit).unwrap_or(MAX_CONCEPTS);
+    let filters = Filters::from_args(&args);
+    if filters.stale.is_some() && as_of.is_none() {
+        return Err(
+            ToolError::invalid_request("the stale filter needs as_of").with_diagnostic(
+                Diagnostic::recovery(
+                    "as_of",
+                    "Give as_of (the reference time of staleness), or leave stale out.",
+                ),
+            ),
+        );
+    }
+    let after = match args.get("cursor").and_then(Value::as_str) {
+        Some(c) => Some(decode_cursor(c)?),
+        None => None,
+    };
     let bundle_path = str_arg(&args, "bundle_path").to_owned();
     let capture = capture_bundle(&bundle_path, ctx)?;
+    if let Some((rev, _)) = &after {
+        if *rev != capture.revision {
+            return Err(
+                ToolError::invalid_request(STALE_CURSOR).with_diagnostic(Diagnostic::recovery(
+                    "cursor",
+                    "Call list_concepts again without cursor; the listing starts over on the current bundle.",
+                )),
+            );
+        }
+    }
     let bundle = parse_bundle(&capture).map_err(|f| f.to_tool_error())?;
     let decl = version::declaration(&bundle);
     let ver = version::resolve(&decl, None);
-    let mut concepts: Vec<(&str, Value)> = Vec::new();
-    for (id, doc) in bundle.concepts() {
-        if concepts.len() >= MAX_CONCEPTS {
-            return Err(ToolError::new(
-                codes::RESOURCE_LIMIT,
-                "the bundle holds more than 10,000 concepts",
-            )
-            .with_diagnostic(Diagnostic::recovery("bundle_path", "Use a smaller bundle.")));
+    let mut docs: Vec<_> = bundle.concepts().collect();
+    docs.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    let after_id = after.as_ref().map(|(_, id)| id.as_str());
+    let past = |id: &str| after_id.is_none_or(|a| id.as_bytes() > a.as_bytes());
+    let mut total = 0usize;
+    let mut page: Vec<(&str, Value)> = Vec::new();
+    let mut more = false;
+    if filters.is_empty() {
+        // Only the page is projected.
+        total = docs.len();
+        for (id, doc) in docs.iter().filter(|(id, _)| past(id)) {
+            if page.len() == limit {
+                more = true;
+                break;
+            }
+            ctx.cancel.check()?;
+            page.push((id, project::list_entry(id, doc, profile, as_of.as_deref())));
         }
-        ctx.cancel.check()?;
-        concepts.push((id, project::list_entry(id, doc, profile, as_of.as_deref())));
+    } else {
+        for (id, doc) in &docs {
+            ctx.cancel.check()?;
+            let entry = project::list_entry(id, doc, profile, as_of.as_deref());
+            if !filters.matches(&entry) {
+                continue;
+            }
+            total += 1;
+            if past(id) {
+                if page.len() < limit {
+                    page.push((id, entry));
+                } else {
+                    more = true;
+                }
+            }
+        }
     }
-    concepts.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-    let legacy: Vec<Value> = concepts
+    let next_cursor = match page.last() {
+        Some((id, _)) if more => Some(encode_cursor(&capture.revision, id)),
+        _ => None,
+    };
+    let legacy: Vec<Value> = page
         .iter()
         .map(|(_, c)| json!({"id": c["id"], "type": c["type"], "title": c["title"], "path": c["path"]}))
         .collect();
@@ -87,12 +253,17 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     m.insert("as_of".into(), json!(as_of));
     m.insert(
         "concepts".into(),
-        Value::Array(concepts.into_iter().map(|(_, v)| v).collect()),
+        Value::Array(page.into_iter().map(|(_, v)| v).collect()),
     );
-    Ok(Success::with_text(
-        Value::Object(m),
-        json!({ "concepts": legacy }).to_string(),
-    ))
+    m.insert("total".into(), json!(total));
+    m.insert("next_cursor".into(), json!(next_cursor));
+    // The reference text shape; a page with a successor also names its cursor, so that a
+    // text-only host can page too.
+    let text = match &next_cursor {
+        Some(c) => json!({ "concepts": legacy, "next_cursor": c }),
+        None => json!({ "concepts": legacy }),
+    };
+    Ok(Success::with_text(Value::Object(m), text.to_string()))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -109,12 +280,52 @@ fn input_schema() -> SchemaRoot {
             ("bundle_path", r("bundle_path")),
             ("temporal_profile", temporal_profile_prop()),
             ("as_of", as_of_prop()),
+            (
+                "limit",
+                json!({"description": "Most concepts in this page (default 200).", "type": "integer", "minimum": 1, "maximum": MAX_LIMIT}),
+            ),
+            (
+                "cursor",
+                json!({"description": "The next_cursor of the previous page, unchanged; leave out for the first page. Bound to the bundle's revision.", "type": "string", "minLength": 1, "maxLength": MAX_CURSOR}),
+            ),
+            (
+                "stale",
+                json!({"description": "Only concepts whose stale is exactly this value (needs as_of).", "type": "boolean"}),
+            ),
+            (
+                "status",
+                json!({"description": "Only concepts with this status.", "type": "string", "enum": ["draft", "stable", "deprecated"]}),
+            ),
+            (
+                "type",
+                with(
+                    string_1_max(4096),
+                    "description",
+                    json!("Only concepts whose type is exactly this string."),
+                ),
+            ),
+            (
+                "tag",
+                with(
+                    string_1_max(4096),
+                    "description",
+                    json!("Only concepts that have this tag."),
+                ),
+            ),
+            (
+                "trust",
+                with(
+                    trust_enum(),
+                    "description",
+                    json!("Only concepts with this trust tier."),
+                ),
+            ),
         ],
     );
     profile_branches(&mut m, true, false);
     m.insert(
         "examples".into(),
-        json!([{"bundle_path": EXAMPLE_BUNDLE_PATH, "temporal_profile": DATE_PROFILE, "as_of": "2026-01-02"}]),
+        json!([{"bundle_path": EXAMPLE_BUNDLE_PATH, "temporal_profile": DATE_PROFILE, "as_of": "2026-01-02", "limit": 50, "status": "stable"}]),
     );
     SchemaRoot::new(m)
 }
@@ -201,7 +412,23 @@ fn list_success() -> Value {
         ("as_of", nullable_string()),
         (
             "concepts",
-            json!({"type": "array", "maxItems": 10000, "items": entry}),
+            json!({"type": "array", "maxItems": MAX_LIMIT, "items": entry}),
+        ),
+        (
+            "total",
+            with(
+                count(),
+                "description",
+                json!("Concepts matching the filters, over all pages."),
+            ),
+        ),
+        (
+            "next_cursor",
+            with(
+                nullable_string(),
+                "description",
+                json!("Pass as cursor to get the next page; null on the last page."),
+            ),
         ),
     ])
 }

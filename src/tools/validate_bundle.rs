@@ -12,7 +12,7 @@ use crate::tools::def::checked_in;
 use crate::tools::describe::{input_errors, retryable_note};
 use crate::tools::schema_parts::{
     as_of_prop, boolean, closed, closed_with, count, input_root, output_root, profile_branches, r,
-    temporal_profile_prop, SchemaRoot, EXAMPLE_BUNDLE_PATH,
+    temporal_profile_prop, with, SchemaRoot, EXAMPLE_BUNDLE_PATH,
 };
 use crate::tools::Ctx;
 use crate::tools::Success;
@@ -32,15 +32,18 @@ pub const TOOL: ToolSpec = ToolSpec {
     run,
 };
 
-/// Most diagnostics one report may carry (spec/surface.md §11).
-pub const MAX_DIAGNOSTICS: usize = 10_000;
+/// Most diagnostics one report may carry (spec/surface.md §11): the largest `limit`.
+pub const MAX_DIAGNOSTICS: u64 = 10_000;
+
+/// `limit` when absent (spec/surface.md §18.5 rule 2).
+pub const DEFAULT_LIMIT: u64 = 1_000;
 
 /// The tool description (spec/surface.md §17.5).
 const DESCRIPTION: &str = concat!(
     "Use to check a bundle against OKF: runs the validator and returns scanned_files, conformance {conformant, errors}, guidance {warnings, info} and diagnostics with stable codes sorted by file, code and message. A non-conformant bundle is a successful result (isError false); only ERROR findings make it non-conformant. Read-only. ",
     "Use list_concepts or read_concept instead to inspect content. ",
-    "Inputs: bundle_path; optional strict, check_links, check_orphans (booleans, default false), target_version (auto, 0.1 or 0.2; auto never asserts a version), temporal_profile and as_of (as for list_concepts). ",
-    "Limits: at most 10,000 diagnostics; the bundle limits of every tool. ",
+    "Inputs: bundle_path; optional strict, check_links, check_orphans (booleans, default false), target_version (auto, 0.1 or 0.2; auto never asserts a version), temporal_profile and as_of (as for list_concepts), limit (1..10000, default 1000: most diagnostics returned). ",
+    "Limits: diagnostics holds the first limit findings in sort order; diagnostic_counts counts every finding by code, the conformance and guidance counts cover every finding, and diagnostics_truncated says whether findings were left out (raise limit, or fix the reported ones and validate again); the bundle limits of every tool. ",
     "Errors:",
     input_errors!(),
     retryable_note!(),
@@ -53,6 +56,12 @@ const DESCRIPTION: &str = concat!(
 /// `invalid_request` (arguments, `bundle_path`), capture and YAML limits, cancellation.
 pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let flag = |k: &str| args.get(k).and_then(Value::as_bool).unwrap_or(false);
+    let limit = args
+        .get("limit")
+        .and_then(Value::as_u64)
+        .unwrap_or(DEFAULT_LIMIT)
+        .clamp(1, MAX_DIAGNOSTICS);
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     let spec_version = match args.get("target_version").and_then(Value::as_str) {
         None | Some("auto") => None,
         Some("0.1") => Some(Target::V01),
@@ -74,20 +83,22 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let bundle = validate::parse_for_validation(&capture, &opts).map_err(|f| f.to_tool_error())?;
     ctx.cancel.check()?;
     let report = validate::validate_bundle(&bundle, &opts);
-    if report.findings.len() > MAX_DIAGNOSTICS {
-        return Err(ToolError::resource_limit(
-            "validation produced more than 10,000 diagnostics",
-        ));
-    }
     let (errors, warnings, info) = (
         report.count(Severity::Error),
         report.count(Severity::Warn),
         report.count(Severity::Info),
     );
     let conformant = errors == 0;
+    let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for f in &report.findings {
+        let d = f.to_diagnostic();
+        *counts.entry(d.code.to_string()).or_default() += 1;
+    }
+    let truncated = report.findings.len() > limit;
     let diagnostics: Vec<Value> = report
         .findings
         .iter()
+        .take(limit)
         .map(|f| f.to_diagnostic().to_wire())
         .collect();
     let legacy_diags: Vec<Value> = diagnostics
@@ -111,6 +122,11 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         json!({"warnings": warnings, "info": info}),
     );
     m.insert("diagnostics".into(), Value::Array(diagnostics));
+    m.insert(
+        "diagnostic_counts".into(),
+        Value::Object(counts.into_iter().map(|(k, v)| (k, json!(v))).collect()),
+    );
+    m.insert("diagnostics_truncated".into(), json!(truncated));
     let text = json!({
         "scanned_files": report.scanned_files,
         "conformant": conformant,
@@ -143,6 +159,10 @@ fn input_schema() -> SchemaRoot {
             ),
             ("temporal_profile", temporal_profile_prop()),
             ("as_of", as_of_prop()),
+            (
+                "limit",
+                json!({"description": "Most diagnostics returned (default 1000); diagnostic_counts always counts every finding.", "type": "integer", "minimum": 1, "maximum": MAX_DIAGNOSTICS}),
+            ),
         ],
     );
     profile_branches(&mut m, true, false);
@@ -172,6 +192,8 @@ fn validate_success() -> Value {
             "conformance",
             "guidance",
             "diagnostics",
+            "diagnostic_counts",
+            "diagnostics_truncated",
         ],
         vec![
             ("version", r("version")),
@@ -192,7 +214,19 @@ fn validate_success() -> Value {
             ),
             (
                 "diagnostics",
-                json!({"type": "array", "maxItems": 10000, "items": r("diagnostic")}),
+                json!({"type": "array", "maxItems": MAX_DIAGNOSTICS, "items": r("diagnostic")}),
+            ),
+            (
+                "diagnostic_counts",
+                json!({"description": "Number of findings per diagnostic code, over all findings (also those left out of diagnostics).", "type": "object", "additionalProperties": count()}),
+            ),
+            (
+                "diagnostics_truncated",
+                with(
+                    boolean(),
+                    "description",
+                    json!("True when findings were left out of diagnostics (more than limit)."),
+                ),
             ),
         ],
     )

@@ -17,6 +17,7 @@ mod demo;
 mod durability;
 mod framing;
 mod golden;
+mod host;
 mod hygiene;
 mod layers;
 mod lockfirst;

@@ -553,7 +553,9 @@ fn srv_05_text_content_relations() {
             "scanned_files",
             "conformance",
             "guidance",
-            "diagnostics"
+            "diagnostics",
+            "diagnostic_counts",
+            "diagnostics_truncated"
         ],
         "as_of omitted when absent"
     );

@@ -1420,7 +1420,7 @@ fn read_tool_success_schemas_follow_surface_12() {
         "computation": {"present": false, "runtime": null, "executor": null, "attester": null},
         "legacy_derived": {"generated": false, "citations": false}, "parse_error": "invalid_frontmatter"});
     let list = json!({"version": version, "version_declaration": decl, "temporal_profile": "date-3fcbb9f",
-        "as_of": null, "concepts": [entry, unparsed]});
+        "as_of": null, "concepts": [entry, unparsed], "total": 2, "next_cursor": null});
     assert!(out_ok("list_concepts", &list));
     let mut bad = list.clone();
     bad["concepts"][1]["type"] = json!("Table");
@@ -1473,7 +1473,8 @@ fn read_tool_success_schemas_follow_surface_12() {
 
     let report = json!({"version": version, "version_declaration": decl, "temporal_profile": "date-3fcbb9f",
         "scanned_files": 3, "conformance": {"conformant": true, "errors": 0},
-        "guidance": {"warnings": 1, "info": 0}, "diagnostics": [diag("WARN")]});
+        "guidance": {"warnings": 1, "info": 0}, "diagnostics": [diag("WARN")],
+        "diagnostic_counts": {"x_y": 1}, "diagnostics_truncated": false});
     assert!(out_ok("validate_bundle", &report));
     let mut with_as_of = report.clone();
     with_as_of["as_of"] = json!("2026-01-02");

@@ -1,0 +1,438 @@
+//! Agent and host experience (spec/surface.md §18.4, §18.5, §18.7; scenarios AUT-06, AUT-07,
+//! AUT-09, AUT-10): paging and filters of the read tools, the store's `.gitignore`, the CLI
+//! and logs, scoping. Every test drives the real binary on temp bundles.
+
+#![allow(clippy::disallowed_methods)] // tests build and mutate their own temp trees
+
+use crate::util::{call, copy_bundle, fixture, snapshot};
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// Writes a generated bundle of `n` concepts `c/NNNN` under `dir`: types, statuses, tags,
+/// `stale_after` dates and verification events vary with the index, so every filter of
+/// spec/surface.md §18.5 selects a proper, non-empty subset.
+pub fn generated_bundle(dir: &Path, n: usize) {
+    std::fs::create_dir_all(dir.join("c")).expect("mkdir");
+    std::fs::write(
+        dir.join("index.md"),
+        "---\nokf_version: \"0.2\"\n---\n# Index\n",
+    )
+    .expect("w");
+    for i in 0..n {
+        let kind = if i % 3 == 0 { "Table" } else { "Metric" };
+        let status = match i % 4 {
+            0 => "status: draft\n",
+            1 => "status: deprecated\n",
+            _ => "",
+        };
+        let verified = if i % 7 == 0 {
+            "verified: { by: human:ann, at: 2026-01-01T00:00:00Z }\n"
+        } else if i % 7 == 1 {
+            "verified: { by: process:nightly, at: 2026-01-01T00:00:00Z }\n"
+        } else {
+            ""
+        };
+        let text = format!(
+            "---\ntype: {kind}\ntitle: Concept {i}\ndescription: Generated concept number {i}.\n{status}tags: [t{}, common]\nstale_after: 2026-01-{:02}\n{verified}---\n# Concept {i}\n\nBody of concept {i}.\n",
+            i % 5,
+            i % 28 + 1
+        );
+        std::fs::write(dir.join(format!("c/{i:04}.md")), text).expect("write concept");
+    }
+}
+
+fn list(args: &Value) -> Value {
+    let out = call("list_concepts", args);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    out.structured().clone()
+}
+
+fn ids(page: &Value) -> Vec<String> {
+    page["concepts"]
+        .as_array()
+        .expect("concepts")
+        .iter()
+        .map(|c| c["id"].as_str().expect("id").to_owned())
+        .collect()
+}
+
+/// Every page of a listing with `args`, following `next_cursor`.
+fn all_pages(args: &Value) -> Vec<Value> {
+    let mut pages = vec![list(args)];
+    while let Some(c) = pages.last().and_then(|p| p["next_cursor"].as_str()) {
+        let mut a = args.clone();
+        a["cursor"] = json!(c);
+        pages.push(list(&a));
+        assert!(pages.len() < 100, "paging does not end");
+    }
+    pages
+}
+
+#[test]
+fn aut_07_list_concepts_pages_by_limit_and_cursor_in_id_order() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let b = tmp.path().join("bundle");
+    generated_bundle(&b, 450);
+    let bp = b.to_str().expect("utf-8");
+    // Default limit 200: 200 + 200 + 50, each page saying total 450.
+    let pages = all_pages(&json!({"bundle_path": bp}));
+    let sizes: Vec<usize> = pages.iter().map(|p| ids(p).len()).collect();
+    assert_eq!(sizes, [200, 200, 50]);
+    for p in &pages {
+        assert_eq!(p["total"], 450);
+    }
+    assert_eq!(pages[2]["next_cursor"], Value::Null);
+    let joined: Vec<String> = pages.iter().flat_map(ids).collect();
+    let expected: Vec<String> = (0..450).map(|i| format!("c/{i:04}")).collect();
+    assert_eq!(joined, expected, "pages partition the sorted listing");
+    // A text-only host can page too: the text of a page with a successor names the cursor.
+    let out = call("list_concepts", &json!({"bundle_path": bp}));
+    let text: Value = serde_json::from_str(out.text()).expect("text JSON");
+    assert_eq!(text["next_cursor"], pages[0]["next_cursor"]);
+    // limit 7 and the maximum 1,000.
+    let small = all_pages(&json!({"bundle_path": bp, "limit": 7}));
+    assert_eq!(small.len(), 65);
+    assert_eq!(small.iter().flat_map(ids).collect::<Vec<_>>(), expected);
+    let one = list(&json!({"bundle_path": bp, "limit": 1000}));
+    assert_eq!(ids(&one).len(), 450);
+    assert_eq!(one["next_cursor"], Value::Null);
+    // The pages equal the entries of one full listing.
+    assert_eq!(
+        pages
+            .iter()
+            .flat_map(|p| p["concepts"].as_array().expect("a").clone())
+            .collect::<Vec<_>>(),
+        one["concepts"].as_array().expect("a").clone()
+    );
+}
+
+/// A client-side filter over list entries.
+type Pred = Box<dyn Fn(&Value) -> bool>;
+
+#[test]
+fn aut_07_filters_are_exact_matches_and_total_counts_after_them() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let b = tmp.path().join("bundle");
+    generated_bundle(&b, 120);
+    let bp = b.to_str().expect("utf-8");
+    let base = json!({"bundle_path": bp, "as_of": "2026-01-15", "limit": 1000});
+    let full = list(&base);
+    let every = full["concepts"].as_array().expect("a").clone();
+    assert_eq!(every.len(), 120);
+    let cases: Vec<(&str, Value, Pred)> = vec![
+        (
+            "status",
+            json!("draft"),
+            Box::new(|c| c["status"] == "draft"),
+        ),
+        (
+            "status",
+            json!("stable"),
+            Box::new(|c| c["status"] == "stable"),
+        ),
+        ("type", json!("Table"), Box::new(|c| c["type"] == "Table")),
+        (
+            "tag",
+            json!("t3"),
+            Box::new(|c| {
+                c["tags"]
+                    .as_array()
+                    .is_some_and(|t| t.contains(&json!("t3")))
+            }),
+        ),
+        (
+            "trust",
+            json!("human-reviewed"),
+            Box::new(|c| c["trust"] == "human-reviewed"),
+        ),
+        (
+            "trust",
+            json!("machine-confirmed"),
+            Box::new(|c| c["trust"] == "machine-confirmed"),
+        ),
+        ("stale", json!(true), Box::new(|c| c["stale"] == true)),
+        ("stale", json!(false), Box::new(|c| c["stale"] == false)),
+    ];
+    for (key, value, pred) in &cases {
+        let want: Vec<Value> = every.iter().filter(|c| pred(c)).cloned().collect();
+        assert!(
+            !want.is_empty() && want.len() < every.len(),
+            "{key}={value} must select a proper subset"
+        );
+        let mut a = base.clone();
+        a[*key] = value.clone();
+        let got = list(&a);
+        assert_eq!(got["total"], want.len(), "{key}={value}");
+        assert_eq!(
+            got["concepts"].as_array().expect("a"),
+            &want,
+            "{key}={value}"
+        );
+        // Paging a filtered listing gives the same entries.
+        a["limit"] = json!(4);
+        let paged: Vec<Value> = all_pages(&a)
+            .iter()
+            .flat_map(|p| {
+                assert_eq!(p["total"], want.len());
+                p["concepts"].as_array().expect("a").clone()
+            })
+            .collect();
+        assert_eq!(paged, want, "{key}={value} paged");
+    }
+    // Filters combine with AND; a value nothing has gives an empty page.
+    let both = list(&json!({"bundle_path": bp, "type": "Table", "status": "draft"}));
+    let want = every
+        .iter()
+        .filter(|c| c["type"] == "Table" && c["status"] == "draft")
+        .count();
+    assert_eq!(both["total"], want);
+    let none = list(&json!({"bundle_path": bp, "tag": "no-such-tag"}));
+    assert_eq!(
+        (none["total"].clone(), none["next_cursor"].clone()),
+        (json!(0), Value::Null)
+    );
+    assert_eq!(none["concepts"], json!([]));
+}
+
+#[test]
+fn aut_07_rejections_change_nothing_and_pure_ones_need_no_bundle() {
+    let (_t, b) = copy_bundle(&fixture("read_tools"));
+    let bp = b.to_str().expect("utf-8");
+    let before = snapshot(&b);
+    let missing = "/nonexistent/okf-aut-07";
+    let reject = |args: Value, code: &str, msg: Option<&str>| {
+        let out = call("list_concepts", &args);
+        assert_eq!(out.code, 1, "{}", out.stdout);
+        assert_eq!(out.structured()["code"], code, "{}", out.stdout);
+        if let Some(m) = msg {
+            assert_eq!(out.structured()["message"], m);
+        }
+        assert!(!out.stdout.contains("lc1.zz"), "a cursor is never echoed");
+    };
+    // Pure checks win over a bundle path that does not exist (spec/surface.md §9.1).
+    reject(
+        json!({"bundle_path": missing, "stale": true}),
+        "invalid_request",
+        Some("the stale filter needs as_of"),
+    );
+    reject(
+        json!({"bundle_path": missing, "cursor": "lc1.zz"}),
+        "invalid_request",
+        Some("cursor is not a next_cursor of list_concepts; list again without cursor"),
+    );
+    reject(
+        json!({"bundle_path": missing, "cursor": format!("lc1.{}.4", "0".repeat(64))}),
+        "invalid_request",
+        None,
+    );
+    reject(
+        json!({"bundle_path": bp, "limit": 0}),
+        "schema_validation",
+        None,
+    );
+    reject(
+        json!({"bundle_path": bp, "limit": 1001}),
+        "resource_limit",
+        None,
+    );
+    reject(
+        json!({"bundle_path": bp, "status": "archived"}),
+        "schema_validation",
+        None,
+    );
+    reject(
+        json!({"bundle_path": bp, "trust": "trusted"}),
+        "schema_validation",
+        None,
+    );
+    let v = call(
+        "validate_bundle",
+        &json!({"bundle_path": bp, "limit": 10001}),
+    );
+    assert_eq!(v.structured()["code"], "resource_limit");
+    let v = call("validate_bundle", &json!({"bundle_path": bp, "limit": 0}));
+    assert_eq!(v.structured()["code"], "schema_validation");
+    assert_eq!(snapshot(&b), before, "tree byte-identical, no .okf/");
+}
+
+#[test]
+fn aut_07_a_cursor_is_bound_to_the_revision() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let b = tmp.path().join("bundle");
+    generated_bundle(&b, 12);
+    let bp = b.to_str().expect("utf-8");
+    let first = list(&json!({"bundle_path": bp, "limit": 5}));
+    let cursor = first["next_cursor"].as_str().expect("a cursor").to_owned();
+    // Same revision: the cursor works, also after a touch that changes no byte.
+    let again = list(&json!({"bundle_path": bp, "limit": 5, "cursor": cursor}));
+    assert_eq!(ids(&again)[0], "c/0005");
+    std::fs::write(b.join("c/0011.md"), "---\ntype: Table\n---\n# Changed\n").expect("edit");
+    let before = snapshot(&b);
+    let out = call(
+        "list_concepts",
+        &json!({"bundle_path": bp, "limit": 5, "cursor": cursor}),
+    );
+    assert_eq!(out.code, 1);
+    assert_eq!(out.structured()["code"], "invalid_request");
+    assert_eq!(
+        out.structured()["message"],
+        "the bundle changed since this cursor; list again without cursor"
+    );
+    assert!(out.structured()["diagnostics"]
+        .as_array()
+        .expect("d")
+        .iter()
+        .any(|d| d["field"] == "cursor"));
+    assert!(!out.stdout.contains(&cursor), "the cursor is not echoed");
+    assert_eq!(snapshot(&b), before);
+    assert!(!b.join(".okf").exists());
+    // A fresh listing gives a new cursor that works.
+    let fresh = list(&json!({"bundle_path": bp, "limit": 5}));
+    assert_ne!(fresh["next_cursor"].as_str(), Some(cursor.as_str()));
+}
+
+#[test]
+fn aut_07_validate_bundle_limits_diagnostics_and_counts_every_finding() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let b = tmp.path().join("bundle");
+    generated_bundle(&b, 40);
+    // Forty broken links, one per concept: each a finding with check_links.
+    for i in 0..40 {
+        let p = b.join(format!("c/{i:04}.md"));
+        let mut t = std::fs::read_to_string(&p).expect("r");
+        t.push_str(&format!("\nSee [missing](missing-{i}.md).\n"));
+        std::fs::write(&p, t).expect("w");
+    }
+    let bp = b.to_str().expect("utf-8");
+    let full = call(
+        "validate_bundle",
+        &json!({"bundle_path": bp, "check_links": true}),
+    );
+    let full = full.structured().clone();
+    let all = full["diagnostics"].as_array().expect("d").clone();
+    assert!(all.len() >= 40, "{}", all.len());
+    assert_eq!(full["diagnostics_truncated"], false);
+    let counts = full["diagnostic_counts"].as_object().expect("counts");
+    let mut by_code = std::collections::BTreeMap::<String, u64>::new();
+    for d in &all {
+        *by_code
+            .entry(d["code"].as_str().expect("c").to_owned())
+            .or_default() += 1;
+    }
+    assert_eq!(
+        counts
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_u64().expect("n")))
+            .collect::<std::collections::BTreeMap<_, _>>(),
+        by_code
+    );
+    let cut = call(
+        "validate_bundle",
+        &json!({"bundle_path": bp, "check_links": true, "limit": 5}),
+    );
+    let cut = cut.structured();
+    assert_eq!(
+        cut["diagnostics"].as_array().expect("d"),
+        &all[..5],
+        "the first five in sort order"
+    );
+    assert_eq!(cut["diagnostics_truncated"], true);
+    assert_eq!(
+        cut["diagnostic_counts"], full["diagnostic_counts"],
+        "counts cover every finding"
+    );
+    assert_eq!(cut["conformance"], full["conformance"]);
+    assert_eq!(cut["guidance"], full["guidance"]);
+    let exact = call(
+        "validate_bundle",
+        &json!({"bundle_path": bp, "check_links": true, "limit": all.len()}),
+    );
+    assert_eq!(exact.structured()["diagnostics_truncated"], false);
+    assert!(!b.join(".okf").exists());
+}
+
+// ---------------------------------------------------------------------------------------------
+// AUT-10: .okf/.gitignore
+// ---------------------------------------------------------------------------------------------
+
+fn write_concept(b: &Path, id: &str, title: &str) -> Value {
+    let out = call(
+        "write_concept",
+        &json!({"bundle_path": b.to_str().expect("utf-8"), "concept_id": id,
+            "frontmatter": format!("type: Table\ntitle: {title}\n"), "body": "# Hi\n"}),
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    out.structured().clone()
+}
+
+#[test]
+fn aut_10_the_commit_that_creates_the_store_writes_its_gitignore() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let b = tmp.path().join("bundle");
+    generated_bundle(&b, 3);
+    let bp = b.to_str().expect("utf-8");
+    let listed = list(&json!({"bundle_path": bp, "limit": 1}));
+    assert!(!b.join(".okf").exists());
+    write_concept(&b, "notes/one", "One");
+    assert_eq!(
+        std::fs::read(b.join(".okf/.gitignore")).expect("gitignore"),
+        b"*\n"
+    );
+    // The store ignores it: the revision (bound into a cursor) does not see `.okf/`, and a
+    // host's own edit of the file is kept by later commits.
+    std::fs::write(b.join(".okf/.gitignore"), "*\n# mine\n").expect("edit");
+    write_concept(&b, "notes/two", "Two");
+    assert_eq!(
+        std::fs::read(b.join(".okf/.gitignore")).expect("gitignore"),
+        b"*\n# mine\n"
+    );
+    std::fs::remove_file(b.join("notes/one.md")).expect("rm");
+    std::fs::remove_file(b.join("notes/two.md")).expect("rm");
+    std::fs::remove_dir(b.join("notes")).expect("rmdir");
+    let after = list(&json!({"bundle_path": bp, "limit": 1}));
+    assert_eq!(
+        after["next_cursor"], listed["next_cursor"],
+        "same revision with .okf/ present"
+    );
+    let v = call("validate_bundle", &json!({"bundle_path": bp}));
+    assert_eq!(
+        v.structured()["scanned_files"],
+        4,
+        "index + 3 concepts; .okf/ is not scanned"
+    );
+    // An existing store that has no .gitignore (made before this rule) is left as it is.
+    std::fs::remove_file(b.join(".okf/.gitignore")).expect("rm");
+    write_concept(&b, "notes/three", "Three");
+    assert!(!b.join(".okf/.gitignore").exists());
+}
+
+#[test]
+fn aut_10_git_never_sees_the_store() {
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("git not installed: the git half of AUT-10 is not run");
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let b = tmp.path().join("bundle");
+    generated_bundle(&b, 2);
+    write_concept(&b, "notes/one", "One");
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@e", "-C"])
+            .arg(&b)
+            .args(args)
+            .output()
+            .expect("git");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    let files = git(&["ls-files"]);
+    assert!(files.contains("notes/one.md"), "{files}");
+    assert!(!files.contains(".okf"), "the store is ignored: {files}");
+}
