@@ -1,5 +1,5 @@
-//! Command line: `okf-mcp [serve]`, `okf-mcp call <tool> --args JSON | --args-file F|-`,
-//! `okf-mcp demo` (spec/surface.md §1.2).
+//! Command line: `okf-mcp [serve]`, `okf-mcp call <tool> --args JSON | --args-file F|-
+//! [--pretty]`, `okf-mcp tools`, `okf-mcp demo` (spec/surface.md §1.2, §18.7).
 //!
 //! Exit codes: 0 success, 1 tool error (`isError: true`), 2 usage error, 3 internal fault.
 //!
@@ -33,6 +33,8 @@ struct Cli {
 enum Command {
     /// Serve MCP over stdio (the default).
     Serve,
+    /// Print the tool names with their titles, one per line.
+    Tools,
     /// Run one tool through the same dispatcher as MCP and print the CallToolResult JSON.
     Call {
         /// Tool name, e.g. `list_concepts`.
@@ -43,6 +45,9 @@ enum Command {
         /// A file holding the arguments, or `-` for standard input.
         #[arg(long = "args-file")]
         args_file: Option<OsString>,
+        /// Print the CallToolResult indented over several lines.
+        #[arg(long)]
+        pretty: bool,
     },
     /// Copy an embedded demo bundle to a temporary directory and run the tools end to end.
     Demo,
@@ -62,6 +67,88 @@ fn usage(msg: &str) -> i32 {
     EXIT_USAGE
 }
 
+/// The one line of a clap usage error (spec/surface.md §18.7 rule 2): clap's own explanation
+/// of the kind of error, with only what names the command line's own grammar (flags and
+/// subcommands okf-mcp defines, clap's suggestions among them, the valid subcommands) and
+/// never an argument value or an unknown argument as typed, which may be a secret.
+#[must_use]
+pub fn usage_line(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let kind = e.kind();
+    let mut parts: Vec<String> = Vec::new();
+    let names = |v: &ContextValue| -> Vec<String> {
+        match v {
+            ContextValue::String(s) => vec![s.clone()],
+            ContextValue::Strings(v) => v.clone(),
+            _ => Vec::new(),
+        }
+    };
+    // Only for these kinds does InvalidArg name a defined argument rather than user text.
+    let invalid_arg_is_defined = matches!(
+        kind,
+        ErrorKind::InvalidValue
+            | ErrorKind::ValueValidation
+            | ErrorKind::ArgumentConflict
+            | ErrorKind::MissingRequiredArgument
+            | ErrorKind::TooManyValues
+            | ErrorKind::TooFewValues
+            | ErrorKind::WrongNumberOfValues
+            | ErrorKind::NoEquals
+    );
+    for (k, v) in e.context() {
+        let shown = match k {
+            ContextKind::InvalidArg if invalid_arg_is_defined => {
+                format!("argument {}", names(v).join(", "))
+            }
+            ContextKind::PriorArg => format!("cannot be used with {}", names(v).join(", ")),
+            ContextKind::SuggestedArg => format!("did you mean {}", names(v).join(" or ")),
+            ContextKind::SuggestedSubcommand => {
+                format!("did you mean {}", names(v).join(" or "))
+            }
+            ContextKind::ValidSubcommand => {
+                format!("subcommands: {}", names(v).join(", "))
+            }
+            _ => continue,
+        };
+        parts.push(shown);
+    }
+    let what = kind.as_str().unwrap_or("usage error").to_lowercase();
+    if parts.is_empty() {
+        format!("okf-mcp: {what}; see okf-mcp --help")
+    } else {
+        format!("okf-mcp: {what} ({}); see okf-mcp --help", parts.join("; "))
+    }
+}
+
+/// The title of each tool, for `okf-mcp tools` (spec/surface.md §18.7 rule 1).
+#[must_use]
+pub fn title(tool: &str) -> &'static str {
+    match tool {
+        "apply_concept_patch" => "Apply a concept patch",
+        "apply_temporal_upgrade" => "Apply the temporal-profile upgrade",
+        "apply_v02_migration" => "Apply the OKF 0.2 migration",
+        "list_concepts" => "List concepts",
+        "preview_concept_patch" => "Preview a concept patch",
+        "preview_temporal_upgrade" => "Preview the temporal-profile upgrade",
+        "preview_v02_migration" => "Preview the OKF 0.2 migration",
+        "read_concept" => "Read one concept",
+        "validate_bundle" => "Validate a bundle",
+        "write_concept" => "Write a whole concept",
+        _ => "",
+    }
+}
+
+/// `okf-mcp tools`: one line per registered tool, `<name>  <title>`, sorted by name.
+fn tools() -> i32 {
+    let mut out = std::io::stdout().lock();
+    for t in registry::all() {
+        if writeln!(out, "{:<26}{}", t.name, title(t.name)).is_err() {
+            return 1;
+        }
+    }
+    i32::from(out.flush().is_err())
+}
+
 /// Parses `std::env::args` and runs; returns the process exit code.
 #[must_use]
 pub fn main() -> i32 {
@@ -74,7 +161,10 @@ pub fn main() -> i32 {
                     let _ = e.print();
                     0
                 }
-                _ => usage("usage error"),
+                _ => {
+                    eprintln!("{}", usage_line(&e));
+                    EXIT_USAGE
+                }
             };
         }
     };
@@ -84,18 +174,21 @@ pub fn main() -> i32 {
             crate::server::mcp::serve_stdio()
         }
         Some(Command::Demo) => crate::demo::run(),
+        Some(Command::Tools) => tools(),
         Some(Command::Call {
             tool,
             args,
             args_file,
-        }) => call(&tool, args, args_file),
+            pretty,
+        }) => call(&tool, args, args_file, pretty),
     }
 }
 
 /// `okf-mcp call`: the raw bytes of `--args`, the file or stdin (`-`) go to the dispatcher
 /// unchanged (spec/surface.md §1.2). Usage errors → 2; `isError` → 1; a handler panic → one
-/// fixed stderr line, empty stdout, 3.
-fn call(tool: &str, args: Option<OsString>, args_file: Option<OsString>) -> i32 {
+/// fixed stderr line, empty stdout, 3. `pretty` indents the result over several lines
+/// (spec/surface.md §18.2 rule 3).
+fn call(tool: &str, args: Option<OsString>, args_file: Option<OsString>, pretty: bool) -> i32 {
     if registry::find(tool).is_none() {
         return usage("unknown tool name");
     }
@@ -137,7 +230,12 @@ fn call(tool: &str, args: Option<OsString>, args_file: Option<OsString>) -> i32 
     progress.clear();
     match result {
         Ok(Some(r)) => {
-            let line = r.to_call_tool_result_json().to_string();
+            let v = r.to_call_tool_result_json();
+            let line = if pretty {
+                serde_json::to_string_pretty(&v).unwrap_or_else(|_| v.to_string())
+            } else {
+                v.to_string()
+            };
             let mut out = std::io::stdout().lock();
             if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
                 return 1;
@@ -182,16 +280,42 @@ fn install_signal_cancel(cancel: &Cancel) {
 /// Debug logging of the server, to stderr only and only when `RUST_LOG` is set (e.g.
 /// `RUST_LOG=okf_mcp=debug`). Normal operation logs nothing (spec/surface.md §1, §16); log
 /// events name the tool, the outcome code and the duration, never arguments or documents.
+/// Every other crate's events, rmcp's included (its debug and trace events print whole
+/// JSON-RPC messages), pass only at `warn` or above, whatever `RUST_LOG` says
+/// (spec/surface.md §18.7 rule 3).
 fn init_logging() {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
     let Ok(filter) = std::env::var("RUST_LOG") else {
         return;
     };
     if filter.trim().is_empty() {
         return;
     }
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+    let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .try_init();
+        .with_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_filter(tracing_subscriber::filter::filter_fn(own_or_warning));
+    let _ = tracing_subscriber::registry().with(layer).try_init();
+}
+
+/// The cap of [`init_logging`]: okf-mcp's own events at any level, others at `warn` or above.
+fn own_or_warning(m: &tracing::Metadata<'_>) -> bool {
+    let t = m.target();
+    let own = t == "okf_mcp" || t.starts_with("okf_mcp::");
+    own || *m.level() <= tracing::Level::WARN
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_a_title() {
+        for t in registry::all() {
+            assert!(!title(t.name).is_empty(), "{}", t.name);
+        }
+    }
 }

@@ -88,26 +88,56 @@ impl RawEntry {
 }
 
 /// The side table shared by the framing reader, the tool handler and the output writer:
-/// canonical id text ([`id_key`]) → [`RawEntry`].
+/// canonical id text ([`id_key`]) → [`RawEntry`], plus the ids of the `tools/call` requests
+/// forwarded and not answered yet (stdin EOF waits for them, spec/surface.md §18.7 rule 4).
 #[derive(Debug, Clone, Default)]
-pub struct SideTable(Arc<Mutex<HashMap<String, RawEntry>>>);
+pub struct SideTable {
+    entries: Arc<Mutex<HashMap<String, RawEntry>>>,
+    unanswered: Arc<Mutex<HashSet<String>>>,
+}
+
+/// How often [`SideTable::answered_all`] looks again.
+const SETTLE_POLL: std::time::Duration = std::time::Duration::from_millis(5);
 
 impl SideTable {
-    /// Stores the entry for request `id` (its canonical JSON text).
+    /// Stores the entry for request `id` (its canonical JSON text); the request counts as
+    /// unanswered until [`SideTable::answered`].
     pub fn insert(&self, id: String, entry: RawEntry) {
-        if let Ok(mut m) = self.0.lock() {
+        if let Ok(mut u) = self.unanswered.lock() {
+            u.insert(id.clone());
+        }
+        if let Ok(mut m) = self.entries.lock() {
             m.insert(id, entry);
         }
     }
     /// Takes (removes and returns) the entry for request `id`.
     #[must_use]
     pub fn take(&self, id: &str) -> Option<RawEntry> {
-        self.0.lock().ok().and_then(|mut m| m.remove(id))
+        self.entries.lock().ok().and_then(|mut m| m.remove(id))
+    }
+    /// The response for request `id` is written, or the request was cancelled: removes its
+    /// entry, and it no longer counts as unanswered.
+    pub fn answered(&self, id: &str) {
+        let _ = self.take(id);
+        if let Ok(mut u) = self.unanswered.lock() {
+            u.remove(id);
+        }
+    }
+    /// Resolves once every request given an entry has been answered or cancelled.
+    pub async fn answered_all(&self) {
+        while self
+            .unanswered
+            .lock()
+            .map(|u| !u.is_empty())
+            .unwrap_or(false)
+        {
+            tokio::time::sleep(SETTLE_POLL).await;
+        }
     }
     /// Number of entries held (tests: empty once every response is sent).
     #[must_use]
     pub fn len(&self) -> usize {
-        self.0.lock().map(|m| m.len()).unwrap_or(0)
+        self.entries.lock().map(|m| m.len()).unwrap_or(0)
     }
     /// Whether no entry is held.
     #[must_use]
@@ -573,8 +603,11 @@ fn frame_truncated(sc: &Scan, line: &[u8], registered: &dyn Fn(&str) -> bool) ->
 
 /// Reads `input` line by line, frames every line and writes the frames to `to_rmcp`
 /// (spec/surface.md §1.1); the error responses of §18.8 go to `replies`, which
-/// [`pump_output`] writes. On EOF (or a read error) it cancels `on_eof` — the in-flight
-/// requests (spec/store.md §14) — and then closes `to_rmcp`, so rmcp sees EOF too.
+/// [`pump_output`] writes. On EOF (or a read error) it stops reading, waits until every
+/// `tools/call` it forwarded has been answered (or cancelled by the client), so the requests
+/// in flight finish and are answered (spec/surface.md §18.7 rule 4), then cancels `on_eof`
+/// and closes `to_rmcp`, so rmcp sees EOF too. When rmcp stops taking frames it does not
+/// wait. Signals do not pass here: the server stops without this reader (`serve_io`).
 pub async fn pump_input<R, W>(
     input: R,
     mut to_rmcp: W,
@@ -589,6 +622,7 @@ pub async fn pump_input<R, W>(
     let mut reader = BufReader::with_capacity(256 * 1024, input);
     let mut buf: Vec<u8> = Vec::new();
     let mut truncated = false;
+    let mut rmcp_gone = false;
     loop {
         let (consumed, complete) = {
             let Ok(avail) = reader.fill_buf().await else {
@@ -622,7 +656,7 @@ pub async fn pump_input<R, W>(
             frame_line(&line, was_truncated, &registered)
         };
         if let Some(k) = framed.cancel {
-            let _ = side.take(&k);
+            side.answered(&k);
         }
         if let Some((k, e)) = framed.entry {
             side.insert(k, e);
@@ -635,9 +669,13 @@ pub async fn pump_input<R, W>(
                 || to_rmcp.write_all(b"\n").await.is_err()
                 || to_rmcp.flush().await.is_err()
             {
+                rmcp_gone = true;
                 break;
             }
         }
+    }
+    if !rmcp_gone {
+        side.answered_all().await;
     }
     on_eof.cancel();
     let _ = to_rmcp.shutdown().await;
@@ -692,7 +730,7 @@ pub async fn pump_output<R, W>(
         };
         // The handler has taken its entry or never will: the response is going out now.
         if let Some(k) = response_id_key(&frame) {
-            let _ = side.take(&k);
+            side.answered(&k);
         }
         if out_ok {
             out_ok = out.write_all(&frame).await.is_ok() && out.flush().await.is_ok();
@@ -1002,7 +1040,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn pump_input_caps_lines_and_cancels_on_eof() {
+    async fn pump_input_caps_lines_and_on_eof_waits_for_answers_then_cancels() {
         let side = SideTable::default();
         let eof = CancellationToken::new();
         let mut input = Vec::new();
@@ -1022,7 +1060,18 @@ mod tests {
             replies,
         ));
         let mut out = Vec::new();
-        tokio::io::AsyncReadExt::read_to_end(&mut r, &mut out)
+        let mut reader = tokio::io::BufReader::new(&mut r);
+        for _ in 0..2 {
+            tokio::io::AsyncBufReadExt::read_until(&mut reader, b'\n', &mut out)
+                .await
+                .expect("read");
+        }
+        // EOF was read, but request 1 is not answered yet: rmcp must not see EOF.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(!eof.is_cancelled(), "EOF waits for the unanswered call");
+        assert_eq!(side.take("1"), Some(RawEntry::TooLong));
+        side.answered("1");
+        tokio::io::AsyncReadExt::read_to_end(&mut reader, &mut out)
             .await
             .expect("read");
         pump.await.expect("pump");
@@ -1036,6 +1085,5 @@ mod tests {
         assert_eq!(lines[0]["id"], 1);
         assert_eq!(lines[0]["params"]["arguments"], serde_json::json!({}));
         assert_eq!(lines[1]["method"], "tools/list");
-        assert_eq!(side.take("1"), Some(RawEntry::TooLong));
     }
 }

@@ -7,9 +7,10 @@
 //! - stdin → [`framing::pump_input`] → in-process pipe → rmcp → in-process pipe →
 //!   [`framing::pump_output`] → stdout. `pump_output` is stdout's one writer: rmcp's frames
 //!   and the framing layer's own error replies (spec/surface.md §18.8).
-//! - stdin EOF: in-flight requests are cancelled, rmcp drains their responses, the server
-//!   waits for every running tool call (post-boundary work completes, spec/store.md §14),
-//!   flushes stdout and [`serve_stdio`] returns 0.
+//! - stdin EOF: the framing layer stops reading and waits until every `tools/call` it
+//!   forwarded has been answered (spec/surface.md §18.7 rule 4: requests in flight finish
+//!   and are answered, none is cancelled); then rmcp sees EOF, the server waits for every
+//!   running tool call, flushes stdout and [`serve_stdio`] returns 0.
 //! - SIGTERM / SIGINT: same, without waiting for stdin (whose blocking read cannot be
 //!   interrupted); the runtime is shut down in the background, and the caller leaves through
 //!   `std::process::exit`. The exit code is 0 (a requested, orderly shutdown).

@@ -436,3 +436,200 @@ fn aut_10_git_never_sees_the_store() {
     assert!(files.contains("notes/one.md"), "{files}");
     assert!(!files.contains(".okf"), "the store is ignored: {files}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// AUT-09: CLI and logs
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn aut_09_tools_prints_every_registered_tool_with_its_title() {
+    let out = crate::util::run_cli(&["tools"], None);
+    assert_eq!(out.code, 0);
+    let mut mcp = crate::util::Mcp::start();
+    let listed = mcp.request("tools/list", json!({}));
+    let names: Vec<String> = listed["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name").to_owned())
+        .collect();
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), names.len(), "{}", out.stdout);
+    for (line, name) in lines.iter().zip(&names) {
+        let (n, title) = line.split_once(' ').expect("name, then title");
+        assert_eq!(n, name);
+        assert!(!title.trim().is_empty(), "{line}");
+    }
+    assert!(out
+        .stdout
+        .contains("list_concepts             List concepts\n"));
+}
+
+#[test]
+fn aut_09_usage_errors_explain_without_echoing_argument_values() {
+    const SECRET: &str = "sk-live-AUT09-5f3c9e";
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["call", "list_concepts", "--args-fil", SECRET],
+            "did you mean --args-file",
+        ),
+        (&[&format!("--token={SECRET}")], "unexpected argument"),
+        (&[SECRET], "unrecognized subcommand"),
+        (&["servee"], "did you mean serve"),
+        (&["call"], "argument <TOOL>"),
+        (
+            &[
+                "call",
+                "list_concepts",
+                &format!("--pretty={SECRET}"),
+                "--args",
+                "{}",
+            ],
+            "argument --pretty",
+        ),
+        (&["call", SECRET, "--args", "{}"], "unknown tool name"),
+    ];
+    for (argv, explains) in cases {
+        let out = crate::util::run_cli(argv, None);
+        assert_eq!(out.code, 2, "{argv:?}");
+        assert!(out.stdout.is_empty(), "{argv:?}");
+        assert_eq!(out.stderr.lines().count(), 1, "{argv:?}: {}", out.stderr);
+        assert!(out.stderr.contains(explains), "{argv:?}: {}", out.stderr);
+        assert!(
+            !out.stderr.contains("AUT09"),
+            "{argv:?} echoed a value: {}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn aut_09_call_pretty_prints_the_same_result_over_several_lines() {
+    let (_t, b) = copy_bundle(&fixture("read_tools"));
+    let args = json!({"bundle_path": b.to_str().expect("utf-8"), "limit": 2}).to_string();
+    let one = crate::util::run_cli(&["call", "list_concepts", "--args", &args], None);
+    let pretty = crate::util::run_cli(
+        &["call", "list_concepts", "--pretty", "--args", &args],
+        None,
+    );
+    assert_eq!((one.code, pretty.code), (0, 0));
+    assert_eq!(one.stdout.lines().count(), 1);
+    assert!(pretty.stdout.lines().count() > 10, "{}", pretty.stdout);
+    assert!(pretty.stdout.starts_with("{\n  \"content\": ["));
+    let a: Value = serde_json::from_str(&one.stdout).expect("json");
+    let p: Value = serde_json::from_str(&pretty.stdout).expect("json");
+    assert_eq!(a, p);
+    // A tool error keeps its exit code under --pretty.
+    let bad = crate::util::run_cli(&["call", "list_concepts", "--pretty", "--args", "{}"], None);
+    assert_eq!(bad.code, 1);
+}
+
+#[test]
+fn aut_09_rust_log_never_prints_arguments_or_documents() {
+    const ARG_MARKER: &str = "argmarker-7d41c2";
+    const DOC_MARKER: &str = "docmarker-93be0a";
+    let tmp = tempfile::tempdir().expect("tmp");
+    let b = tmp.path().join("bundle");
+    generated_bundle(&b, 3);
+    std::fs::write(
+        b.join("c/secret.md"),
+        format!(
+            "---\ntype: Table\ntitle: {DOC_MARKER}\n---\n# {DOC_MARKER}\n\nBody {DOC_MARKER}.\n"
+        ),
+    )
+    .expect("w");
+    let bp = b.to_str().expect("utf-8");
+    for (i, level) in [
+        "debug",
+        "trace",
+        "rmcp=trace,okf_mcp=trace",
+        "trace,rmcp=trace",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut s = crate::util::Mcp::start_with(&[("RUST_LOG", level)]);
+        let r = s.call(
+            "read_concept",
+            &json!({"bundle_path": bp, "concept_id": "c/secret"}),
+        );
+        assert!(r.to_string().contains(DOC_MARKER), "{r}");
+        let r = s.call(
+            "list_concepts",
+            &json!({"bundle_path": bp, "tag": ARG_MARKER}),
+        );
+        assert_eq!(r["structuredContent"]["total"], 0, "{r}");
+        let r = s.call(
+            "list_concepts",
+            &json!({"bundle_path": bp, "type": "Table"}),
+        );
+        assert!(
+            r.to_string().contains(DOC_MARKER),
+            "the answer carries the document's title"
+        );
+        let r = s.call(
+            "write_concept",
+            &json!({"bundle_path": bp, "concept_id": format!("c/new{i}"),
+            "frontmatter": format!("type: Table\ntitle: {ARG_MARKER}\n"), "body": ARG_MARKER}),
+        );
+        assert_eq!(r["isError"], false, "{r}");
+        let _ = s.call(
+            "validate_bundle",
+            &json!({"bundle_path": bp, ARG_MARKER: 1}),
+        );
+        std::fs::remove_file(b.join(format!("c/new{i}.md"))).expect("rm");
+        let (code, _, stderr) = s.finish();
+        assert_eq!(code, 0);
+        // Logging is on (okf-mcp's own event names the tool) ...
+        assert!(
+            stderr.contains("tool call"),
+            "{level}: logging is off: {stderr}"
+        );
+        // ... and no argument value or document text reaches it.
+        assert!(
+            !stderr.contains(ARG_MARKER),
+            "{level}: argument text in the log"
+        );
+        assert!(
+            !stderr.contains(DOC_MARKER),
+            "{level}: document text in the log"
+        );
+        assert!(!stderr.contains(bp), "{level}: the bundle path in the log");
+    }
+}
+
+#[test]
+fn aut_09_requests_in_flight_when_stdin_closes_finish_and_are_answered() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let b = tmp.path().join("bundle");
+    generated_bundle(&b, 3000);
+    let bp = b.to_str().expect("utf-8");
+    let mut s = crate::util::Mcp::start();
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        ids.push(s.send_request(
+            "tools/call",
+            json!({"name": "validate_bundle", "arguments": {"bundle_path": bp, "check_links": true, "limit": 1 + i}}),
+        ));
+        ids.push(s.send_request(
+            "tools/call",
+            json!({"name": "list_concepts", "arguments": {"bundle_path": bp, "as_of": "2026-01-10", "stale": true}}),
+        ));
+    }
+    s.close_stdin();
+    let mut answered = std::collections::BTreeMap::new();
+    while let Some(m) = s.try_read() {
+        if m.get("id").is_some() {
+            answered.insert(m["id"].to_string(), m);
+        }
+    }
+    assert_eq!(s.finish().0, 0);
+    assert_eq!(answered.len(), ids.len(), "every request is answered");
+    for id in &ids {
+        let m = &answered[&id.to_string()];
+        assert_eq!(
+            m["result"]["isError"], false,
+            "finished, not cancelled: {m}"
+        );
+    }
+}
