@@ -32,7 +32,15 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve MCP over stdio (the default).
-    Serve,
+    Serve {
+        /// Allow only bundles inside this directory (repeatable; absolute; symlinks in it are
+        /// resolved once, at startup).
+        #[arg(long = "root", value_name = "DIR")]
+        roots: Vec<std::path::PathBuf>,
+        /// Register only the read-only tools.
+        #[arg(long = "read-only")]
+        read_only: bool,
+    },
     /// Print the tool names with their titles, one per line.
     Tools,
     /// Run one tool through the same dispatcher as MCP and print the CallToolResult JSON.
@@ -169,10 +177,8 @@ pub fn main() -> i32 {
         }
     };
     match cli.command {
-        None | Some(Command::Serve) => {
-            init_logging();
-            crate::server::mcp::serve_stdio()
-        }
+        None => serve(&[], false),
+        Some(Command::Serve { roots, read_only }) => serve(&roots, read_only),
         Some(Command::Demo) => crate::demo::run(),
         Some(Command::Tools) => tools(),
         Some(Command::Call {
@@ -182,6 +188,27 @@ pub fn main() -> i32 {
             pretty,
         }) => call(&tool, args, args_file, pretty),
     }
+}
+
+/// `okf-mcp serve [--root DIR]… [--read-only]` (spec/surface.md §18.4): resolves the roots
+/// once (a bad one is a startup error: one line on stderr, exit 1), then serves.
+fn serve(roots: &[std::path::PathBuf], read_only: bool) -> i32 {
+    if !roots.is_empty() {
+        let mut allowed = Vec::with_capacity(roots.len());
+        for r in roots {
+            match crate::store::root::resolve_root(r) {
+                Ok(a) => allowed.push(a),
+                Err(why) => {
+                    eprintln!("okf-mcp: {why}");
+                    return 1;
+                }
+            }
+        }
+        crate::store::root::set_cli_roots(allowed);
+    }
+    crate::server::set_read_only(read_only);
+    init_logging();
+    crate::server::mcp::serve_stdio()
 }
 
 /// `okf-mcp call`: the raw bytes of `--args`, the file or stdin (`-`) go to the dispatcher

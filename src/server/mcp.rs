@@ -27,7 +27,6 @@ use crate::progress::{Progress, Update};
 use crate::server::framing::{self, RawEntry, SideTable};
 use crate::tools::Ctx;
 use crate::wire::dispatch::{self, ToolResult};
-use crate::wire::registry;
 use crate::wire::schema::advertised;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -119,8 +118,7 @@ impl OkfServer {
 /// The advertised tool list, sorted by name (spec/surface.md §2).
 #[must_use]
 pub fn tool_list() -> Vec<Tool> {
-    registry::all()
-        .iter()
+    crate::server::served_tools()
         .map(|t| {
             let r = t.read_only;
             let mut tool = Tool::new(t.name, t.description, Arc::new(advertised(t.input_schema)));
@@ -158,7 +156,7 @@ fn error_result(e: &ToolError) -> ToolResult {
 #[must_use]
 pub fn answer_call(name: &str, entry: Option<RawEntry>, ctx: &Ctx) -> Option<ToolResult> {
     crate::server::test_panic(name);
-    registry::find(name)?;
+    crate::server::served(name)?;
     if ctx.cancel.is_cancelled() {
         return Some(error_result(&ToolError::cancelled()));
     }
@@ -195,7 +193,7 @@ impl ServerHandler for OkfServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        if registry::find(&name).is_none() {
+        if crate::server::served(&name).is_none() {
             return Err(ErrorData::invalid_params("tool not found", None));
         }
         let entry = self.side.take(&framing::id_key(&context.id));
@@ -310,7 +308,7 @@ where
         input,
         in_w,
         side.clone(),
-        |n| registry::find(n).is_some(),
+        |n| crate::server::served(n).is_some(),
         shutdown.clone(),
         replies,
     ));

@@ -33,6 +33,129 @@ pub const MSG_NOT_ACCESSIBLE: &str = "bundle_path is not accessible";
 /// Message of rule 9.
 pub const MSG_CHANGED: &str = "bundle_path changed while opening";
 
+/// Message of the scope rule (spec/surface.md §18.4 rule 1); the allowed roots follow it.
+pub const MSG_OUTSIDE: &str = "bundle_path is outside the allowed roots";
+
+/// Identity of a directory: (device, inode).
+type Id = (u64, u64);
+
+/// One allowed root of spec/surface.md §18.4: the directory as the host named it (after the
+/// one resolution at startup) and the identities of the directories from `/` down to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowedRoot {
+    /// The resolved absolute path; the refusal shows its last component.
+    pub shown: String,
+    /// Identities of `/`, each ancestor and the root itself, in walk order.
+    chain: Vec<Id>,
+}
+
+impl AllowedRoot {
+    fn id(&self) -> Option<Id> {
+        self.chain.last().copied()
+    }
+    /// Whether `other` is this root or lies inside it.
+    fn contains(&self, other: &Self) -> bool {
+        self.id().is_some_and(|id| other.chain.contains(&id))
+    }
+}
+
+/// Resolves a `--root` directory once, at startup (spec/surface.md §18.4 rule 1): it must be
+/// absolute; symlinks in it are resolved here, once (`realpath`), and never again; the
+/// result must be a directory that the bundle_path walk can open.
+///
+/// # Errors
+/// A one-line reason without the path (the caller prints it as a startup error).
+pub fn resolve_root(dir: &std::path::Path) -> Result<AllowedRoot, &'static str> {
+    if !dir.is_absolute() {
+        return Err("a --root directory must be an absolute path");
+    }
+    let real = std::fs::canonicalize(dir).map_err(|_| "a --root directory is not accessible")?;
+    let real = real
+        .to_str()
+        .ok_or("a --root directory must be valid UTF-8")?
+        .to_owned();
+    let path = platform_rewrite(&real);
+    let (_, chain) =
+        walk_chain(&path, None).map_err(|_| "a --root directory is not an accessible directory")?;
+    Ok(AllowedRoot { shown: real, chain })
+}
+
+/// The roots from `--root` and from the client's MCP `roots` (spec/surface.md §18.4).
+#[derive(Debug, Default)]
+struct ScopeState {
+    cli: Option<Vec<AllowedRoot>>,
+    client: Option<Vec<AllowedRoot>>,
+}
+
+impl ScopeState {
+    /// The effective roots: one list alone as it is; both → their intersection (each root of
+    /// one list that lies inside a root of the other). `None`: no restriction.
+    fn effective(&self) -> Option<Vec<AllowedRoot>> {
+        match (&self.cli, &self.client) {
+            (None, None) => None,
+            (Some(a), None) | (None, Some(a)) => Some(a.clone()),
+            (Some(a), Some(b)) => {
+                let mut out: Vec<AllowedRoot> = Vec::new();
+                for x in a.iter().chain(b) {
+                    let in_a = a.iter().any(|r| r.contains(x));
+                    let in_b = b.iter().any(|r| r.contains(x));
+                    if in_a && in_b && !out.contains(x) {
+                        out.push(x.clone());
+                    }
+                }
+                Some(out)
+            }
+        }
+    }
+}
+
+static SCOPE: std::sync::RwLock<ScopeState> = std::sync::RwLock::new(ScopeState {
+    cli: None,
+    client: None,
+});
+
+/// Sets the `--root` directories of this process (`okf-mcp serve --root`).
+pub fn set_cli_roots(roots: Vec<AllowedRoot>) {
+    if let Ok(mut s) = SCOPE.write() {
+        s.cli = Some(roots);
+    }
+}
+
+/// Sets (or, with `None`, clears) the client's MCP roots (spec/surface.md §18.4 rule 2).
+pub fn set_client_roots(roots: Option<Vec<AllowedRoot>>) {
+    if let Ok(mut s) = SCOPE.write() {
+        s.client = roots;
+    }
+}
+
+fn effective_scope() -> Option<Vec<AllowedRoot>> {
+    SCOPE.read().ok().and_then(|s| s.effective())
+}
+
+/// The scope refusal. It names the allowed roots by their last component (`/` for the
+/// filesystem root): an absolute path in a message would be redacted (spec/surface.md §10,
+/// §18.4 rule 1), and the refused `bundle_path` is never echoed.
+fn outside(roots: &[AllowedRoot]) -> ToolError {
+    let shown: Vec<&str> = roots
+        .iter()
+        .map(|r| match r.shown.rsplit('/').next() {
+            Some(last) if !last.is_empty() => last,
+            _ => "/",
+        })
+        .collect();
+    let list = if shown.is_empty() {
+        "none".to_owned()
+    } else {
+        shown.join(", ")
+    };
+    ToolError::invalid_request(format!("{MSG_OUTSIDE}: {list}")).with_diagnostic(
+        crate::envelope::Diagnostic::recovery(
+            "bundle_path",
+            "Use a bundle inside one of the allowed roots; the host sets them (okf-mcp serve --root, MCP roots).",
+        ),
+    )
+}
+
 /// A validated, pinned bundle root. All later access is relative to [`Root::dir`] with
 /// no-follow semantics.
 #[derive(Debug)]
@@ -53,7 +176,8 @@ pub struct Root {
 pub fn open(bundle_path: &str) -> Result<Root, ToolError> {
     check_syntax(bundle_path)?;
     let path = platform_rewrite(bundle_path);
-    walk(&path)
+    let scope = effective_scope();
+    walk_chain(&path, scope.as_deref()).map(|(dir, _)| Root { dir })
 }
 
 /// Whether the root has a `.okf` entry of any type (spec/concept-patch.md §6.2 step 7,
@@ -161,57 +285,90 @@ impl Drop for Handles {
     }
 }
 
-/// Rules 5–9: the walk from `/` over the components of an already clean absolute path.
-fn walk(path: &str) -> Result<Root, ToolError> {
+/// Rules 5–9: the walk from `/` over the components of an already clean absolute path,
+/// giving the pinned handle and the identities of the directories walked.
+///
+/// With `scope` (spec/surface.md §18.4 rule 1), the walk must pass through the handle of an
+/// allowed root, compared by identity on the handles it opens (no string prefix test): it
+/// stops with the scope refusal at the first directory that is neither an allowed root nor
+/// on the way to one, and every failure before it has reached a root is that refusal too,
+/// so nothing is learnt about paths outside the roots.
+fn walk_chain(path: &str, scope: Option<&[AllowedRoot]>) -> Result<(Dir, Vec<Id>), ToolError> {
     #[cfg(feature = "fault-injection")]
     crate::store::hooks::record(|| crate::store::hooks::IoEvent::OpenRoot);
-    let refuse = ToolError::invalid_request;
-    let mut handles = Handles(Vec::new());
-    handles.0.push(
-        Dir::open_ambient_dir("/", ambient_authority()).map_err(|_| refuse(MSG_NOT_ACCESSIBLE))?,
-    );
-    let comps: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
-    for (i, comp) in comps.iter().enumerate() {
-        let last = i + 1 == comps.len();
-        let Some(parent) = handles.0.last() else {
-            return Err(refuse(MSG_NOT_ACCESSIBLE));
-        };
-        let before = parent
-            .symlink_metadata(comp)
-            .map_err(|_| refuse(MSG_NOT_ACCESSIBLE))?;
-        if before.file_type().is_symlink() {
-            return Err(refuse(if last {
-                MSG_SYMLINK
-            } else {
-                MSG_ANCESTOR_SYMLINK
-            }));
-        }
-        if !before.is_dir() {
-            // An ancestor that is not a directory cannot be opened as one (rule 8).
-            return Err(refuse(if last {
-                MSG_NOT_DIRECTORY
-            } else {
-                MSG_NOT_ACCESSIBLE
-            }));
-        }
-        let next = parent.open_dir_nofollow(comp).map_err(|e| {
-            if replaced_since_lstat(&e) {
-                refuse(MSG_CHANGED)
-            } else {
-                refuse(MSG_NOT_ACCESSIBLE)
+    let mut inside = scope.is_none();
+    let mut chain: Vec<Id> = Vec::new();
+    let mut step = |id: Id, inside: &mut bool| -> Result<(), ToolError> {
+        chain.push(id);
+        if let Some(roots) = scope {
+            if !*inside {
+                if roots.iter().any(|r| r.id() == Some(id)) {
+                    *inside = true;
+                } else if !roots.iter().any(|r| r.chain.contains(&id)) {
+                    return Err(outside(roots));
+                }
             }
-        })?;
-        let after = next
-            .dir_metadata()
-            .map_err(|_| refuse(MSG_NOT_ACCESSIBLE))?;
-        if !same_identity(&before, &after) {
-            return Err(refuse(MSG_CHANGED));
         }
-        handles.0.push(next);
+        Ok(())
+    };
+    let result = (|| {
+        let refuse = ToolError::invalid_request;
+        let mut handles = Handles(Vec::new());
+        let top = Dir::open_ambient_dir("/", ambient_authority())
+            .map_err(|_| refuse(MSG_NOT_ACCESSIBLE))?;
+        let m = top.dir_metadata().map_err(|_| refuse(MSG_NOT_ACCESSIBLE))?;
+        step((m.dev(), m.ino()), &mut inside)?;
+        handles.0.push(top);
+        let comps: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
+        for (i, comp) in comps.iter().enumerate() {
+            let last = i + 1 == comps.len();
+            let Some(parent) = handles.0.last() else {
+                return Err(refuse(MSG_NOT_ACCESSIBLE));
+            };
+            let before = parent
+                .symlink_metadata(comp)
+                .map_err(|_| refuse(MSG_NOT_ACCESSIBLE))?;
+            if before.file_type().is_symlink() {
+                return Err(refuse(if last {
+                    MSG_SYMLINK
+                } else {
+                    MSG_ANCESTOR_SYMLINK
+                }));
+            }
+            if !before.is_dir() {
+                // An ancestor that is not a directory cannot be opened as one (rule 8).
+                return Err(refuse(if last {
+                    MSG_NOT_DIRECTORY
+                } else {
+                    MSG_NOT_ACCESSIBLE
+                }));
+            }
+            let next = parent.open_dir_nofollow(comp).map_err(|e| {
+                if replaced_since_lstat(&e) {
+                    refuse(MSG_CHANGED)
+                } else {
+                    refuse(MSG_NOT_ACCESSIBLE)
+                }
+            })?;
+            let after = next
+                .dir_metadata()
+                .map_err(|_| refuse(MSG_NOT_ACCESSIBLE))?;
+            if !same_identity(&before, &after) {
+                return Err(refuse(MSG_CHANGED));
+            }
+            step((after.dev(), after.ino()), &mut inside)?;
+            handles.0.push(next);
+        }
+        let dir = handles.0.pop().ok_or_else(|| refuse(MSG_NOT_ACCESSIBLE))?;
+        drop(handles);
+        Ok(dir)
+    })();
+    match (result, scope) {
+        (Ok(dir), _) if inside => Ok((dir, chain)),
+        (Err(e), _) if inside => Err(e),
+        (_, Some(roots)) => Err(outside(roots)),
+        (r, None) => r.map(|d| (d, chain)),
     }
-    let dir = handles.0.pop().ok_or_else(|| refuse(MSG_NOT_ACCESSIBLE))?;
-    drop(handles);
-    Ok(Root { dir })
 }
 
 /// Whether a no-follow directory open failed because the entry `lstat` saw as a directory
@@ -231,6 +388,42 @@ pub(crate) fn same_identity(a: &Metadata, b: &Metadata) -> bool {
 #[allow(clippy::disallowed_methods)] // tests build their own temp trees
 mod tests {
     use super::*;
+
+    fn at(shown: &str, chain: &[u64]) -> AllowedRoot {
+        AllowedRoot {
+            shown: shown.to_owned(),
+            chain: chain.iter().map(|i| (1, *i)).collect(),
+        }
+    }
+
+    #[test]
+    fn aut_06_cli_and_client_roots_combine_as_their_intersection() {
+        // /a (1→2), /a/b (1→2→3), /c (1→4), /a/b/d (1→2→3→5)
+        let (a, ab, c, abd) = (
+            at("/a", &[1, 2]),
+            at("/a/b", &[1, 2, 3]),
+            at("/c", &[1, 4]),
+            at("/a/b/d", &[1, 2, 3, 5]),
+        );
+        let none = ScopeState::default();
+        assert_eq!(none.effective(), None, "no roots: no restriction");
+        let cli_only = ScopeState {
+            cli: Some(vec![a.clone()]),
+            client: None,
+        };
+        assert_eq!(cli_only.effective(), Some(vec![a.clone()]));
+        let both = ScopeState {
+            cli: Some(vec![a.clone(), abd.clone()]),
+            client: Some(vec![ab.clone(), c.clone()]),
+        };
+        // /a ∩ /a/b = /a/b; /a/b/d lies in both; /c lies in no --root.
+        assert_eq!(both.effective(), Some(vec![abd, ab]));
+        let disjoint = ScopeState {
+            cli: Some(vec![c]),
+            client: Some(vec![a]),
+        };
+        assert_eq!(disjoint.effective(), Some(vec![]), "nothing is allowed");
+    }
 
     fn msg(p: &str) -> String {
         match open(p) {

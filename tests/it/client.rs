@@ -44,10 +44,29 @@ impl Mcp {
         s
     }
 
+    /// Spawns `okf-mcp serve <args…>` (e.g. `--root`, `--read-only`) and completes
+    /// `initialize`.
+    pub fn start_serve(args: &[&str]) -> Self {
+        let mut s = Self::spawn_serve(args, &[]);
+        let init = s.request(
+            "initialize",
+            json!({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"it","version":"1"}}),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "okf-mcp", "{init}");
+        s.send_json(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        s
+    }
+
     /// Spawns `okf-mcp serve` with extra environment variables and sends nothing.
     pub fn spawn(env: &[(&str, &str)]) -> Self {
+        Self::spawn_serve(&[], env)
+    }
+
+    /// Spawns `okf-mcp serve <args…>` with extra environment variables and sends nothing.
+    pub fn spawn_serve(args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut cmd = Command::new(bin());
         cmd.arg("serve")
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

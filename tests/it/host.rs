@@ -633,3 +633,160 @@ fn aut_09_requests_in_flight_when_stdin_closes_finish_and_are_answered() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// AUT-06: scoping
+// ---------------------------------------------------------------------------------------------
+
+/// A scratch directory under `target/tmp/` (not under the system temp dir, whose paths the
+/// suite forbids in outputs: a refusal names the allowed roots, the host's own config).
+fn scratch(name: &str) -> std::path::PathBuf {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/tmp")
+        .join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch");
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8")
+}
+
+#[test]
+fn aut_06_root_restricts_bundle_path_by_directory_identity() {
+    let top = scratch("aut06-root");
+    let root = top.join("root");
+    let evil = top.join("root-evil"); // a string-prefix sibling
+    generated_bundle(&root.join("b"), 2);
+    generated_bundle(&evil.join("b"), 2);
+    std::os::unix::fs::symlink(evil.join("b"), root.join("escape")).expect("symlink");
+    std::os::unix::fs::symlink(&root, evil.join("to-root")).expect("symlink");
+    let link_to_root = top.join("link");
+    std::os::unix::fs::symlink(&root, &link_to_root).expect("symlink");
+    let before_evil = snapshot(&evil);
+    let code_msg = |r: &Value| {
+        (
+            r["structuredContent"]["code"].clone(),
+            r["structuredContent"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned(),
+        )
+    };
+    // A bad --root is a startup error.
+    for bad in ["relative/dir", "/nonexistent-aut06-root"] {
+        let out = std::process::Command::new(crate::util::bin())
+            .args(["serve", "--root", bad])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(1), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("--root"), "{err}");
+    }
+    // The root is given through a symlink: resolved once at startup.
+    let mut m = crate::util::Mcp::start_serve(&["--root", s(&link_to_root)]);
+    let inside = m.call("list_concepts", &json!({"bundle_path": s(&root.join("b"))}));
+    assert_eq!(inside["structuredContent"]["total"], 2, "{inside}");
+    // The root itself is allowed: the walk passes, then the capture refuses the symlink
+    // planted inside it (a bundle's own rule), not the scope.
+    let itself = m.call("validate_bundle", &json!({"bundle_path": s(&root)}));
+    assert_eq!(
+        itself["structuredContent"]["message"],
+        "bundle contains a symlink: escape"
+    );
+    let outside_cases = [
+        evil.join("b"),                 // a sibling whose path starts with the root's
+        evil.join("to-root").join("b"), // through a symlink outside the roots
+        top.join("missing/b"),          // does not exist: nothing is learnt about it
+        std::path::PathBuf::from("/"),
+    ];
+    for p in &outside_cases {
+        for tool in ["list_concepts", "write_concept"] {
+            let args = if tool == "write_concept" {
+                json!({"bundle_path": s(p), "concept_id": "x/y", "frontmatter": "type: T\n", "body": "b\n"})
+            } else {
+                json!({"bundle_path": s(p)})
+            };
+            let r = m.call(tool, &args);
+            let (code, msg) = code_msg(&r);
+            assert_eq!(code, "invalid_request", "{p:?}: {r}");
+            assert_eq!(
+                msg, "bundle_path is outside the allowed roots: root",
+                "{p:?}"
+            );
+            if p != Path::new("/") {
+                assert!(
+                    !r.to_string().contains(s(p)),
+                    "the refused bundle_path is not echoed"
+                );
+            }
+        }
+    }
+    // Inside the root the usual rules hold: a symlink out of it is refused as a symlink.
+    let r = m.call(
+        "list_concepts",
+        &json!({"bundle_path": s(&root.join("escape"))}),
+    );
+    assert_eq!(code_msg(&r).1, "bundle_path must not be a symlink");
+    let r = m.call(
+        "list_concepts",
+        &json!({"bundle_path": s(&root.join("escape/c"))}),
+    );
+    assert_eq!(code_msg(&r).1, "bundle_path must not contain a symlink");
+    let (code, _, err) = m.finish();
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(
+        snapshot(&evil),
+        before_evil,
+        "outside: byte-identical, no .okf/"
+    );
+    assert!(!evil.join("b/.okf").exists());
+    // Without --root the same paths are accepted as before.
+    let free = call("list_concepts", &json!({"bundle_path": s(&evil.join("b"))}));
+    assert_eq!(free.structured()["total"], 2);
+    let _ = std::fs::remove_dir_all(&top);
+}
+
+#[test]
+fn aut_06_read_only_lists_and_runs_only_the_read_tools() {
+    let mut full = crate::util::Mcp::start();
+    let all = full.request("tools/list", json!({}))["result"]["tools"].clone();
+    drop(full.finish());
+    let read: Vec<Value> = all
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter(|t| t["annotations"]["readOnlyHint"] == true)
+        .cloned()
+        .collect();
+    assert!(read.len() >= 3 && read.len() < all.as_array().expect("a").len());
+    let mut m = crate::util::Mcp::start_serve(&["--read-only"]);
+    let listed = m.request("tools/list", json!({}))["result"]["tools"].clone();
+    assert_eq!(
+        listed,
+        Value::Array(read),
+        "exactly the read tools, as advertised before"
+    );
+    let (_t, b) = copy_bundle(&fixture("write-basic"));
+    let before = snapshot(&b);
+    let args = json!({"bundle_path": s(&b), "concept_id": "notes/x", "frontmatter": "type: T\n", "body": "b\n"});
+    let id = m.send_request(
+        "tools/call",
+        json!({"name": "write_concept", "arguments": args}),
+    );
+    let write = m.read_id(&id);
+    let id = m.send_request(
+        "tools/call",
+        json!({"name": "no_such_tool", "arguments": {}}),
+    );
+    let unknown = m.read_id(&id);
+    assert_eq!(write["error"]["code"], -32602, "{write}");
+    assert_eq!(write["error"], unknown["error"], "the unknown-tool answer");
+    let r = m.call("list_concepts", &json!({"bundle_path": s(&b)}));
+    assert_eq!(r["isError"], false);
+    assert_eq!(m.finish().0, 0);
+    assert_eq!(snapshot(&b), before, "nothing written, no .okf/");
+}
