@@ -816,7 +816,8 @@ fn generate(root: &Path, n: usize) {
 
 /// An external `SIGKILL` during an apply (no fault hooks), at deterministic pseudo-random
 /// moments spread over its duration (a golden-ratio sequence scaled by the latest
-/// uninterrupted apply's wall time), each on a fresh copy with the same arguments but its
+/// uninterrupted apply's wall time; every fourth kill right after the journal appears, so
+/// some kills land past the commit point on a host of any speed), each on a fresh copy with the same arguments but its
 /// `bundle_path`. After each kill the visible tree holds only pre or post bytes per file and
 /// the pre-state unless something was published; the exact replay then yields `applied`
 /// with the first run's result, exactly once (a further replay answers from the one
@@ -870,7 +871,24 @@ fn sigkill_during_an_apply_then_the_exact_replay_applies_exactly_once() {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn");
-        std::thread::sleep(duration.mul_f64(u));
+        if k % 4 == 0 {
+            // Every fourth kill lands just after the journal appears (the commit point), so
+            // the spread reaches past the boundary however slow the host is today.
+            let journal = root.join(".okf/transactions");
+            let until = Instant::now() + Duration::from_secs(30);
+            while child.try_wait().expect("try_wait").is_none() && Instant::now() < until {
+                let committed = std::fs::read_dir(&journal).is_ok_and(|d| {
+                    d.flatten()
+                        .any(|e| e.file_name().to_string_lossy().ends_with(".json"))
+                });
+                if committed {
+                    break;
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        } else {
+            std::thread::sleep(duration.mul_f64(u));
+        }
         let status = match child.try_wait().expect("try_wait") {
             Some(s) => s,
             None => {
