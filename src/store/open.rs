@@ -92,6 +92,7 @@ pub(crate) fn open<'r>(
     if reserve && !okf.symlink_metadata("lock").is_ok_and(|m| m.is_file()) {
         return Ok(None);
     }
+    check_lock_entry(&okf)?;
     let timeout = if reserve {
         std::time::Duration::ZERO
     } else {
@@ -196,6 +197,37 @@ fn write_gitignore(okf: At<'_>, fs: &dyn Durable) -> Result<(), StoreError> {
 /// [`Create::Yes`], else `None`; symlink →
 /// `invalid_request`; not a directory → `operation_rejected`. The flag is true when this
 /// call created the directory.
+/// spec/store.md §16 rule 5 (STO-20): a `.okf/lock` that exists but is not a regular file
+/// (a symlink, FIFO, socket, device or directory) is refused by name with a recovery step,
+/// never opened or followed (`lstat` only). An absent lock is created by the lock itself.
+fn check_lock_entry(okf: &Dir) -> Result<(), StoreError> {
+    let Ok(m) = okf.symlink_metadata("lock") else {
+        return Ok(());
+    };
+    let ft = m.file_type();
+    let what = if ft.is_file() {
+        return Ok(());
+    } else if ft.is_symlink() {
+        "a symlink"
+    } else if ft.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file (a FIFO, socket or device)"
+    };
+    Err(StoreError::Refused(
+        ToolError::new(
+            crate::envelope::codes::OPERATION_REJECTED,
+            format!(".okf/lock is {what}: the store cannot be locked"),
+        )
+        .with_diagnostic(Diagnostic::recovery(
+            "",
+            format!(
+                ".okf/lock is {what}: remove it (nothing else in .okf/ needs to change), then repeat the same call; nothing was changed"
+            ),
+        )),
+    ))
+}
+
 fn private_dir(
     parent: At<'_>,
     name: &str,

@@ -375,3 +375,61 @@ fn sto_19_a_held_lock_says_the_bundle_is_locked_and_nothing_changed_for_every_wr
         assert!(!ok.is_error(), "{tool}: {}", ok.stdout);
     }
 }
+
+/// spec/store.md §16 rule 5 (STO-20, the `.okf/lock` part): a lock entry that is a symlink,
+/// a FIFO or a directory is refused by name with a recovery step and never followed; once it
+/// is removed the same call goes through.
+#[test]
+#[allow(clippy::disallowed_methods)] // the test plants the entries itself
+fn sto_20_a_lock_that_is_no_regular_file_is_named_and_never_followed() {
+    let outside = tempfile::tempdir().expect("tempdir");
+    let target = outside.path().join("victim");
+    std::fs::write(&target, b"keep").expect("write");
+    for kind in ["symlink", "fifo", "directory"] {
+        let (_t, b) = copy_bundle(&fixture("patch-ext"));
+        seed_store(&b);
+        let lock = b.join(".okf/lock");
+        std::fs::remove_file(&lock).expect("remove the lock file");
+        match kind {
+            "symlink" => std::os::unix::fs::symlink(&target, &lock).expect("symlink"),
+            "fifo" => {
+                let ok = std::process::Command::new("mkfifo")
+                    .arg(&lock)
+                    .status()
+                    .expect("mkfifo")
+                    .success();
+                assert!(ok, "mkfifo");
+            }
+            _ => std::fs::create_dir(&lock).expect("mkdir"),
+        }
+        let before = snapshot(&b);
+        let args = patch_args(&b, &json!([gen_op("metrics/revenue", "agent/20")]));
+        let p = preview(&args);
+        assert_eq!(p["status"], "applicable", "{kind}: {p}");
+        let e = tool_err("apply_concept_patch", &apply_args(&args, &p));
+        assert_eq!(e["code"], "operation_rejected", "{kind}: {e}");
+        let m = e["message"].as_str().expect("message");
+        assert!(m.starts_with(".okf/lock is "), "{kind}: {m}");
+        assert!(
+            e["diagnostics"]
+                .as_array()
+                .expect("diagnostics")
+                .iter()
+                .any(|d| d["code"] == "recovery_step"
+                    && d["message"]
+                        .as_str()
+                        .is_some_and(|s| s.contains("remove it"))),
+            "{kind}: {e}"
+        );
+        assert_eq!(snapshot(&b), before, "{kind}: nothing changed");
+        assert_eq!(std::fs::read(&target).expect("read"), b"keep", "{kind}");
+        // Removing the entry lets the same call through.
+        if kind == "directory" {
+            std::fs::remove_dir(&lock).expect("rmdir");
+        } else {
+            std::fs::remove_file(&lock).expect("rm");
+        }
+        let a = apply(&apply_args(&args, &p));
+        assert_eq!(a["status"], "applied", "{kind}: {a}");
+    }
+}
