@@ -7,6 +7,7 @@
 //! - [`digest`]: canonical length-prefixed encodings and digests (revision, keys, names;
 //!   spec/store.md §2, §3.6, §6), shared by every layer.
 //! - [`progress`]: the progress sink of a long call (rate limit, order, close).
+//! - [`notices`]: the notices a call collects for its success object (spec/surface.md §18.1).
 //! - [`okf`]: pure OKF document layer — frontmatter split, YAML with byte spans, grammars,
 //!   projections, version resolution, the validator. Bytes in, values out; no I/O.
 //! - [`plan`]: pure planners: the lossless editor, identity (change set, request and plan
@@ -25,6 +26,7 @@ pub mod cli;
 pub mod demo;
 pub mod digest;
 pub mod envelope;
+pub mod notices;
 pub mod okf;
 pub mod plan;
 pub mod progress;

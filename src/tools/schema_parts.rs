@@ -236,8 +236,20 @@ pub fn output_root(tool: &str, description: &str, success: Value) -> SchemaRoot 
     m.insert("anyOf".into(), json!([r("success"), r("error_envelope")]));
     SchemaRoot {
         members: m,
-        local_defs: vec![("success", success)],
+        local_defs: vec![("success", with_notices(success))],
     }
+}
+
+/// `success` with the `notices` member every success object carries (spec/surface.md
+/// §18.1 rule 2): a required property, last in `properties` and `required`.
+fn with_notices(mut success: Value) -> Value {
+    if let Some(props) = success.get_mut("properties").and_then(Value::as_object_mut) {
+        props.insert("notices".into(), r("notices"));
+    }
+    if let Some(req) = success.get_mut("required").and_then(Value::as_array_mut) {
+        req.push(json!("notices"));
+    }
+    success
 }
 
 /// The `temporal_profile` input property (spec/surface.md §2, common input fields).

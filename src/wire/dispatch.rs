@@ -57,8 +57,9 @@ impl ToolResult {
 pub fn call(tool: &str, raw_args: Option<&[u8]>, ctx: &Ctx) -> Option<ToolResult> {
     let spec = registry::find(tool)?;
     let started = std::time::Instant::now();
-    let result = match run(spec, raw_args.unwrap_or(b"{}"), ctx) {
-        Ok(success) => enforce_success(spec, success),
+    let (outcome, notices) = crate::notices::collect(|| run(spec, raw_args.unwrap_or(b"{}"), ctx));
+    let result = match outcome {
+        Ok(success) => enforce_success(spec, with_notices(success, &notices)),
         Err(e) => enforce_error(spec, &e),
     };
     // Names and codes only: never arguments, paths or document text (spec/surface.md §16).
@@ -87,6 +88,24 @@ fn run(spec: &ToolSpec, raw_args: &[u8], ctx: &Ctx) -> Result<Success, ToolError
     schema::validate_input(spec.name, &args)?;
     // Steps 5–7 belong to the tool: pure checks, then bundle_path, then I/O.
     crate::progress::with_current(&ctx.progress, || (spec.run)(args, ctx))
+}
+
+/// Adds the call's notices as the success object's last member `notices` (spec/surface.md
+/// §18.1 rule 2). A text that is the compact JSON of the object follows it; a tool's own text
+/// (spec/surface.md §3) is kept.
+fn with_notices(mut s: Success, notices: &[crate::envelope::Diagnostic]) -> Success {
+    if let Value::Object(m) = &mut s.structured {
+        m.insert(
+            "notices".into(),
+            Value::Array(
+                notices
+                    .iter()
+                    .map(crate::envelope::Diagnostic::to_wire)
+                    .collect(),
+            ),
+        );
+    }
+    s
 }
 
 fn enforce_success(spec: &ToolSpec, s: Success) -> ToolResult {

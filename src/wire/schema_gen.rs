@@ -137,6 +137,7 @@ pub fn shared_defs(file: &str) -> Vec<(&'static str, Value)> {
         ERROR_FILE => vec![
             ("diagnostic", diagnostic_def()),
             ("error_envelope", error_envelope_def()),
+            ("notices", notices_def()),
         ],
         VERSION_FILE => vec![
             ("version", version_def()),
@@ -535,6 +536,20 @@ fn diagnostic_def() -> Value {
         "description",
         json!("Wire diagnostic with exactly seven members (spec/surface.md §6.1)."),
     )
+}
+
+fn notices_def() -> Value {
+    json!({
+        "description": "What the call has to say about the bundle or the server rather than the request's outcome (e.g. publication_pending, mixed_temporal_values): at most 100 INFO or WARN diagnostics, [] when there is nothing to say; never counted in diagnostics (spec/surface.md §18.1).",
+        "type": "array",
+        "maxItems": crate::notices::MAX,
+        "items": {
+            "allOf": [
+                r("diagnostic"),
+                {"properties": {"severity": {"enum": ["WARN", "INFO"]}}, "additionalProperties": true}
+            ]
+        }
+    })
 }
 
 fn error_envelope_def() -> Value {

@@ -3,7 +3,8 @@
 //!
 //! Layers, bottom up (a layer may use the ones below it and itself):
 //! - bottom: `cancel`, `envelope` (the error vocabulary), `digest` (canonical encodings),
-//!   `progress` (the progress sink);
+//!   `progress` (the progress sink), `notices` (the call's notices; a side channel, so the
+//!   pure layers `okf` and `plan` may not use it);
 //! - `okf` (pure OKF documents, the capture value);
 //! - `plan` (pure planners, identity, staging);
 //! - `store` (every filesystem effect; it does not plan, so it does not use `plan`);
@@ -24,17 +25,21 @@ fn allowed(layer: &str) -> Option<&'static [&'static str]> {
     const BOTTOM: &[&str] = &["cancel", "envelope", "digest", "progress"];
     Some(match layer {
         "cancel" | "envelope" | "digest" | "progress" => BOTTOM,
+        "notices" => &["cancel", "envelope", "digest", "progress", "notices"],
         "okf" => &["cancel", "envelope", "digest", "progress", "okf"],
         "plan" => &["cancel", "envelope", "digest", "progress", "okf", "plan"],
-        "store" => &["cancel", "envelope", "digest", "progress", "okf", "store"],
+        "store" => &[
+            "cancel", "envelope", "digest", "progress", "notices", "okf", "store",
+        ],
         "tools" => &[
-            "cancel", "envelope", "digest", "progress", "okf", "plan", "store", "tools",
+            "cancel", "envelope", "digest", "progress", "notices", "okf", "plan", "store", "tools",
         ],
         "wire" => &[
-            "cancel", "envelope", "digest", "progress", "okf", "plan", "store", "tools", "wire",
+            "cancel", "envelope", "digest", "progress", "notices", "okf", "plan", "store", "tools",
+            "wire",
         ],
         "server" => &[
-            "cancel", "envelope", "digest", "progress", "tools", "wire", "server",
+            "cancel", "envelope", "digest", "progress", "notices", "tools", "wire", "server",
         ],
         _ => return None,
     })
@@ -140,6 +145,8 @@ fn the_layer_check_catches_wrong_way_imports() {
         ("tools/w.rs".to_owned(), "use crate::wire::dispatch;\n".to_owned()),
         ("digest.rs".to_owned(), "use crate::okf::capture::Capture;\n".to_owned()),
         ("cli.rs".to_owned(), "use crate::server::mcp;\n".to_owned()),
+        ("plan/n.rs".to_owned(), "crate::notices::push(d);\n".to_owned()),
+        ("store/n.rs".to_owned(), "crate::notices::push(d);\n".to_owned()),
     ];
     assert_eq!(
         violations(&files),
@@ -150,6 +157,7 @@ fn the_layer_check_catches_wrong_way_imports() {
             "store/z.rs:2: store -> a grouped crate import",
             "tools/w.rs:1: tools -> wire",
             "digest.rs:1: digest -> okf",
+            "plan/n.rs:1: plan -> notices",
         ]
     );
 }

@@ -555,7 +555,8 @@ fn srv_05_text_content_relations() {
             "guidance",
             "diagnostics",
             "diagnostic_counts",
-            "diagnostics_truncated"
+            "diagnostics_truncated",
+            "notices"
         ],
         "as_of omitted when absent"
     );

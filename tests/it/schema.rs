@@ -1302,8 +1302,61 @@ fn concept_id_schema_agrees_with_the_runtime_grammar() {
 // Success schemas describe the outputs of the spec (surface.md §12, concept-patch.md §5, §10)
 // ---------------------------------------------------------------------------------------------
 
+/// Whether `v` passes `tool`'s output schema as a success object. The objects written in
+/// these tests leave out `notices` (spec/surface.md §18.1 rule 2), which the dispatcher adds
+/// to every success: `[]` is added here when absent.
 fn out_ok(tool: &str, v: &Value) -> bool {
-    schema::validate_output(tool, v, false).is_ok()
+    schema::validate_output(tool, &with_empty_notices(v), false).is_ok()
+}
+
+/// `v` with `"notices": []` when it is an object without one.
+fn with_empty_notices(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Some(m) = v.as_object_mut() {
+        m.entry("notices").or_insert(json!([]));
+    }
+    v
+}
+
+#[test]
+fn every_success_schema_requires_notices_of_info_and_warn_only_at_most_100() {
+    let tools: Vec<&str> = okf_mcp::tools::TOOLS.iter().map(|t| t.name).collect();
+    assert!(tools.len() >= 10, "registry read: {tools:?}");
+    for t in &tools {
+        let s: Value = serde_json::from_str(
+            okf_mcp::tools::TOOLS
+                .iter()
+                .find(|x| x.name == *t)
+                .map(|x| x.output_schema)
+                .expect("registered"),
+        )
+        .expect("schema JSON");
+        let success = &s["$defs"]["success"];
+        assert_eq!(
+            success["properties"]["notices"]["$ref"], "#/$defs/notices",
+            "{t}"
+        );
+        assert!(
+            success["required"]
+                .as_array()
+                .is_some_and(|r| r.contains(&json!("notices"))),
+            "{t}: notices is required"
+        );
+    }
+    let ok = json!({"status": "success", "path": "a.md", "diagnostics": []});
+    let check = |notices: Option<Value>| {
+        let mut v = ok.clone();
+        if let Some(n) = notices {
+            v["notices"] = n;
+        }
+        schema::validate_output("write_concept", &v, false).is_ok()
+    };
+    assert!(!check(None), "a success without notices is refused");
+    assert!(check(Some(json!([]))));
+    assert!(check(Some(json!([diag("WARN"), diag("INFO")]))));
+    assert!(!check(Some(json!([diag("ERROR")]))), "no ERROR notice");
+    assert!(check(Some(json!(vec![diag("INFO"); 100]))));
+    assert!(!check(Some(json!(vec![diag("INFO"); 101]))), "at most 100");
 }
 
 fn diag(severity: &str) -> Value {

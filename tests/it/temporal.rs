@@ -355,7 +355,8 @@ fn tmp_02_03_04_full_mappings_ready_applied_replayed() {
             "status".to_owned(),
             "request_digest".to_owned(),
             "result_revision".to_owned(),
-            "diagnostics".to_owned()
+            "diagnostics".to_owned(),
+            "notices".to_owned()
         ])
     );
     assert_eq!(r["status"], "applied");

@@ -140,7 +140,7 @@ fn success(out: &CliOut, path: &str) -> Value {
     assert_eq!(s["path"], path);
     assert_eq!(
         s.as_object().expect("object").keys().collect::<Vec<_>>(),
-        ["status", "path", "diagnostics"]
+        ["status", "path", "diagnostics", "notices"]
     );
     assert_eq!(out.text(), s.to_string(), "text is the structured JSON");
     loose_codes(&s["diagnostics"]);
