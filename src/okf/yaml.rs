@@ -908,12 +908,19 @@ impl Builder<'_> {
                 } else {
                     block_indicator(text, start)
                 };
-                let Some(ind) = indicator else {
+                // The indicator must be a `|` or `>` of the text: after properties that end
+                // the text (or where the parser's mark is elsewhere) there is none, and the
+                // parser's own span is kept (found by the `editor` fuzz target).
+                let Some(ind) =
+                    indicator.filter(|&i| matches!(text.as_bytes().get(i), Some(b'|' | b'>')))
+                else {
                     return raw;
                 };
                 let header_end = ind
                     + 1
-                    + text[ind + 1..]
+                    + text
+                        .get(ind + 1..)
+                        .unwrap_or("")
                         .bytes()
                         .take_while(|c| matches!(c, b'-' | b'+' | b'0'..=b'9'))
                         .count();
@@ -921,13 +928,16 @@ impl Builder<'_> {
                 if empty {
                     return span_start..header_end;
                 }
-                let body_end = raw.end.max(header_end);
-                let trimmed = text[..body_end]
+                let body_end = raw.end.max(header_end).min(text.len());
+                let trimmed = text
+                    .get(..body_end)
+                    .unwrap_or(text)
                     .trim_end_matches([' ', '\t', '\r', '\n'])
                     .len();
                 let end = trimmed.max(header_end);
-                let body_start = text[header_end..]
-                    .find('\n')
+                let body_start = text
+                    .get(header_end..)
+                    .and_then(|t| t.find('\n'))
                     .map_or(text.len(), |i| header_end + i + 1);
                 if body_start < end {
                     self.opaque.push(body_start..end);
@@ -1196,6 +1206,24 @@ mod span_tests {
 
     fn at<'a>(src: &'a str, n: &Node) -> &'a str {
         &src[n.span.clone()]
+    }
+
+    /// Found by the `editor` fuzz target (fuzz/regressions/editor/): a block-scalar event
+    /// whose properties end where no `|` or `>` follows sliced past the end of the text.
+    #[test]
+    fn block_scalar_properties_without_an_indicator_do_not_panic() {
+        for src in [
+            "\r|\r!|\r!\u{0}_p \t",
+            "\r|\r!|\r!",
+            "a: !t |\n",
+            "a: &x !t >-\n  b\n",
+            "!|",
+            "! |",
+        ] {
+            // Either answer is fine; only a panic is not.
+            let _ = parse(src);
+            let _ = parse_full(src);
+        }
     }
 
     #[test]
