@@ -10,7 +10,9 @@ pub struct Finding {
     pub file: String,
     /// A code of the spec/surface.md §13.2 table.
     pub code: &'static str,
-    pub message: &'static str,
+    /// A fixed sentence, or one built from fixed parts and bundle-relative names only (never
+    /// a value or document text).
+    pub message: std::borrow::Cow<'static, str>,
     pub severity: Severity,
 }
 
@@ -18,6 +20,7 @@ impl Finding {
     /// The seven-member diagnostic (spec/surface.md §6.1).
     #[must_use]
     pub fn to_diagnostic(&self) -> Diagnostic {
-        Diagnostic::new(self.code, self.severity, self.message).with_file(self.file.clone())
+        Diagnostic::new(self.code, self.severity, self.message.to_string())
+            .with_file(self.file.clone())
     }
 }

@@ -9,7 +9,10 @@
 //!    resource-limit or graph fault (spec/store.md §3.4–§3.5). A document whose digest is
 //!    clean is not parsed again to re-prove that; [`crate::okf::bundle::parse_bundle`] parses
 //!    it lazily, only when a tool actually looks at it.
-//! 2. **per-document findings** for `(path, digest, DocOptions)`.
+//! 2. **per-document findings** for `(path, digest, DocOptions)`;
+//! 3. **temporal kinds** of concept documents by digest (one byte: whether they hold calendar
+//!    dates and offset datetimes, spec/temporal.md §11), so `auto` resolves on a spilled
+//!    capture.
 //!
 //! What this does not change: every request still captures the tree (reads and hashes every
 //! visible file, spec/store.md §3.6–§3.7), and every answer is computed from that capture. A
@@ -28,7 +31,7 @@
 //! fixed finding sentences only.
 
 use crate::okf::finding::Finding;
-use crate::okf::temporal::Profile;
+use crate::okf::temporal::{Kinds, Profile};
 use std::collections::{HashMap, HashSet};
 use std::hash::Hasher;
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
@@ -166,6 +169,9 @@ struct Memo {
     clean_previous: HashSet<[u8; 32], DigestHash>,
     findings: Findings,
     findings_previous: Findings,
+    /// digest → [`Kinds::to_bits`] of a concept's temporal values (spec/temporal.md §11).
+    kinds: HashMap<[u8; 32], u8, DigestHash>,
+    kinds_previous: HashMap<[u8; 32], u8, DigestHash>,
 }
 
 impl Memo {
@@ -182,6 +188,23 @@ impl Memo {
     ) {
         self.mark_clean(&[*digest]);
         self.remember(path, digest, opts, found);
+    }
+
+    fn kinds(&self, digest: &[u8; 32]) -> Option<Kinds> {
+        self.kinds
+            .get(digest)
+            .or_else(|| self.kinds_previous.get(digest))
+            .map(|b| Kinds::from_bits(*b))
+    }
+
+    fn remember_kinds(&mut self, digest: &[u8; 32], kinds: Kinds) {
+        if self.kinds.contains_key(digest) {
+            return;
+        }
+        if self.kinds.len() >= MAX_ENTRIES {
+            self.kinds_previous = std::mem::take(&mut self.kinds);
+        }
+        self.kinds.insert(*digest, kinds.to_bits());
     }
 
     fn is_clean(&self, digest: &[u8; 32]) -> bool {
@@ -325,12 +348,37 @@ pub fn remember_clean(path: &str, digest: &[u8; 32], opts: &DocOptions, found: A
     memo().remember_clean(path, digest, opts, found);
 }
 
+/// The remembered temporal kinds of a concept document with this digest
+/// (spec/temporal.md §11 rule 1: a function of its bytes alone).
+#[must_use]
+pub fn kinds(digest: &[u8; 32]) -> Option<Kinds> {
+    if bypass() {
+        return None;
+    }
+    memo().kinds(digest)
+}
+
+/// Remembers the temporal kinds of a concept document with this digest (bounded like the
+/// other tables: two generations of at most [`MAX_ENTRIES`]).
+pub fn remember_kinds(digest: &[u8; 32], kinds: Kinds) {
+    if bypass() {
+        return;
+    }
+    memo().remember_kinds(digest, kinds);
+}
+
 /// Approximate heap bytes of one remembered entry.
 fn entry_bytes(path: &str, found: &[Finding]) -> usize {
     128 + path.len()
         + found
             .iter()
-            .map(|f| std::mem::size_of::<Finding>() + f.file.len())
+            .map(|f| {
+                let owned = match &f.message {
+                    std::borrow::Cow::Owned(m) => m.len(),
+                    std::borrow::Cow::Borrowed(_) => 0,
+                };
+                std::mem::size_of::<Finding>() + f.file.len() + owned
+            })
             .sum::<usize>()
 }
 
@@ -377,7 +425,7 @@ mod tests {
         let f: Arc<[Finding]> = Arc::from(vec![Finding {
             file: "memo-test/a.md".into(),
             code: "missing_type",
-            message: "m",
+            message: "m".into(),
             severity: Severity::Error,
         }]);
         remember_findings("memo-test/a.md", &d, &opts(true), Arc::clone(&f));
@@ -434,7 +482,7 @@ mod tests {
             Arc::from(vec![Finding {
                 file: String::new(),
                 code,
-                message: "m",
+                message: "m".into(),
                 severity: Severity::Warn,
             }])
         };

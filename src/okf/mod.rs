@@ -5,7 +5,8 @@
 //! - [`document`]: frontmatter/body split (spec/surface.md §13.1 rules 1–2).
 //! - [`yaml`]: YAML 1.2 node tree with byte spans and limits.
 //! - [`grammar`]: concept-ID grammar (spec/surface.md §8) and document classification.
-//! - [`temporal`]: temporal profiles and the strict date / offset-datetime grammars.
+//! - [`temporal`]: temporal profiles and the strict date / offset-datetime grammars;
+//!   [`detect`]: the temporal kinds a bundle shows (the `auto` profile).
 //! - [`actor`]: document and request actor conventions.
 //! - [`bundle`]: a capture parsed into documents (spec/store.md §3.4).
 //! - [`finding`]: one validator finding; [`validate`]: the OKF validator; [`memo`]: the
@@ -14,6 +15,7 @@
 pub mod actor;
 pub mod bundle;
 pub mod capture;
+pub mod detect;
 pub mod document;
 pub mod finding;
 pub mod grammar;

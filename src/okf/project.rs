@@ -148,20 +148,20 @@ pub fn stale_after(root: Option<&Node>, profile: Profile) -> Option<&str> {
     temporal_value(field(root, "stale_after"), profile)
 }
 
-/// Staleness (spec/temporal.md §8 rule 4): `None` without `as_of`; with `as_of`,
-/// `as_of >= stale_after`, else `false` (date profile) / `None` (instant profile).
+/// Staleness (spec/temporal.md §11 rule 6, which replaces the "no valid `stale_after`"
+/// column of §8 rule 4): `None` without `as_of`; with `as_of`, `false` when `stale_after` is
+/// absent (or YAML null), `None` when it is present but invalid under the profile, else
+/// `as_of >= stale_after` (dates as strings, instants as instants).
 #[must_use]
-pub fn stale(stale_after: Option<&str>, profile: Profile, as_of: Option<&str>) -> Option<bool> {
+pub fn stale(root: Option<&Node>, profile: Profile, as_of: Option<&str>) -> Option<bool> {
     let as_of = as_of?;
-    match stale_after {
-        Some(s) => profile
-            .compare(as_of, s)
-            .map(|o| matches!(o, Ordering::Greater | Ordering::Equal)),
-        None => match profile {
-            Profile::Date => Some(false),
-            Profile::Instant => None,
-        },
-    }
+    let Some(node) = field(root, "stale_after") else {
+        return Some(false);
+    };
+    let s = temporal_value(Some(node), profile)?;
+    profile
+        .compare(as_of, s)
+        .map(|o| matches!(o, Ordering::Greater | Ordering::Equal))
 }
 
 /// A `usage_window` valid under the profile: both ends valid and `from <= to`.
@@ -300,7 +300,7 @@ fn card_map(
     m.insert("tags".into(), json!(tags));
     m.insert("status".into(), json!(ss.effective));
     m.insert("trust".into(), json!(trust(&events)));
-    m.insert("stale".into(), json!(stale(sa, profile, as_of)));
+    m.insert("stale".into(), json!(stale(root, profile, as_of)));
     m.insert("stale_after".into(), json!(sa));
     m.insert("status_state".into(), ss.to_json());
     m
@@ -559,27 +559,47 @@ mod tests {
 
     #[test]
     fn staleness_per_profile() {
-        assert_eq!(stale(Some("2026-01-02"), Profile::Date, None), None);
+        // spec/temporal.md §11 rule 6 (PRF-04 as changed by Phase 5).
+        let y = |t: &str| crate::okf::yaml::parse(t).expect("yaml");
+        let st = |t: &str, p: Profile, as_of: Option<&str>| stale(y(t).root.as_ref(), p, as_of);
+        let (d, i) = (Profile::Date, Profile::Instant);
+        assert_eq!(st("stale_after: 2026-01-02\n", d, None), None);
         assert_eq!(
-            stale(Some("2026-01-02"), Profile::Date, Some("2026-01-02")),
+            st("stale_after: 2026-01-02\n", d, Some("2026-01-02")),
             Some(true)
         );
         assert_eq!(
-            stale(Some("2026-01-02"), Profile::Date, Some("2026-01-01")),
+            st("stale_after: 2026-01-02\n", d, Some("2026-01-01")),
             Some(false)
         );
-        assert_eq!(stale(None, Profile::Date, Some("2026-01-01")), Some(false));
         assert_eq!(
-            stale(None, Profile::Instant, Some("2026-01-01T00:00:00Z")),
-            None
-        );
-        assert_eq!(
-            stale(
-                Some("2026-01-02T07:00:00+07:00"),
-                Profile::Instant,
+            st(
+                "stale_after: 2026-01-02T07:00:00+07:00\n",
+                i,
                 Some("2026-01-02T00:00:00Z")
             ),
             Some(true)
+        );
+        for p in [d, i] {
+            let as_of = Some(if p == d {
+                "2026-01-01"
+            } else {
+                "2026-01-01T00:00:00Z"
+            });
+            // Absent (or null) → false under every profile.
+            assert_eq!(st("type: T\n", p, as_of), Some(false));
+            assert_eq!(st("stale_after: ~\n", p, as_of), Some(false));
+            assert_eq!(st("type: T\n", p, None), None);
+            // Present but invalid under the profile → null.
+            assert_eq!(st("stale_after: soon\n", p, as_of), None);
+        }
+        assert_eq!(
+            st("stale_after: 2026-01-02T00:00:00Z\n", d, Some("2026-01-03")),
+            None
+        );
+        assert_eq!(
+            st("stale_after: 2026-01-02\n", i, Some("2026-01-03T00:00:00Z")),
+            None
         );
     }
 

@@ -73,6 +73,167 @@ impl Profile {
     }
 }
 
+/// A wire `temporal_profile` as requested (spec/temporal.md §1, §11 rule 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Choice {
+    /// `auto`, `""` or absent: resolved per request from the bundle (spec/temporal.md §11).
+    #[default]
+    Auto,
+    /// A profile id was passed.
+    Explicit(Profile),
+}
+
+/// The wire id of the `auto` choice.
+pub const AUTO_PROFILE: &str = "auto";
+
+impl Choice {
+    /// Parses a wire value: absent, `""` or `"auto"` → [`Choice::Auto`]; a profile id →
+    /// [`Choice::Explicit`]; anything else → `None` (`invalid_request`, `unknown OKF temporal
+    /// profile`, spec/temporal.md §1 rule 1).
+    #[must_use]
+    pub fn parse(s: Option<&str>) -> Option<Self> {
+        match s {
+            None | Some("" | AUTO_PROFILE) => Some(Choice::Auto),
+            Some(DATE_PROFILE) => Some(Choice::Explicit(Profile::Date)),
+            Some(INSTANT_PROFILE) => Some(Choice::Explicit(Profile::Instant)),
+            Some(_) => None,
+        }
+    }
+}
+
+/// Which kinds of temporal value a bundle or a request holds (spec/temporal.md §11 rule 1):
+/// calendar dates (§2.3) and offset datetimes (§2.1). Other values are ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Kinds {
+    /// At least one calendar date.
+    pub date: bool,
+    /// At least one offset datetime.
+    pub instant: bool,
+}
+
+impl Kinds {
+    /// Records `s`: a calendar date, an offset datetime, or neither (ignored).
+    pub fn observe(&mut self, s: &str) {
+        if parse_date(s).is_some() {
+            self.date = true;
+        } else if parse_offset_datetime(s).is_some() {
+            self.instant = true;
+        }
+    }
+
+    /// Both of `self` and `other`.
+    #[must_use]
+    pub fn union(self, other: Kinds) -> Kinds {
+        Kinds {
+            date: self.date || other.date,
+            instant: self.instant || other.instant,
+        }
+    }
+
+    /// The profile the kinds decide alone: instants only → instant, dates only → date;
+    /// `None` when there are neither or both.
+    #[must_use]
+    pub fn decides(self) -> Option<Profile> {
+        match (self.date, self.instant) {
+            (true, false) => Some(Profile::Date),
+            (false, true) => Some(Profile::Instant),
+            _ => None,
+        }
+    }
+
+    /// One byte: bit 0 dates, bit 1 instants (the memo's form).
+    #[must_use]
+    pub fn to_bits(self) -> u8 {
+        u8::from(self.date) | (u8::from(self.instant) << 1)
+    }
+
+    /// The inverse of [`Kinds::to_bits`].
+    #[must_use]
+    pub fn from_bits(b: u8) -> Kinds {
+        Kinds {
+            date: b & 1 != 0,
+            instant: b & 2 != 0,
+        }
+    }
+}
+
+/// What decided the resolved profile (spec/temporal.md §11 rule 2), echoed as
+/// `temporal_profile_source`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// A profile id was passed.
+    Explicit,
+    /// The bundle's values, or the request's own values, decided it.
+    Detected,
+    /// Nothing decided it: the date profile.
+    Default,
+}
+
+impl Source {
+    /// Wire spelling: `explicit`, `detected` or `default`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Explicit => "explicit",
+            Source::Detected => "detected",
+            Source::Default => "default",
+        }
+    }
+}
+
+/// A resolved profile (spec/temporal.md §11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resolution {
+    /// The profile the request runs under.
+    pub profile: Profile,
+    /// What decided it.
+    pub source: Source,
+    /// `auto` met both kinds in the bundle (the `mixed_temporal_values` notice).
+    pub mixed: bool,
+}
+
+impl Resolution {
+    /// An explicit profile.
+    #[must_use]
+    pub fn explicit(profile: Profile) -> Self {
+        Resolution {
+            profile,
+            source: Source::Explicit,
+            mixed: false,
+        }
+    }
+}
+
+/// Resolves `choice` (spec/temporal.md §11 rule 1): an explicit profile stands; `auto` is
+/// decided by the kinds of the base capture (`bundle`), then by the request's own temporal
+/// values (`request`), else the date profile. Both kinds in the bundle → date, `mixed`.
+/// (A request holding both kinds is refused before I/O by the caller.)
+#[must_use]
+pub fn resolve(choice: Choice, bundle: Kinds, request: Kinds) -> Resolution {
+    if let Choice::Explicit(p) = choice {
+        return Resolution::explicit(p);
+    }
+    if bundle.date && bundle.instant {
+        return Resolution {
+            profile: Profile::Date,
+            source: Source::Detected,
+            mixed: true,
+        };
+    }
+    match bundle.decides().or_else(|| request.decides()) {
+        Some(profile) => Resolution {
+            profile,
+            source: Source::Detected,
+            mixed: false,
+        },
+        None => Resolution {
+            profile: Profile::Date,
+            source: Source::Default,
+            mixed: false,
+        },
+    }
+}
+
 /// An instant at nanosecond precision (digits beyond nine ignored), with its offset kept.
 #[derive(Debug, Clone, Copy)]
 pub struct Instant {

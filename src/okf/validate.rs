@@ -137,16 +137,31 @@ pub fn parse_for_validation<'c>(
 /// between the capture and the validation (bounded tables, other requests) shows as
 /// [`Capture::missed`] on the spilled capture: the caller captures again with every file
 /// resident.
+///
+/// `profiles` lists the temporal profiles whose findings are remembered (each replacing
+/// `opts.temporal_profile`): one for an explicit profile, both for `auto`, which is resolved
+/// only once the whole capture is known (spec/temporal.md §11). Every concept visited also
+/// has its temporal kinds remembered ([`crate::okf::detect`]).
 #[must_use]
 pub fn spill_visitor<'k>(
     opts: &ValidationOptions,
+    profiles: &[Profile],
     keep: &'k (dyn Fn(&str) -> bool + Sync),
 ) -> Option<impl Fn(&str, &[u8], &[u8; 32]) -> bool + Sync + 'k> {
-    if opts.spec_version != Some(Target::V02) {
+    if opts.spec_version != Some(Target::V02) || profiles.is_empty() {
         return None;
     }
-    let opts = opts.clone();
-    let dopts = doc_options(&opts, true);
+    let all: Vec<(ValidationOptions, DocOptions)> = profiles
+        .iter()
+        .map(|p| {
+            let o = ValidationOptions {
+                temporal_profile: *p,
+                ..opts.clone()
+            };
+            let d = doc_options(&o, true);
+            (o, d)
+        })
+        .collect();
     Some(move |path: &str, bytes: &[u8], digest: &[u8; 32]| {
         if keep(path) {
             return true;
@@ -155,19 +170,28 @@ pub fn spill_visitor<'k>(
         if !matches!(class, DocClass::Concept(_) | DocClass::Reserved) {
             return false;
         }
-        if memo::knows(path, digest, &dopts) {
+        let concept = matches!(class, DocClass::Concept(_));
+        if all.iter().all(|(_, d)| memo::knows(path, digest, d))
+            && (!concept || memo::kinds(digest).is_some())
+        {
             return false;
         }
         let Ok(parsed) = parse_document(bytes) else {
             return true;
         };
-        let mut cx = Checks {
-            opts: &opts,
-            v02: true,
-            out: BTreeSet::new(),
-        };
-        check_doc(&mut cx, path, &class, &parsed);
-        memo::remember_clean(path, digest, &dopts, cx.out.into_iter().collect());
+        if concept {
+            let root = parsed.as_ref().ok().and_then(Parsed::root);
+            crate::okf::detect::remember(digest, root);
+        }
+        for (o, d) in &all {
+            let mut cx = Checks {
+                opts: o,
+                v02: true,
+                out: BTreeSet::new(),
+            };
+            check_doc(&mut cx, path, &class, &parsed);
+            memo::remember_clean(path, digest, d, cx.out.into_iter().collect());
+        }
         false
     })
 }
@@ -253,11 +277,17 @@ fn doc_findings(opts: &ValidationOptions, v02: bool, doc: &Doc<'_>) -> Arc<[Find
 }
 
 impl Checks<'_> {
-    fn push(&mut self, file: &str, code: &'static str, severity: Severity, message: &'static str) {
+    fn push(
+        &mut self,
+        file: &str,
+        code: &'static str,
+        severity: Severity,
+        message: impl Into<std::borrow::Cow<'static, str>>,
+    ) {
         self.out.insert(Finding {
             file: file.to_owned(),
             code,
-            message,
+            message: message.into(),
             severity,
         });
     }
@@ -387,7 +417,7 @@ fn sorted(out: BTreeSet<Finding>) -> Vec<Finding> {
             .as_bytes()
             .cmp(b.file.as_bytes())
             .then(a.code.cmp(b.code))
-            .then(a.message.cmp(b.message))
+            .then(a.message.cmp(&b.message))
     });
     findings
 }
@@ -538,7 +568,7 @@ fn check_concept_frontmatter(cx: &mut Checks<'_>, path: &str, root: Option<&Node
     }
     if let Some(as_of) = cx.opts.as_of.as_deref() {
         let p = cx.opts.temporal_profile;
-        if project::stale(project::stale_after(root, p), p, Some(as_of)) == Some(true) {
+        if project::stale(root, p, Some(as_of)) == Some(true) {
             cx.push(
                 path,
                 "stale_concept",
@@ -606,7 +636,7 @@ fn check_concept_frontmatter(cx: &mut Checks<'_>, path: &str, root: Option<&Node
             None => cx.soft(path, "invalid_sources", "sources is not a list"),
             Some(items) => {
                 let mut ids: Vec<&str> = Vec::new();
-                for item in items.iter().map(Node::deref_alias) {
+                for (i, item) in items.iter().map(Node::deref_alias).enumerate() {
                     if item.entries().is_none() {
                         cx.soft(path, "invalid_sources", "a sources item is not a mapping");
                         continue;
@@ -633,14 +663,31 @@ fn check_concept_frontmatter(cx: &mut Checks<'_>, path: &str, root: Option<&Node
                             );
                         }
                     }
-                    check_temporal(cx, path, item.get("last_modified"));
-                    check_window(cx, path, item.get("usage_window"), profile);
+                    check_temporal(
+                        cx,
+                        path,
+                        &format!("sources[{i}].last_modified"),
+                        item.get("last_modified"),
+                    );
+                    check_window(
+                        cx,
+                        path,
+                        &format!("sources[{i}].usage_window"),
+                        item.get("usage_window"),
+                        profile,
+                    );
                 }
             }
         }
     }
-    check_window(cx, path, field(root, "usage_window"), profile);
-    check_temporal(cx, path, field(root, "stale_after"));
+    check_window(
+        cx,
+        path,
+        "usage_window",
+        field(root, "usage_window"),
+        profile,
+    );
+    check_temporal(cx, path, "stale_after", field(root, "stale_after"));
     // status
     if let Some(st) = field(root, "status") {
         if !st.as_str().is_some_and(|s| STATUSES.contains(&s)) {
@@ -655,22 +702,54 @@ fn check_concept_frontmatter(cx: &mut Checks<'_>, path: &str, root: Option<&Node
     check_computation(cx, path, root, body);
 }
 
-/// `temporal_profile_mismatch` for a present value not valid under the profile.
-fn check_temporal(cx: &mut Checks<'_>, path: &str, node: Option<&Node>) {
+/// `temporal_profile_mismatch` for a present value not valid under the profile. The message
+/// names the concept, the field's path of spec/temporal.md §3 (`at`, e.g.
+/// `sources[0].last_modified`) and the profile under which the value would be valid
+/// (spec/temporal.md §11 rule 5); never the value.
+fn check_temporal(cx: &mut Checks<'_>, path: &str, at: &str, node: Option<&Node>) {
     let Some(n) = node.filter(|n| !n.is_null()) else {
         return;
     };
-    if project::temporal_value(Some(n), cx.opts.temporal_profile).is_none() {
+    let profile = cx.opts.temporal_profile;
+    if project::temporal_value(Some(n), profile).is_none() {
         cx.push(
             path,
             "temporal_profile_mismatch",
             Severity::Warn,
-            "a temporal value is not valid under the selected temporal profile",
+            mismatch_message(path, at, profile, n.as_str()),
         );
     }
 }
 
-fn check_window(cx: &mut Checks<'_>, path: &str, node: Option<&Node>, profile: Profile) {
+/// The message of a `temporal_profile_mismatch` (spec/temporal.md §11 rule 5): the concept
+/// (its id, when at most 200 bytes), the field path and the profile the value fits, if any.
+#[must_use]
+pub fn mismatch_message(path: &str, at: &str, profile: Profile, value: Option<&str>) -> String {
+    let other = match profile {
+        Profile::Date => Profile::Instant,
+        Profile::Instant => Profile::Date,
+    };
+    let id = path.strip_suffix(".md").unwrap_or(path);
+    let concept = if id.len() <= 200 {
+        format!("concept {id}")
+    } else {
+        "the concept".to_owned()
+    };
+    let fits = match (value.is_some_and(|v| other.is_valid(v)), other) {
+        (true, Profile::Date) => format!(
+            "it would be valid under {} (a legacy date; preview_temporal_upgrade converts it)",
+            other.id()
+        ),
+        (true, Profile::Instant) => format!("it would be valid under {}", other.id()),
+        (false, _) => "it is valid under neither profile".to_owned(),
+    };
+    format!(
+        "{at} of {concept} is not valid under {}; {fits}",
+        profile.id()
+    )
+}
+
+fn check_window(cx: &mut Checks<'_>, path: &str, at: &str, node: Option<&Node>, profile: Profile) {
     let Some(w) = node.filter(|n| !n.is_null()) else {
         return;
     };
@@ -686,8 +765,8 @@ fn check_window(cx: &mut Checks<'_>, path: &str, node: Option<&Node>, profile: P
         );
         return;
     }
-    check_temporal(cx, path, from);
-    check_temporal(cx, path, to);
+    check_temporal(cx, path, &format!("{at}.from"), from);
+    check_temporal(cx, path, &format!("{at}.to"), to);
     let f = project::temporal_value(from, profile);
     let t = project::temporal_value(to, profile);
     if let (Some(f), Some(t)) = (f, t) {
@@ -1062,7 +1141,7 @@ mod tests {
         );
         let got: BTreeSet<&str> = all.findings.iter().map(|f| f.code).collect();
         for f in &all.findings {
-            assert!(!crate::envelope::is_sensitive(f.message), "{}", f.message);
+            assert!(!crate::envelope::is_sensitive(&f.message), "{}", f.message);
         }
         for c in [
             "invalid_generated",

@@ -123,6 +123,8 @@ fn apply_success() -> Value {
         ("plan_digest", r("digest")),
         ("changed_paths", paths_array()),
         ("diagnostics", diagnostics_array()),
+        ("temporal_profile", r("temporal_profile_id")),
+        ("temporal_profile_source", r("temporal_profile_source")),
     ]);
     // The state invariants of spec/concept-patch.md §5.2 that JSON Schema can express.
     with(

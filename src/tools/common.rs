@@ -5,8 +5,11 @@
 use crate::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::okf::bundle::Bundle;
 use crate::okf::capture::Capture;
+use crate::okf::detect;
 use crate::okf::grammar::{check_concept_id, ConceptIdError};
-use crate::okf::temporal::{normalise_instant_text, parse_date, Profile};
+use crate::okf::temporal::{
+    self, normalise_instant_text, parse_date, Choice, Kinds, Profile, Resolution,
+};
 use crate::okf::validate;
 use crate::store::capture;
 use crate::store::root;
@@ -29,18 +32,112 @@ pub fn str_arg<'a>(args: &'a Value, key: &str) -> &'a str {
     args.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
-/// The runtime temporal profile check (spec/temporal.md §1 rule 1): absent or `""` is the
-/// date profile; anything else unknown → `invalid_request` `unknown OKF temporal profile`.
+/// The runtime temporal profile check (spec/temporal.md §1 rule 1): absent, `""` or `"auto"`
+/// is `auto` (§11); a profile id is explicit; anything else → `invalid_request` `unknown OKF
+/// temporal profile`.
 ///
 /// # Errors
 /// `invalid_request`.
-pub fn profile_arg(args: &Value) -> Result<Profile, ToolError> {
+pub fn profile_arg(args: &Value) -> Result<Choice, ToolError> {
     let raw = match args.get("temporal_profile") {
         None => None,
         Some(Value::String(s)) => Some(s.as_str()),
         Some(_) => return Err(ToolError::invalid_request("unknown OKF temporal profile")),
     };
-    Profile::parse(raw).ok_or_else(|| ToolError::invalid_request("unknown OKF temporal profile"))
+    Choice::parse(raw).ok_or_else(|| ToolError::invalid_request("unknown OKF temporal profile"))
+}
+
+/// The temporal arguments of a read tool (`temporal_profile`, `as_of`) after the pure checks
+/// (spec/surface.md §9.1 step 5), to be resolved on the capture with [`ReadProfile::resolve`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadProfile {
+    /// The requested profile.
+    pub choice: Choice,
+    /// The kinds of the request's own temporal values (`as_of`).
+    pub request_kinds: Kinds,
+    args_as_of: Option<Value>,
+}
+
+impl ReadProfile {
+    /// Checks `temporal_profile` and `as_of` before any I/O: an explicit profile checks `as_of`
+    /// under itself (spec/temporal.md §2.4); `auto` accepts either grammar
+    /// (spec/concept-patch.md §2.4 rule 4).
+    ///
+    /// # Errors
+    /// `invalid_request` (unknown profile; `as_of` invalid, never echoed).
+    pub fn from_args(args: &Value) -> Result<Self, ToolError> {
+        let choice = profile_arg(args)?;
+        let mut request_kinds = Kinds::default();
+        match choice {
+            Choice::Explicit(p) => {
+                as_of_arg(args, p)?;
+            }
+            Choice::Auto => {
+                if let Some(v) = args.get("as_of") {
+                    let s = v.as_str().ok_or_else(as_of_error)?;
+                    request_kinds.observe(s);
+                    if request_kinds == Kinds::default() {
+                        return Err(as_of_error());
+                    }
+                }
+            }
+        }
+        Ok(ReadProfile {
+            choice,
+            request_kinds,
+            args_as_of: args.get("as_of").cloned(),
+        })
+    }
+
+    /// Resolves the profile on `capture` (spec/temporal.md §11) and returns it with the
+    /// normalised `as_of` echo (§8 rule 6).
+    ///
+    /// # Errors
+    /// `invalid_request` when `auto` resolved to a profile that `as_of` does not fit (the
+    /// message names the resolved profile, never the value).
+    pub fn resolve(&self, capture: &Capture) -> Result<(Resolution, Option<String>), ToolError> {
+        let r = match self.choice {
+            Choice::Explicit(p) => Resolution::explicit(p),
+            Choice::Auto => temporal::resolve(
+                self.choice,
+                detect::capture_kinds(capture),
+                self.request_kinds,
+            ),
+        };
+        let mut args = serde_json::Map::new();
+        if let Some(v) = &self.args_as_of {
+            args.insert("as_of".into(), v.clone());
+        }
+        let as_of = as_of_arg(&Value::Object(args), r.profile).map_err(|e| {
+            if self.choice == Choice::Auto {
+                ToolError::invalid_request(format!(
+                    "as_of does not match the bundle's temporal profile {}: {}",
+                    r.profile.id(),
+                    match r.profile {
+                        Profile::Date => "use YYYY-MM-DD",
+                        Profile::Instant =>
+                            "use an RFC 3339 datetime with explicit offset, e.g. 2026-01-02T03:04:05Z",
+                    }
+                ))
+            } else {
+                e
+            }
+        })?;
+        Ok((r, as_of))
+    }
+}
+
+/// Adds `temporal_profile` (the resolved id) and `temporal_profile_source` to a read tool's
+/// output (spec/temporal.md §11 rule 2, spec/surface.md §18.1 rule 1).
+pub fn insert_profile(m: &mut serde_json::Map<String, Value>, r: &Resolution) {
+    m.insert("temporal_profile".into(), json!(r.profile.id()));
+    m.insert("temporal_profile_source".into(), json!(r.source.as_str()));
+}
+
+fn as_of_error() -> ToolError {
+    ToolError::invalid_request(
+        "as_of does not match the temporal profile: use YYYY-MM-DD under date-3fcbb9f and an RFC 3339 datetime with explicit offset under instant-0b87c52",
+    )
 }
 
 /// Parses `as_of` under `profile` (spec/temporal.md §2.4) and returns its normalised echo
@@ -53,11 +150,7 @@ pub fn as_of_arg(args: &Value, profile: Profile) -> Result<Option<String>, ToolE
     let Some(v) = args.get("as_of") else {
         return Ok(None);
     };
-    let bad = || {
-        ToolError::invalid_request(
-            "as_of does not match the temporal profile: use YYYY-MM-DD under date-3fcbb9f and an RFC 3339 datetime with explicit offset under instant-0b87c52",
-        )
-    };
+    let bad = as_of_error;
     let s = v.as_str().ok_or_else(bad)?;
     match profile {
         Profile::Date => parse_date(s).map(|_| Some(s.to_owned())).ok_or_else(bad),
@@ -135,14 +228,22 @@ mod tests {
 
     #[test]
     fn runtime_profile_check() {
-        assert_eq!(profile_arg(&json!({})), Ok(Profile::Date));
+        assert_eq!(profile_arg(&json!({})), Ok(Choice::Auto));
         assert_eq!(
             profile_arg(&json!({"temporal_profile": ""})),
-            Ok(Profile::Date)
+            Ok(Choice::Auto)
+        );
+        assert_eq!(
+            profile_arg(&json!({"temporal_profile": "auto"})),
+            Ok(Choice::Auto)
+        );
+        assert_eq!(
+            profile_arg(&json!({"temporal_profile": "date-3fcbb9f"})),
+            Ok(Choice::Explicit(Profile::Date))
         );
         assert_eq!(
             profile_arg(&json!({"temporal_profile": "instant-0b87c52"})),
-            Ok(Profile::Instant)
+            Ok(Choice::Explicit(Profile::Instant))
         );
         let e = profile_arg(&json!({"temporal_profile": "instant"})).unwrap_err();
         assert_eq!(e.code, codes::INVALID_REQUEST);

@@ -5,6 +5,9 @@
 use crate::cancel::Cancel;
 use crate::envelope::ToolError;
 use crate::okf::bundle::Bundle;
+use crate::okf::capture::Capture;
+use crate::okf::detect;
+use crate::okf::temporal::{Choice, Profile, Resolution, Source};
 use crate::okf::validate::ValidationOptions;
 use crate::plan::identity::{Authorisation, ChangeSet};
 use crate::plan::patch::ops::{authorisation_mismatch, PatchRequest};
@@ -15,7 +18,9 @@ use crate::store::root::Root;
 use crate::tools::schema_parts::{
     input_root, profile_branches, r, temporal_profile_prop, with, EXAMPLE_BUNDLE_PATH,
 };
-use crate::tools::spine::{has_severity, state_violation, strictly_ascending, Workflow};
+use crate::tools::spine::{
+    has_severity, state_violation, strictly_ascending, ApplyAnswer, Workflow,
+};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 
@@ -48,6 +53,26 @@ impl Workflow for ConceptPatch {
         documents_read(req)
     }
 
+    fn spill_profiles(req: &PatchRequest) -> Vec<Profile> {
+        match req.choice {
+            Choice::Explicit(p) => vec![p],
+            Choice::Auto => vec![Profile::Date, Profile::Instant],
+        }
+    }
+
+    fn resolve(
+        req: &PatchRequest,
+        capture: &Capture,
+        replay: bool,
+    ) -> Result<Option<PatchRequest>, ToolError> {
+        match req.choice {
+            Choice::Explicit(_) => Ok(None),
+            Choice::Auto => req
+                .resolved(detect::capture_kinds(capture), replay)
+                .map(Some),
+        }
+    }
+
     fn plan(
         bundle: &Bundle<'_>,
         req: &PatchRequest,
@@ -65,6 +90,33 @@ impl Workflow for ConceptPatch {
     fn check_apply_state(out: &Value) -> Result<(), ToolError> {
         check_apply_state(out)
     }
+
+    fn render_apply(answer: &ApplyAnswer<'_>, req: &PatchRequest) -> Value {
+        let mut out = answer.to_json();
+        if let Value::Object(m) = &mut out {
+            insert_profile(m, req);
+        }
+        out
+    }
+}
+
+/// The resolution of `req`'s profile (spec/temporal.md §11): the explicit one, or what `auto`
+/// resolved to (the date profile by default if the request never met a capture).
+#[must_use]
+pub fn resolution(req: &PatchRequest) -> Resolution {
+    req.resolution.unwrap_or(Resolution {
+        profile: req.profile,
+        source: Source::Default,
+        mixed: false,
+    })
+}
+
+/// Adds `temporal_profile` (the resolved id) and `temporal_profile_source` to a patch output
+/// (spec/surface.md §18.1 rule 1).
+pub fn insert_profile(m: &mut Map<String, Value>, req: &PatchRequest) {
+    let r = resolution(req);
+    m.insert("temporal_profile".into(), json!(r.profile.id()));
+    m.insert("temporal_profile_source".into(), json!(r.source.as_str()));
 }
 
 /// A fixed operation list that validates under both temporal profiles; the guidance for a

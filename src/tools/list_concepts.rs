@@ -7,9 +7,8 @@
 use crate::envelope::{Diagnostic, ToolError};
 use crate::okf::bundle::parse_bundle;
 use crate::okf::project;
-use crate::okf::temporal::DATE_PROFILE;
 use crate::okf::version;
-use crate::tools::common::{as_of_arg, capture_bundle, profile_arg, str_arg};
+use crate::tools::common::{capture_bundle, insert_profile, str_arg, ReadProfile};
 use crate::tools::def::checked_in;
 use crate::tools::describe::{input_errors, retryable_note};
 use crate::tools::schema_parts::{
@@ -165,8 +164,8 @@ pub fn decode_cursor(cursor: &str) -> Result<(String, String), ToolError> {
 /// stale `cursor`, `bundle_path`, symlinks), capture and YAML limits (`resource_limit`,
 /// `invalid_yaml_graph`), `operation_cancelled`.
 pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
-    let profile = profile_arg(&args)?;
-    let as_of = as_of_arg(&args, profile)?;
+    let temporal = ReadProfile::from_args(&args)?;
+    let as_of_given = args.get("as_of").is_some();
     let limit = args
         .get("limit")
         .and_then(Value::as_u64)
@@ -174,7 +173,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         .clamp(1, MAX_LIMIT);
     let limit = usize::try_from(limit).unwrap_or(MAX_CONCEPTS);
     let filters = Filters::from_args(&args);
-    if filters.stale.is_some() && as_of.is_none() {
+    if filters.stale.is_some() && !as_of_given {
         return Err(
             ToolError::invalid_request("the stale filter needs as_of").with_diagnostic(
                 Diagnostic::recovery(
@@ -201,6 +200,8 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         }
     }
     let bundle = parse_bundle(&capture).map_err(|f| f.to_tool_error())?;
+    let (resolution, as_of) = temporal.resolve(&capture)?;
+    let profile = resolution.profile;
     let decl = version::declaration(&bundle);
     let ver = version::resolve(&decl, None);
     let mut docs: Vec<_> = bundle.concepts().collect();
@@ -249,7 +250,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let mut m = Map::new();
     m.insert("version".into(), ver.to_json());
     m.insert("version_declaration".into(), decl.to_json());
-    m.insert("temporal_profile".into(), json!(profile.id()));
+    insert_profile(&mut m, &resolution);
     m.insert("as_of".into(), json!(as_of));
     m.insert(
         "concepts".into(),
@@ -325,7 +326,7 @@ fn input_schema() -> SchemaRoot {
     profile_branches(&mut m, true, false);
     m.insert(
         "examples".into(),
-        json!([{"bundle_path": EXAMPLE_BUNDLE_PATH, "temporal_profile": DATE_PROFILE, "as_of": "2026-01-02", "limit": 50, "status": "stable"}]),
+        json!([{"bundle_path": EXAMPLE_BUNDLE_PATH, "limit": 50, "status": "stable"}]),
     );
     SchemaRoot::new(m)
 }
@@ -409,6 +410,7 @@ fn list_success() -> Value {
         ("version", r("version")),
         ("version_declaration", r("version_declaration")),
         ("temporal_profile", r("temporal_profile_id")),
+        ("temporal_profile_source", r("temporal_profile_source")),
         ("as_of", nullable_string()),
         (
             "concepts",

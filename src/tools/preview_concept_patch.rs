@@ -5,7 +5,7 @@ use crate::envelope::{Diagnostic, ToolError};
 use crate::plan::patch::ops::parse_patch_request;
 use crate::plan::stage::PlanStatus;
 use crate::tools::concept_patch::patch_input_root;
-use crate::tools::concept_patch::ConceptPatch;
+use crate::tools::concept_patch::{insert_profile, ConceptPatch};
 use crate::tools::def::checked_in;
 use crate::tools::describe::{input_errors, retryable_note};
 use crate::tools::schema_parts::{
@@ -51,7 +51,8 @@ const DESCRIPTION: &str = concat!(
 /// (`status: "rejected"`).
 pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let req = parse_patch_request(&args, false)?;
-    let plan = spine::preview::<ConceptPatch>(&req, ctx)?;
+    let (plan, resolved) = spine::preview_resolved::<ConceptPatch>(&req, ctx)?;
+    let req = resolved.unwrap_or(req);
     let applicable = plan.status == PlanStatus::Applicable;
     let affected: Vec<&str> = if applicable {
         plan.writes.iter().map(|(p, _)| p.as_str()).collect()
@@ -69,6 +70,10 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         "diagnostics": plan.diagnostics.iter().map(Diagnostic::to_wire).collect::<Vec<_>>(),
         "unknown_preserved": plan.status != PlanStatus::Rejected,
     });
+    let mut out = out;
+    if let Value::Object(m) = &mut out {
+        insert_profile(m, &req);
+    }
     check_state(&out)?;
     Ok(Success::json(out))
 }
@@ -162,6 +167,8 @@ fn preview_success() -> Value {
         ("affected_paths", paths_array()),
         ("diagnostics", diagnostics_array()),
         ("unknown_preserved", boolean()),
+        ("temporal_profile", r("temporal_profile_id")),
+        ("temporal_profile_source", r("temporal_profile_source")),
     ]);
     // The state invariants of spec/concept-patch.md §5.1 that JSON Schema can express.
     with(

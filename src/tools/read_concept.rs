@@ -9,7 +9,9 @@ use crate::okf::bundle::parse_bundle;
 use crate::okf::grammar::DocClass;
 use crate::okf::project;
 use crate::okf::version;
-use crate::tools::common::{capture_bundle, concept_id_arg, parse_failure, profile_arg, str_arg};
+use crate::tools::common::{
+    capture_bundle, concept_id_arg, insert_profile, parse_failure, str_arg, ReadProfile,
+};
 use crate::tools::def::checked_in;
 use crate::tools::describe::{input_errors, retryable_note};
 use crate::tools::schema_parts::{
@@ -53,12 +55,14 @@ const DESCRIPTION: &str = concat!(
 /// `invalid_request` / `resource_limit` for a non-canonical id, `concept_not_found`,
 /// `operation_rejected` for a parse failure of the requested document, capture errors.
 pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
-    let profile = profile_arg(&args)?;
+    let temporal = ReadProfile::from_args(&args)?;
     let id = str_arg(&args, "concept_id").to_owned();
     concept_id_arg(&id)?;
     let bundle_path = str_arg(&args, "bundle_path").to_owned();
     let capture = capture_bundle(&bundle_path, ctx)?;
     let bundle = parse_bundle(&capture).map_err(|f| f.to_tool_error())?;
+    let (resolution, _) = temporal.resolve(&capture)?;
+    let profile = resolution.profile;
     let path = format!("{id}.md");
     let Some(doc) = bundle
         .doc(&path)
@@ -86,7 +90,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     m.insert("path".into(), json!(path));
     m.insert("version".into(), ver.to_json());
     m.insert("version_declaration".into(), decl.to_json());
-    m.insert("temporal_profile".into(), json!(profile.id()));
+    insert_profile(&mut m, &resolution);
     m.insert(
         "frontmatter_yaml".into(),
         json!(parsed.split.frontmatter_text().unwrap_or_default()),
@@ -232,6 +236,7 @@ fn read_success() -> Value {
         ("version", r("version")),
         ("version_declaration", r("version_declaration")),
         ("temporal_profile", r("temporal_profile_id")),
+        ("temporal_profile_source", r("temporal_profile_source")),
         ("frontmatter_yaml", json!({"type": "string"})),
         ("body", json!({"type": "string"})),
         ("projection", projection),

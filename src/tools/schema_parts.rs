@@ -11,7 +11,7 @@
 //! Pure: no I/O. Every constructor returns a fresh value; member order is the insertion order
 //! (serde_json `preserve_order`) and is part of the checked-in bytes.
 
-use crate::okf::temporal::{DATE_PROFILE, INSTANT_PROFILE};
+use crate::okf::temporal::{AUTO_PROFILE, DATE_PROFILE, INSTANT_PROFILE};
 use serde_json::{json, Map, Value};
 
 /// `$schema` of every file: JSON Schema draft 2020-12.
@@ -163,41 +163,47 @@ pub fn file_header(file: &str, title: &str, description: &str) -> Map<String, Va
     m
 }
 
-/// The `if temporal_profile == instant-0b87c52 then … else …` of spec/surface.md §2 and
-/// spec/concept-patch.md §2.4, over the given temporal members of the root.
+/// The profile branches of spec/surface.md §2 and spec/concept-patch.md §2.4, over the given
+/// temporal members of the root: `if temporal_profile == instant-0b87c52 then …`, else
+/// `if temporal_profile == date-3fcbb9f then …`, else (`auto`, `""` or absent) either grammar
+/// (spec/concept-patch.md §2.4 rule 4).
 pub fn profile_branches(m: &mut Map<String, Value>, as_of: bool, operations: bool) {
-    let branch = |value_def: &str, op_def: &str| {
+    let branch = |kind: &str| {
         let mut p = Map::new();
         if as_of {
             p.insert(
                 "as_of".into(),
-                r(if value_def == "profile_instant" {
-                    "offset_datetime"
-                } else {
-                    "calendar_date"
-                }),
+                match kind {
+                    "instant" => r("offset_datetime"),
+                    "date" => r("calendar_date"),
+                    _ => json!({"anyOf": [r("calendar_date"), r("offset_datetime")]}),
+                },
             );
         }
         if operations {
-            p.insert("operations".into(), json!({"items": r(op_def)}));
+            p.insert(
+                "operations".into(),
+                json!({"items": r(&format!("operation_temporal_{kind}"))}),
+            );
         }
         json!({"properties": p, "additionalProperties": true})
     };
-    m.insert(
-        "if".into(),
+    let is = |id: &str| {
         json!({
-            "properties": {"temporal_profile": {"const": INSTANT_PROFILE}},
+            "properties": {"temporal_profile": {"const": id}},
             "required": ["temporal_profile"],
             "additionalProperties": true
-        }),
-    );
-    m.insert(
-        "then".into(),
-        branch("profile_instant", "operation_temporal_instant"),
-    );
+        })
+    };
+    m.insert("if".into(), is(INSTANT_PROFILE));
+    m.insert("then".into(), branch("instant"));
     m.insert(
         "else".into(),
-        branch("profile_date", "operation_temporal_date"),
+        json!({
+            "if": is(DATE_PROFILE),
+            "then": branch("date"),
+            "else": branch("auto")
+        }),
     );
 }
 
@@ -255,7 +261,7 @@ fn with_notices(mut success: Value) -> Value {
 /// The `temporal_profile` input property (spec/surface.md §2, common input fields).
 #[must_use]
 pub fn temporal_profile_prop() -> Value {
-    with(r("temporal_profile"), "examples", json!([DATE_PROFILE]))
+    with(r("temporal_profile"), "examples", json!([AUTO_PROFILE]))
 }
 
 /// The `concept_id` input property (spec/surface.md §8).
@@ -268,7 +274,7 @@ pub fn concept_id_prop() -> Value {
 #[must_use]
 pub fn as_of_prop() -> Value {
     json!({
-        "description": "Reference time for staleness: YYYY-MM-DD under date-3fcbb9f, an offset datetime under instant-0b87c52; never defaulted from the wall clock.",
+        "description": "Reference time for staleness: YYYY-MM-DD under date-3fcbb9f, an offset datetime under instant-0b87c52, either under auto (it must then fit the profile the bundle shows); never defaulted from the wall clock.",
         "type": "string"
     })
 }

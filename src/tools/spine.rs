@@ -24,6 +24,7 @@ use crate::digest;
 use crate::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::okf::bundle::Bundle;
 use crate::okf::capture::Capture;
+use crate::okf::temporal::Profile;
 use crate::okf::validate::{self, ValidationOptions};
 use crate::plan::identity::{Authorisation, ChangeSet};
 use crate::plan::stage::{Plan, PlanStatus};
@@ -56,6 +57,29 @@ pub trait Workflow {
     /// The validator options of the base and staged validations; the capture is parsed once
     /// under them ([`validate::parse_for_validation`]).
     fn validation_options(req: &Self::Request) -> ValidationOptions;
+    /// The temporal profiles whose per-document findings a spilled capture remembers
+    /// ([`validate::spill_visitor`]): by default the one of [`Workflow::validation_options`];
+    /// both while the request's profile is `auto` and so not yet resolved
+    /// (spec/temporal.md §11).
+    fn spill_profiles(req: &Self::Request) -> Vec<Profile> {
+        vec![Self::validation_options(req).temporal_profile]
+    }
+    /// The request as it runs on `capture` (spec/temporal.md §11 rule 1: `auto` resolves once
+    /// per request from the base capture). `Ok(None)` (the default): `req` as it is. `replay`
+    /// is true in branch B of [`apply`] (the bundle moved; only a stored receipt can answer),
+    /// where checks of the request against the bundle must not stand in the replay's way.
+    ///
+    /// # Errors
+    /// A request that does not fit the capture (e.g. a temporal value invalid under the
+    /// resolved profile).
+    fn resolve(
+        req: &Self::Request,
+        capture: &Capture,
+        replay: bool,
+    ) -> Result<Option<Self::Request>, ToolError> {
+        let _ = (req, capture, replay);
+        Ok(None)
+    }
     /// The bundle-relative paths whose bytes the planner reads; every other document is
     /// spilled by the capture (docs/store.md §3.2).
     fn documents_read(req: &Self::Request) -> BTreeSet<String>;
@@ -170,12 +194,27 @@ impl ApplyAnswer<'_> {
 /// # Errors
 /// `bundle_path` and capture errors, then the workflow's planning errors.
 pub fn preview<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Plan, ToolError> {
+    preview_resolved::<W>(req, ctx).map(|(plan, _)| plan)
+}
+
+/// [`preview`], also returning the request as resolved on the capture
+/// ([`Workflow::resolve`]; `None`: `req` itself).
+///
+/// # Errors
+/// As [`preview`], and [`Workflow::resolve`]'s errors.
+pub fn preview_resolved<W: Workflow>(
+    req: &W::Request,
+    ctx: &Ctx,
+) -> Result<(Plan, Option<W::Request>), ToolError> {
     ctx.cancel.check()?;
     let root = root::open(W::bundle_path(req))?;
-    let (_, plan) = with_capture::<W, _>(&root, req, &ctx.cancel, |capture| {
-        plan_capture::<W>(capture, req, &capture.revision, &root, &ctx.cancel)
+    let (_, out) = with_capture::<W, _>(&root, req, &ctx.cancel, |capture| {
+        let resolved = W::resolve(req, capture, false)?;
+        let q = resolved.as_ref().unwrap_or(req);
+        let plan = plan_capture::<W>(capture, q, &capture.revision, &root, &ctx.cancel)?;
+        Ok((plan, resolved))
     })?;
-    Ok(plan)
+    Ok(out)
 }
 
 /// Parses `capture` under the workflow's validator options and plans on it.
@@ -215,7 +254,8 @@ pub fn with_capture<W: Workflow, T>(
 ) -> Result<(Capture, T), ToolError> {
     let read = W::documents_read(req);
     let keep = |p: &str| read.contains(p);
-    if let Some(visit) = validate::spill_visitor(&W::validation_options(req), &keep) {
+    let profiles = W::spill_profiles(req);
+    if let Some(visit) = validate::spill_visitor(&W::validation_options(req), &profiles, &keep) {
         let spilled = capture::capture_with(root, cancel, Some(&Spill { visit: &visit }))?;
         #[cfg(feature = "fault-injection")]
         if crate::store::hooks::current().forget_memo_after_spill {
@@ -316,39 +356,56 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
     // With a session this is the capture under the lock (C5); planning runs under the lock.
     // YAML limits and graph faults fail the capture of every tool (spec/store.md §3.4):
     // parsed once, under the options the plan validates with, also in branch B.
-    let (capture, planned) = with_capture::<W, _>(&root, req, &ctx.cancel, |capture| {
-        let bundle = validate::parse_for_validation(capture, &W::validation_options(req))
-            .map_err(|f| f.to_tool_error())?;
-        if capture.revision != auth.revision {
-            // Branch B: no rebuild, no digest comparison.
-            W::before_replay(&bundle, req, &root)?;
-            return Ok(Planned::ReplayOnly);
-        }
-        // Branch A.
-        let plan = W::plan(&bundle, req, &auth.revision, &root, &ctx.cancel)?;
-        if plan.status == PlanStatus::Rejected {
-            let diagnostics = plan.diagnostics.iter().map(Diagnostic::to_wire).collect();
-            return Ok(Planned::Answer(ApplyStatus::Rejected, diagnostics));
-        }
-        if plan.plan_digest != auth.plan_digest {
-            // spec/surface.md §18.3 rule 2: on an unchanged bundle a foreign digest is a plan
-            // mismatch; the schema's all-zero example says so.
-            return Err(W::mismatch(if is_placeholder(&auth.plan_digest) {
-                "the plan digest passed is all zeros, the schema's example value: pass the plan_digest your preview returned, unchanged"
-            } else {
-                "the rebuilt plan differs from expected_plan_digest"
-            }));
-        }
-        if plan.status == PlanStatus::Noop {
-            return Ok(Planned::Answer(ApplyStatus::Noop, Vec::new()));
-        }
-        Ok(Planned::Fresh {
-            result_revision: plan.result_revision.clone().unwrap_or_default(),
-            writes: plan.writes,
-            streamed: plan.streamed,
-            changed_refs: plan.changed_refs,
-        })
-    })?;
+    let (capture, (planned, resolved)) = with_capture::<W, _>(
+        &root,
+        req,
+        &ctx.cancel,
+        |capture| {
+            let branch_b = capture.revision != auth.revision;
+            let resolved = W::resolve(req, capture, branch_b)?;
+            let q = resolved.as_ref().unwrap_or(req);
+            let bundle = validate::parse_for_validation(capture, &W::validation_options(q))
+                .map_err(|f| f.to_tool_error())?;
+            if branch_b {
+                // Branch B: no rebuild, no digest comparison.
+                W::before_replay(&bundle, q, &root)?;
+                return Ok((Planned::ReplayOnly, resolved));
+            }
+            // Branch A.
+            let plan = W::plan(&bundle, q, &auth.revision, &root, &ctx.cancel)?;
+            if plan.status == PlanStatus::Rejected {
+                let diagnostics = plan.diagnostics.iter().map(Diagnostic::to_wire).collect();
+                return Ok((
+                    Planned::Answer(ApplyStatus::Rejected, diagnostics),
+                    resolved,
+                ));
+            }
+            if plan.plan_digest != auth.plan_digest {
+                // spec/surface.md §18.3 rule 2: on an unchanged bundle a foreign digest is a plan
+                // mismatch; the schema's all-zero example says so.
+                return Err(W::mismatch(if is_placeholder(&auth.plan_digest) {
+                    "the plan digest passed is all zeros, the schema's example value: pass the plan_digest your preview returned, unchanged"
+                } else {
+                    "the rebuilt plan differs from expected_plan_digest"
+                }));
+            }
+            if plan.status == PlanStatus::Noop {
+                return Ok((Planned::Answer(ApplyStatus::Noop, Vec::new()), resolved));
+            }
+            Ok((
+                Planned::Fresh {
+                    result_revision: plan.result_revision.clone().unwrap_or_default(),
+                    writes: plan.writes,
+                    streamed: plan.streamed,
+                    changed_refs: plan.changed_refs,
+                },
+                resolved,
+            ))
+        },
+    )?;
+    // The request as resolved on the capture; the unresolved `req` still carries the identity
+    // (the change set never encodes the profile, spec/temporal.md §11 rule 3).
+    let resolved_req = resolved.as_ref().unwrap_or(req);
 
     let mut request = CommitRequest {
         change_set_id: change_set.id.clone(),
@@ -372,7 +429,7 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
                 changed_paths: Vec::new(),
                 diagnostics,
             };
-            let out = W::render_apply(&answer, req);
+            let out = W::render_apply(&answer, resolved_req);
             W::check_apply_state(&out)?;
             return Ok(Success::json(out));
         }
@@ -404,7 +461,7 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
     let producer = if streamed.is_empty() {
         None
     } else {
-        W::payloads(req, &root)
+        W::payloads(resolved_req, &root)
     };
     let streamed_request = producer.as_ref().map(|_| CommitRequest {
         change_set_id: request.change_set_id.clone(),
@@ -472,7 +529,7 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
         changed_paths: ok.changed_paths(),
         diagnostics,
     };
-    let out = W::render_apply(&answer, req);
+    let out = W::render_apply(&answer, resolved_req);
     committed(out, W::check_apply_state)
 }
 
@@ -505,9 +562,11 @@ fn with_revision_hint<W: Workflow>(
         ))
     } else {
         with_capture::<W, _>(root, req, cancel, |capture| {
-            let bundle = validate::parse_for_validation(capture, &W::validation_options(req))
+            let resolved = W::resolve(req, capture, false)?;
+            let q = resolved.as_ref().unwrap_or(req);
+            let bundle = validate::parse_for_validation(capture, &W::validation_options(q))
                 .map_err(|f| f.to_tool_error())?;
-            W::plan(&bundle, req, &capture.revision, root, cancel)
+            W::plan(&bundle, q, &capture.revision, root, cancel)
         })
         .ok()
         .filter(|(_, plan)| plan.result_revision.as_deref() == Some(auth.revision.as_str()))

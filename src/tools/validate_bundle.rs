@@ -7,7 +7,7 @@
 use crate::envelope::{Severity, ToolError};
 use crate::okf::validate::{self, ValidationOptions};
 use crate::okf::version::Target;
-use crate::tools::common::{as_of_arg, capture_bundle, profile_arg, str_arg};
+use crate::tools::common::{capture_bundle, insert_profile, str_arg, ReadProfile};
 use crate::tools::def::checked_in;
 use crate::tools::describe::{input_errors, retryable_note};
 use crate::tools::schema_parts::{
@@ -68,8 +68,11 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         Some("0.2") => Some(Target::V02),
         Some(_) => return Err(ToolError::invalid_request("unknown target_version")),
     };
-    let profile = profile_arg(&args)?;
-    let as_of = as_of_arg(&args, profile)?;
+    let temporal = ReadProfile::from_args(&args)?;
+    let bundle_path = str_arg(&args, "bundle_path").to_owned();
+    let capture = capture_bundle(&bundle_path, ctx)?;
+    let (resolution, as_of) = temporal.resolve(&capture)?;
+    let profile = resolution.profile;
     let opts = ValidationOptions {
         strict: flag("strict"),
         check_links: flag("check_links"),
@@ -78,8 +81,6 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         temporal_profile: profile,
         as_of: as_of.clone(),
     };
-    let bundle_path = str_arg(&args, "bundle_path").to_owned();
-    let capture = capture_bundle(&bundle_path, ctx)?;
     let bundle = validate::parse_for_validation(&capture, &opts).map_err(|f| f.to_tool_error())?;
     ctx.cancel.check()?;
     let report = validate::validate_bundle(&bundle, &opts);
@@ -108,7 +109,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let mut m = Map::new();
     m.insert("version".into(), report.version.to_json());
     m.insert("version_declaration".into(), report.declaration.to_json());
-    m.insert("temporal_profile".into(), json!(profile.id()));
+    insert_profile(&mut m, &resolution);
     if let Some(a) = &as_of {
         m.insert("as_of".into(), json!(a));
     }
@@ -199,6 +200,7 @@ fn validate_success() -> Value {
             ("version", r("version")),
             ("version_declaration", r("version_declaration")),
             ("temporal_profile", r("temporal_profile_id")),
+            ("temporal_profile_source", r("temporal_profile_source")),
             (
                 "as_of",
                 json!({"description": "Present only when as_of was given.", "type": "string"}),

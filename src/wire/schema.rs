@@ -377,8 +377,9 @@ const DATE_TEXT: &str = "use a calendar date YYYY-MM-DD, e.g. 2026-01-02";
 const DATETIME_TEXT: &str =
     "use an RFC 3339 datetime with an explicit offset (Z or +HH:MM or -HH:MM, never -00:00), e.g. 2026-01-02T03:04:05Z";
 const DIGEST_TEXT: &str = "use the exact value returned by a fresh preview (sha256: followed by 64 lowercase hex digits); never build or edit it";
-const PROFILE_TEXT: &str = "temporal_profile must be \"date-3fcbb9f\" (calendar dates, the default; \"\" means the same) or \"instant-0b87c52\" (offset datetimes); as_of and the temporal values must match the chosen profile";
-const AS_OF_TEXT: &str = "as_of must be YYYY-MM-DD under the date profile (date-3fcbb9f) and an RFC 3339 datetime with an explicit offset under instant-0b87c52; never guess a timezone";
+const PROFILE_TEXT: &str = "temporal_profile must be \"auto\" (the default; \"\" or leaving it out means the same: the profile the bundle's own temporal values show), \"date-3fcbb9f\" (calendar dates) or \"instant-0b87c52\" (offset datetimes); leave it out unless the bundle must be read under a profile it does not show";
+const AS_OF_TEXT: &str = "as_of must be YYYY-MM-DD under the date profile (date-3fcbb9f) and an RFC 3339 datetime with an explicit offset under instant-0b87c52 (under auto, the profile the bundle shows: list_concepts echoes it as temporal_profile); never guess a timezone";
+const TEMPORAL_AUTO_TEXT: &str = "use the kind of temporal value the bundle already holds (list_concepts echoes it as temporal_profile): an offset datetime such as 2026-01-02T03:04:05Z under instant-0b87c52, a calendar date YYYY-MM-DD under date-3fcbb9f; one kind per request";
 const BUNDLE_PATH_TEXT: &str = "bundle_path must be the absolute path of an accessible bundle root";
 const CONCEPT_ID_TEXT: &str = "concept_id must be a bundle-relative concept id without the .md suffix: non-empty segments joined by single slashes, no backslash, colon or control characters, no segment starting with a dot, no surrounding whitespace, and a last segment other than index or log, e.g. tables/orders";
 const UNKNOWN_TEXT: &str = "remove unsupported fields; use advertised properties only";
@@ -518,6 +519,11 @@ fn guidance(info: &InputInfo, leaf: Option<&str>, item: bool, kind: &K) -> Strin
                 ),
                 _ => AS_OF_TEXT.to_owned(),
             };
+        }
+        Some(n @ ("stale_after" | "last_modified" | "from" | "to"))
+            if matches!(kind, K::AnyOf { .. }) =>
+        {
+            return format!("{n}: {TEMPORAL_AUTO_TEXT}")
         }
         Some("limit") => return "limit must be an integer from 1 to 100, e.g. 20".to_owned(),
         Some("query") => {

@@ -20,7 +20,9 @@
 //!
 //! Pure: no I/O. Patterns use `[0-9]`, never `\d` (spec/surface.md §17.2).
 
-use crate::okf::temporal::{DATE_PATTERN, DATE_PROFILE, INSTANT_PROFILE, OFFSET_DATETIME_PATTERN};
+use crate::okf::temporal::{
+    AUTO_PROFILE, DATE_PATTERN, DATE_PROFILE, INSTANT_PROFILE, OFFSET_DATETIME_PATTERN,
+};
 use crate::tools::schema_parts::{
     boolean, card_props, closed, closed_with, file_header, nullable_string, r, status_enum,
     string_1_max, string_max, with, SchemaRoot,
@@ -174,6 +176,10 @@ fn common_defs() -> Vec<(&'static str, Value)> {
         ("offset_datetime", offset_datetime_def()),
         ("operation", operation_def()),
         (
+            "operation_temporal_auto",
+            operation_temporal_def("profile_auto"),
+        ),
+        (
             "operation_temporal_date",
             operation_temporal_def("profile_date"),
         ),
@@ -181,6 +187,7 @@ fn common_defs() -> Vec<(&'static str, Value)> {
             "operation_temporal_instant",
             operation_temporal_def("profile_instant"),
         ),
+        ("profile_auto", profile_auto_def()),
         ("profile_date", profile_date_def()),
         ("profile_instant", profile_instant_def()),
         ("revision", revision_def()),
@@ -188,6 +195,7 @@ fn common_defs() -> Vec<(&'static str, Value)> {
         ("status_state", status_state_def()),
         ("temporal_profile", temporal_profile_def()),
         ("temporal_profile_id", temporal_profile_id_def()),
+        ("temporal_profile_source", temporal_profile_source_def()),
         ("usage_window", usage_window_def()),
         ("verification", verification_def()),
     ]
@@ -219,17 +227,25 @@ fn concept_id_def() -> Value {
 
 fn temporal_profile_def() -> Value {
     json!({
-        "description": "Temporal profile: date-3fcbb9f (calendar dates, default; also \"\" or absent) or instant-0b87c52 (offset datetimes) (spec/temporal.md §1).",
+        "description": "Temporal profile: auto (the default; also \"\" or absent: the profile the bundle's own temporal values show, spec/temporal.md §11), date-3fcbb9f (calendar dates) or instant-0b87c52 (offset datetimes) (spec/temporal.md §1). Leave it out unless the bundle must be read under a profile it does not show.",
         "type": "string",
-        "enum": ["", DATE_PROFILE, INSTANT_PROFILE]
+        "enum": ["", AUTO_PROFILE, DATE_PROFILE, INSTANT_PROFILE]
     })
 }
 
 fn temporal_profile_id_def() -> Value {
     json!({
-        "description": "The normalised temporal profile id echoed by outputs.",
+        "description": "The resolved temporal profile id the call ran under (spec/temporal.md §11 rule 2).",
         "type": "string",
         "enum": [DATE_PROFILE, INSTANT_PROFILE]
+    })
+}
+
+fn temporal_profile_source_def() -> Value {
+    json!({
+        "description": "What decided temporal_profile: explicit (a profile id was passed), detected (the bundle's values, or the request's own, decided it) or default (nothing did: date-3fcbb9f) (spec/temporal.md §11 rule 2).",
+        "type": "string",
+        "enum": ["explicit", "detected", "default"]
     })
 }
 
@@ -248,6 +264,13 @@ fn calendar_date_def() -> Value {
         "type": "string",
         "format": "date",
         "pattern": DATE_PATTERN
+    })
+}
+
+fn profile_auto_def() -> Value {
+    json!({
+        "description": "A temporal value under auto: a calendar date (spec/temporal.md §2.3) or an offset datetime (§2.1), of the kind the bundle already holds; one kind per request (spec/concept-patch.md §2.4 rule 4). Constrains strings only; the type comes from the property.",
+        "anyOf": [r("profile_date"), r("profile_instant")]
     })
 }
 

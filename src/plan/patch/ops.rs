@@ -29,7 +29,7 @@ use crate::digest::is_canonical_digest;
 use crate::envelope::{codes, Diagnostic, ToolError};
 use crate::okf::actor::{self, RequestActorError, MAX_ACTOR_BYTES};
 use crate::okf::grammar::{check_concept_id, ConceptIdError};
-use crate::okf::temporal::{parse_offset_datetime, Profile};
+use crate::okf::temporal::{parse_offset_datetime, Choice, Kinds, Profile, Resolution};
 use crate::plan::identity::Authorisation;
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
@@ -57,8 +57,18 @@ pub struct PatchRequest {
     pub bundle_path: String,
     /// The request `actor` (transport identity, spec/surface.md §13.3).
     pub actor: String,
-    /// The normalised temporal profile (absent or `""` → date).
+    /// The profile the request runs under: the explicit one, or the one `auto` resolved to on
+    /// the capture ([`PatchRequest::resolved`]); the date profile while `auto` is unresolved.
     pub profile: Profile,
+    /// The profile as requested (absent, `""` and `"auto"` are [`Choice::Auto`],
+    /// spec/concept-patch.md §2.4 rule 4).
+    pub choice: Choice,
+    /// The kinds of the request's own temporal values (`stale_after`, `usage_window.*`,
+    /// `source.last_modified`, `source.usage_window.*`; one kind at most, §2.4 rule 4).
+    pub request_kinds: Kinds,
+    /// How the profile was decided: set for an explicit profile, and by
+    /// [`PatchRequest::resolved`] for `auto`.
+    pub resolution: Option<Resolution>,
     /// The operations, in request order (1..256).
     pub operations: Vec<Operation>,
     /// Apply only: the canonical expectations of spec/concept-patch.md §6.2.
@@ -388,12 +398,16 @@ pub fn parse_patch_request(args: &Value, apply: bool) -> Result<PatchRequest, To
     let obj = args
         .as_object()
         .ok_or_else(|| ToolError::invalid_request("MCP arguments must be a JSON object"))?;
-    let profile = match obj.get("temporal_profile") {
-        None => Profile::parse(None),
-        Some(Value::String(s)) => Profile::parse(Some(s)),
+    let choice = match obj.get("temporal_profile") {
+        None => Choice::parse(None),
+        Some(Value::String(s)) => Choice::parse(Some(s)),
         Some(_) => None,
     }
     .ok_or_else(|| ToolError::invalid_request("unknown OKF temporal profile"))?;
+    let explicit = match choice {
+        Choice::Explicit(p) => Some(p),
+        Choice::Auto => None,
+    };
     let raw_ops = match obj.get("operations") {
         Some(Value::Array(a)) => a,
         _ => return Err(request_shape()),
@@ -409,10 +423,11 @@ pub fn parse_patch_request(args: &Value, apply: bool) -> Result<PatchRequest, To
         ));
     }
     let mut operations = Vec::with_capacity(raw_ops.len());
+    let mut request_kinds = Kinds::default();
     for (i, raw) in raw_ops.iter().enumerate() {
         let draft =
             Draft::parse(raw).ok_or_else(|| op_err(i, "operation does not match its schema"))?;
-        draft.validate(i, profile)?;
+        draft.validate(i, explicit, &mut request_kinds)?;
         operations.push(
             draft
                 .into_operation()
@@ -448,10 +463,117 @@ pub fn parse_patch_request(args: &Value, apply: bool) -> Result<PatchRequest, To
     Ok(PatchRequest {
         bundle_path,
         actor,
-        profile,
+        profile: explicit.unwrap_or_default(),
+        choice,
+        request_kinds,
+        resolution: explicit.map(Resolution::explicit),
         operations,
         expected,
     })
+}
+
+impl PatchRequest {
+    /// The request as it runs on a bundle whose concepts hold `bundle` (spec/temporal.md §11,
+    /// spec/concept-patch.md §2.4 rule 4): an explicit profile stands; `auto` resolves from
+    /// `bundle`, then from the request's own values. Unless `replay` (a replay-only apply,
+    /// answered from a stored receipt or not at all), every temporal value must then be valid
+    /// under the resolved profile and every usage window ordered.
+    ///
+    /// # Errors
+    /// `invalid_request` `operations[i].<field> does not match the bundle's temporal profile
+    /// <id>`, or `operations[i]: usage window starts after it ends`. Nothing is written.
+    pub fn resolved(&self, bundle: Kinds, replay: bool) -> Result<PatchRequest, ToolError> {
+        let r = crate::okf::temporal::resolve(self.choice, bundle, self.request_kinds);
+        if !replay && self.choice == Choice::Auto {
+            check_resolved(&self.operations, r.profile)?;
+        }
+        let mut q = self.clone();
+        q.profile = r.profile;
+        q.resolution = Some(r);
+        Ok(q)
+    }
+}
+
+/// The temporal values of one operation with their payload-relative paths, and its usage
+/// windows (spec/concept-patch.md §2.4: `stale_after`, `usage_window.*`,
+/// `source.last_modified`, `source.usage_window.*`).
+type TemporalParts<'a> = (Vec<(String, &'a str)>, Vec<(String, &'a Window)>);
+
+fn temporal_parts<'a>(
+    source: Option<&'a PatchSource>,
+    window: Option<&'a Window>,
+    stale_after: Option<&'a str>,
+) -> TemporalParts<'a> {
+    let mut values: Vec<(String, &str)> = Vec::new();
+    let mut windows: Vec<(String, &Window)> = Vec::new();
+    if let Some(s) = source {
+        if let Some(lm) = &s.last_modified {
+            values.push(("source.last_modified".to_owned(), lm));
+        }
+        if let Some(w) = &s.usage_window {
+            values.push(("source.usage_window.from".to_owned(), &w.from));
+            values.push(("source.usage_window.to".to_owned(), &w.to));
+            windows.push(("source.usage_window".to_owned(), w));
+        }
+    }
+    if let Some(w) = window {
+        values.push(("usage_window.from".to_owned(), &w.from));
+        values.push(("usage_window.to".to_owned(), &w.to));
+        windows.push(("usage_window".to_owned(), w));
+    }
+    if let Some(sa) = stale_after {
+        values.push(("lifecycle.stale_after".to_owned(), sa));
+    }
+    (values, windows)
+}
+
+fn op_temporal_parts(op: &Operation) -> TemporalParts<'_> {
+    fn exact(s: &Option<SourceSelector>) -> Option<&PatchSource> {
+        match s {
+            Some(SourceSelector::Exact(p)) => Some(p),
+            _ => None,
+        }
+    }
+    match op {
+        Operation::PutSource { source, .. } => temporal_parts(Some(source), None, None),
+        Operation::RemoveSource {
+            selector: SourceSelector::Exact(s),
+            ..
+        } => temporal_parts(Some(s), None, None),
+        Operation::SetUsageWindow {
+            selector, window, ..
+        } => temporal_parts(exact(selector), window.as_ref(), None),
+        Operation::SetLifecycle { lifecycle, .. } => temporal_parts(
+            None,
+            None,
+            lifecycle.stale_after.value().map(String::as_str),
+        ),
+        _ => (Vec::new(), Vec::new()),
+    }
+}
+
+/// The after-capture check of `auto` (spec/concept-patch.md §2.4 rule 4): every temporal
+/// value valid under `profile`, then every usage window ordered (§2.4 rule 2).
+///
+/// # Errors
+/// `invalid_request`, naming the operation and the field, never the value.
+pub fn check_resolved(ops: &[Operation], profile: Profile) -> Result<(), ToolError> {
+    for (i, op) in ops.iter().enumerate() {
+        let (values, windows) = op_temporal_parts(op);
+        if let Some((field, _)) = values.iter().find(|(_, v)| !profile.is_valid(v)) {
+            return Err(ToolError::invalid_request(format!(
+                "operations[{i}].{field} does not match the bundle's temporal profile {}",
+                profile.id()
+            )));
+        }
+        if windows
+            .iter()
+            .any(|(_, w)| profile.compare(&w.from, &w.to) == Some(Ordering::Greater))
+        {
+            return Err(op_err(i, "usage window starts after it ends"));
+        }
+    }
+    Ok(())
 }
 
 /// `plan_mismatch` with the recovery step of spec/surface.md §6.2 on `expected_plan_digest`.
@@ -833,8 +955,15 @@ impl Draft {
         t
     }
 
-    /// Rules 1–7 of spec/concept-patch.md §2.5, in numbered order.
-    fn validate(&self, i: usize, profile: Profile) -> Result<(), ToolError> {
+    /// Rules 1–7 of spec/concept-patch.md §2.5, in numbered order. `profile` is the explicit
+    /// profile, `None` for `auto` (§2.4 rule 4: either grammar, one kind per request, the kinds
+    /// collected into `kinds`).
+    fn validate(
+        &self,
+        i: usize,
+        profile: Option<Profile>,
+        kinds: &mut Kinds,
+    ) -> Result<(), ToolError> {
         // Rule 1: the concept id grammar.
         if let Some(id) = &self.concept_id {
             match check_concept_id(id) {
@@ -972,7 +1101,60 @@ impl Draft {
             _ => {}
         }
         // Rule 7: temporal grammars, then window order.
-        self.validate_temporal(i, profile)
+        match profile {
+            Some(p) => self.validate_temporal(i, p),
+            None => self.validate_temporal_auto(i, kinds),
+        }
+    }
+
+    /// Rule 7 under `auto` (§2.4 rule 4): `generated.at` and `verification.at` as always, each
+    /// profile-dependent value a calendar date or an offset datetime, and the request's values
+    /// of one kind; the window order waits for the resolved profile ([`check_resolved`]).
+    fn validate_temporal_auto(&self, i: usize, kinds: &mut Kinds) -> Result<(), ToolError> {
+        self.validate_datetimes(i)?;
+        let window = match &self.usage_window {
+            Some(Some(w)) => Some(w),
+            _ => None,
+        };
+        let stale_after = self
+            .lifecycle
+            .as_ref()
+            .and_then(|l| l.stale_after.value())
+            .map(String::as_str);
+        let (values, _) = temporal_parts(self.source.as_ref(), window, stale_after);
+        for (field, v) in &values {
+            let mut k = Kinds::default();
+            k.observe(v);
+            if k == Kinds::default() {
+                return Err(op_err(
+                    i,
+                    &format!("{field} is neither a calendar date nor an offset datetime"),
+                ));
+            }
+            *kinds = kinds.union(k);
+            if kinds.date && kinds.instant {
+                return Err(ToolError::invalid_request(
+                    "the request mixes calendar dates and instants",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `generated.at` and `verification.at`: offset datetimes under every profile.
+    fn validate_datetimes(&self, i: usize) -> Result<(), ToolError> {
+        let datetime_ok = |s: &str| parse_offset_datetime(s).is_some();
+        if let Some(at) = self.generated.as_ref().and_then(|g| g.at.as_deref()) {
+            if !datetime_ok(at) {
+                return Err(op_err(i, "generated.at is not an offset datetime"));
+            }
+        }
+        if let Some(v) = &self.verification {
+            if !datetime_ok(&v.at) {
+                return Err(op_err(i, "verification.at is not an offset datetime"));
+            }
+        }
+        Ok(())
     }
 
     fn validate_temporal(&self, i: usize, profile: Profile) -> Result<(), ToolError> {

@@ -628,13 +628,14 @@ fn parse_with_profile(op: &Value, profile: &str) -> Result<PatchRequest, ToolErr
 
 #[test]
 fn pat_11_every_vector_under_both_profiles() {
-    for profile in ["", DATE_ID, INSTANT_ID] {
-        let instant = profile == INSTANT_ID;
+    // `""` and `auto` accept either grammar before I/O (spec/concept-patch.md §2.4 rule 4).
+    for profile in ["", "auto", DATE_ID, INSTANT_ID] {
+        let (date_ok, instant_ok) = (profile != INSTANT_ID, profile != DATE_ID);
         // Profile-dependent families.
         for op in temporal_ops("2026-12-31") {
             assert_eq!(
                 parse_with_profile(&op, profile).is_ok(),
-                !instant,
+                date_ok,
                 "{profile} {op}"
             );
         }
@@ -642,7 +643,7 @@ fn pat_11_every_vector_under_both_profiles() {
             for op in temporal_ops(v) {
                 assert_eq!(
                     parse_with_profile(&op, profile).is_ok(),
-                    instant,
+                    instant_ok,
                     "{profile} {op}"
                 );
             }
@@ -700,17 +701,29 @@ fn unknown_profile_is_invalid_request() {
 #[test]
 fn pat_12_usage_window_order() {
     let msg = "operations[0]: usage window starts after it ends";
+    let date = |a: Value| with(a, "temporal_profile", json!(DATE_ID));
     assert_err(
-        &args(json!([window_op("2026-01-02", "2026-01-01")])),
+        &date(args(json!([window_op("2026-01-02", "2026-01-01")]))),
         codes::INVALID_REQUEST,
         msg,
     );
-    ok(&args(json!([window_op("2026-01-01", "2026-01-01")])));
-    ok(&args(json!([window_op("2026-01-01", "2026-01-02")])));
+    ok(&date(args(json!([window_op("2026-01-01", "2026-01-01")]))));
+    ok(&date(args(json!([window_op("2026-01-01", "2026-01-02")]))));
     // Per-source windows are ordered too.
     let src = json!({"kind": "put_source", "concept_id": "c",
                      "source": {"resource": "r", "usage_window": {"from": "2026-03-01", "to": "2026-02-01"}}});
-    assert_err(&args(json!([src])), codes::INVALID_REQUEST, msg);
+    assert_err(
+        &date(args(json!([src.clone()]))),
+        codes::INVALID_REQUEST,
+        msg,
+    );
+    // Under auto the order waits for the resolved profile (§2.4 rule 4).
+    let r = ok(&args(json!([src])));
+    let e = r.resolved(Kinds::default(), false).unwrap_err();
+    assert_eq!(
+        (e.code.as_str(), e.message.as_str()),
+        (codes::INVALID_REQUEST, msg)
+    );
     // Instant profile compares instants: 18:00+07:00 (11:00Z) <= 12:00Z although the strings
     // sort the other way.
     let inst = |op: Value| parse_with_profile(&op, INSTANT_ID);
@@ -823,5 +836,99 @@ fn apply_checks_expected_revision_then_plan_digest() {
     assert_eq!(
         parse_patch_request(&a, true).unwrap_err().code,
         codes::INVALID_REVISION
+    );
+}
+
+/// AUT-01 (spec/concept-patch.md §2.4 rule 4, spec/temporal.md §11): `auto` before and after
+/// the capture.
+#[test]
+fn aut_01_auto_checks_one_kind_before_io_and_the_resolved_profile_after() {
+    use crate::okf::temporal::Source;
+    let date = Kinds {
+        date: true,
+        instant: false,
+    };
+    let instant = Kinds {
+        date: false,
+        instant: true,
+    };
+    // Both kinds in one request: refused before I/O, whatever the operations.
+    let mixed = args(json!([
+        lifecycle(json!(null), json!("2026-01-02")),
+        window_op("2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"),
+    ]));
+    assert_err(
+        &mixed,
+        codes::INVALID_REQUEST,
+        "the request mixes calendar dates and instants",
+    );
+    // An explicit profile reports the value that does not fit it instead.
+    assert!(err(&with(mixed, "temporal_profile", json!(DATE_ID)))
+        .message
+        .starts_with("operations[1]: "));
+    // Neither grammar under auto: named, not echoed.
+    let e = err(&args(json!([lifecycle(json!(null), json!("soon"))])));
+    assert_eq!(
+        e.message,
+        "operations[0]: lifecycle.stale_after is neither a calendar date nor an offset datetime"
+    );
+    // The request's own kind decides on a bundle with neither kind; the bundle decides
+    // otherwise, and a value that does not fit it is named with the profile.
+    let r = ok(&args(json!([lifecycle(
+        json!(null),
+        json!("2026-01-02T00:00:00Z")
+    )])));
+    assert_eq!(r.request_kinds, instant);
+    assert_eq!(r.resolution, None);
+    let q = r.resolved(Kinds::default(), false).unwrap();
+    assert_eq!(q.profile, Profile::Instant);
+    assert_eq!(q.resolution.unwrap().source, Source::Detected);
+    let e = r.resolved(date, false).unwrap_err();
+    assert_eq!(
+        e.message,
+        "operations[0].lifecycle.stale_after does not match the bundle's temporal profile date-3fcbb9f"
+    );
+    // A replay-only apply is never stopped by that check (spec/temporal.md §11 rule 3).
+    assert_eq!(r.resolved(date, true).unwrap().profile, Profile::Date);
+    let src = json!({"kind": "put_source", "concept_id": "c",
+                     "source": {"resource": "r", "last_modified": "2026-01-02"}});
+    let e = ok(&args(json!([gen("agent/1.0", None), src])))
+        .resolved(instant, false)
+        .unwrap_err();
+    assert_eq!(
+        e.message,
+        "operations[1].source.last_modified does not match the bundle's temporal profile instant-0b87c52"
+    );
+    // No temporal values at all: the bundle decides, else the default.
+    let r = ok(&args(json!([gen("agent/1.0", None)])));
+    assert_eq!(
+        r.resolved(instant, false).unwrap().profile,
+        Profile::Instant
+    );
+    let d = r
+        .resolved(Kinds::default(), false)
+        .unwrap()
+        .resolution
+        .unwrap();
+    assert_eq!((d.profile, d.source), (Profile::Date, Source::Default));
+    let m = r
+        .resolved(date.union(instant), false)
+        .unwrap()
+        .resolution
+        .unwrap();
+    assert_eq!(
+        (m.profile, m.source, m.mixed),
+        (Profile::Date, Source::Detected, true)
+    );
+    // An explicit profile stands, with source explicit.
+    let x = ok(&with(
+        args(json!([gen("agent/1.0", None)])),
+        "temporal_profile",
+        json!(INSTANT_ID),
+    ));
+    let xr = x.resolved(date, false).unwrap().resolution.unwrap();
+    assert_eq!(
+        (xr.profile, xr.source),
+        (Profile::Instant, Source::Explicit)
     );
 }
