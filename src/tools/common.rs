@@ -123,7 +123,27 @@ impl ReadProfile {
                 e
             }
         })?;
+        notice_mixed(&r);
         Ok((r, as_of))
+    }
+}
+
+/// Code of the notice of spec/temporal.md §11 rule 1 (a bundle holding both kinds).
+pub const MIXED_TEMPORAL_VALUES: &str = "mixed_temporal_values";
+
+/// Pushes the `mixed_temporal_values` `WARN` notice (spec/temporal.md §11 rule 1,
+/// spec/surface.md §18.1 rule 2) when `auto` met both kinds in the bundle; its message names
+/// `preview_temporal_upgrade`. Pushing twice in one call adds it once.
+pub fn notice_mixed(r: &Resolution) {
+    if r.mixed {
+        crate::notices::push(
+            Diagnostic::new(
+                MIXED_TEMPORAL_VALUES,
+                Severity::Warn,
+                "the bundle holds both calendar dates and instants in stale_after, usage_window or sources (an upgrade left half-way), so auto reads it under date-3fcbb9f; finish the upgrade with preview_temporal_upgrade, or pass temporal_profile explicitly",
+            )
+            .with_field("temporal_profile"),
+        );
     }
 }
 

@@ -67,9 +67,13 @@ impl Workflow for ConceptPatch {
     ) -> Result<Option<PatchRequest>, ToolError> {
         match req.choice {
             Choice::Explicit(_) => Ok(None),
-            Choice::Auto => req
-                .resolved(detect::capture_kinds(capture), replay)
-                .map(Some),
+            Choice::Auto => {
+                let q = req.resolved(detect::capture_kinds(capture), replay)?;
+                if let Some(r) = &q.resolution {
+                    crate::tools::common::notice_mixed(r);
+                }
+                Ok(Some(q))
+            }
         }
     }
 

@@ -7,6 +7,7 @@ mod client;
 mod util;
 
 mod aliases;
+mod auto_profile;
 mod capture;
 mod cli;
 mod contract_doc;
@@ -30,6 +31,7 @@ mod migration_crash;
 mod migration_io;
 mod migration_rules;
 mod migration_scale;
+mod newcomer;
 mod patch;
 mod patch_corpus;
 mod paths;
