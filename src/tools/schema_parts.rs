@@ -176,7 +176,9 @@ pub fn profile_branches(m: &mut Map<String, Value>, as_of: bool, operations: boo
                 match kind {
                     "instant" => r("offset_datetime"),
                     "date" => r("calendar_date"),
-                    _ => json!({"anyOf": [r("calendar_date"), r("offset_datetime")]}),
+                    // Strings only (the type is the property's own), so that a
+                    // non-string is reported once, as a type error.
+                    _ => r("profile_auto"),
                 },
             );
         }

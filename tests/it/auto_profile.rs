@@ -410,3 +410,48 @@ fn prf_04_aut_01_stale_is_false_when_absent_and_null_when_present_but_invalid() 
         }
     }
 }
+
+/// AUT-01 (issue 13: "the schema hint tells the agent to write a calendar date into an
+/// instant bundle"): under `auto` the hint for a temporal value names the bundle's kind and
+/// both grammars, never "use a calendar date" alone; an explicit profile keeps its own hint.
+#[test]
+fn aut_01_schema_hints_for_temporal_values_under_auto_name_the_bundles_kind() {
+    let (_t, b) = tmp_bundle(&[("a.md", "---\ntype: T\n---\n")]);
+    let missing = b.join("missing");
+    let hint = |profile: Option<&str>, v: &str| -> String {
+        let mut args = patch(
+            &missing,
+            &json!([{"kind": "set_lifecycle", "concept_id": "a", "lifecycle": {"stale_after": v}}]),
+        );
+        if let Some(p) = profile {
+            args["temporal_profile"] = json!(p);
+        }
+        let e = err("preview_concept_patch", &args);
+        assert_eq!(e.structured()["code"], "schema_validation");
+        let d = &e.structured()["diagnostics"][0];
+        assert_eq!(d["field"], "operations.0.lifecycle.stale_after");
+        d["message"].as_str().expect("message").to_owned()
+    };
+    let m = hint(None, "soon");
+    assert!(
+        m.contains("the kind of temporal value the bundle already holds"),
+        "{m}"
+    );
+    assert!(
+        m.contains("offset datetime") && m.contains("instant-0b87c52"),
+        "{m}"
+    );
+    assert!(!m.starts_with("stale_after: use a calendar date"), "{m}");
+    // Under auto a well-formed instant and a well-formed date both pass the schema.
+    for v in ["2026-01-02T03:04:05Z", "2026-01-02"] {
+        let mut args = patch(
+            &missing,
+            &json!([{"kind": "set_lifecycle", "concept_id": "a", "lifecycle": {"stale_after": v}}]),
+        );
+        args["temporal_profile"] = json!("auto");
+        let e = err("preview_concept_patch", &args);
+        assert_eq!(e.structured()["code"], "invalid_request", "{v}: {e:?}");
+    }
+    assert!(hint(Some(INSTANT), "2026-01-02").contains("RFC 3339"));
+    assert!(hint(Some(DATE), "2026-01-02T03:04:05Z").contains("YYYY-MM-DD"));
+}

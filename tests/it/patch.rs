@@ -1149,8 +1149,12 @@ fn output_verdict(tool_name: &str, value: &Value) -> String {
     // The objects of these tests leave out `notices` (spec/surface.md §18.1), which the
     // dispatcher adds to every success: `[]` is added here when absent.
     let mut value = value.clone();
+    // They also leave out the profile echo every patch output carries (§18.1 rule 1).
     if let Some(m) = value.as_object_mut() {
         m.entry("notices").or_insert(json!([]));
+        m.entry("temporal_profile").or_insert(json!("date-3fcbb9f"));
+        m.entry("temporal_profile_source")
+            .or_insert(json!("explicit"));
     }
     let value = &value;
     okf_mcp::wire::schema::validate_output(tool_name, value, false)

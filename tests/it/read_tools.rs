@@ -550,6 +550,7 @@ fn srv_05_text_content_relations() {
             "version",
             "version_declaration",
             "temporal_profile",
+            "temporal_profile_source",
             "scanned_files",
             "conformance",
             "guidance",
@@ -732,12 +733,14 @@ fn prf_03_as_of_vectors_per_profile() {
     assert!(!b.join(".okf").exists());
 }
 
+/// PRF-04 (Phase 1 part; the Phase-5 rule for a present but invalid `stale_after` is
+/// `auto_profile::prf_04_aut_01_…`): the date profile, passed explicitly.
 #[test]
 fn prf_04_date_profile_stale_without_valid_stale_after() {
     let (_t, b) = fixture_copy("read_tools");
     let with = ok(
         "list_concepts",
-        &json!({"bundle_path": b, "as_of": "2026-09-23"}),
+        &json!({"bundle_path": b, "temporal_profile": "date-3fcbb9f", "as_of": "2026-09-23"}),
     );
     let s = with.structured();
     assert_eq!(
@@ -753,10 +756,13 @@ fn prf_04_date_profile_stale_without_valid_stale_after() {
     assert_eq!(entry(s, "broken/unterminated")["stale"], Value::Null);
     let before = ok(
         "list_concepts",
-        &json!({"bundle_path": b, "as_of": "2026-09-22"}),
+        &json!({"bundle_path": b, "temporal_profile": "date-3fcbb9f", "as_of": "2026-09-22"}),
     );
     assert_eq!(entry(before.structured(), "tables/orders")["stale"], false);
-    let without = ok("list_concepts", &json!({"bundle_path": b}));
+    let without = ok(
+        "list_concepts",
+        &json!({"bundle_path": b, "temporal_profile": "date-3fcbb9f"}),
+    );
     for c in without.structured()["concepts"].as_array().expect("c") {
         assert_eq!(c["stale"], Value::Null, "{}", c["id"]);
     }

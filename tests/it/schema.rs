@@ -808,10 +808,10 @@ fn sch_06_enum_lists_values_format_shows_example_multi_branch_names_get_none() {
         m.contains("\"auto\"") && m.contains("\"0.1\"") && m.contains("\"0.2\""),
         "{m}"
     );
-    // format: date
+    // format: date (under the date profile, passed explicitly: auto accepts either grammar)
     let out = call(
         "list_concepts",
-        &json!({"bundle_path": missing, "as_of": "2026-02-30"}),
+        &json!({"bundle_path": missing, "temporal_profile": "date-3fcbb9f", "as_of": "2026-02-30"}),
     );
     let d = out.structured()["diagnostics"]
         .as_array()
@@ -1369,15 +1369,18 @@ const REV2: &str = "sha256:11111111111111111111111111111111111111111111111111111
 fn preview_and_apply_success_schemas_carry_the_state_invariants() {
     let applicable = json!({"status": "applicable", "base_revision": REV, "result_revision": REV2,
         "plan_digest": REV2, "diff": "--- a/x.md\n", "diff_truncated": false,
-        "affected_paths": ["x.md"], "diagnostics": [diag("WARN")], "unknown_preserved": true});
+        "affected_paths": ["x.md"], "diagnostics": [diag("WARN")], "unknown_preserved": true,
+        "temporal_profile": "date-3fcbb9f", "temporal_profile_source": "detected"});
     assert!(out_ok("preview_concept_patch", &applicable));
     let noop = json!({"status": "noop", "base_revision": REV, "result_revision": REV,
         "plan_digest": REV2, "diff": "", "diff_truncated": false, "affected_paths": [],
-        "diagnostics": [], "unknown_preserved": true});
+        "diagnostics": [], "unknown_preserved": true,
+        "temporal_profile": "instant-0b87c52", "temporal_profile_source": "explicit"});
     assert!(out_ok("preview_concept_patch", &noop));
     let rejected = json!({"status": "rejected", "base_revision": REV, "result_revision": null,
         "plan_digest": REV2, "diff": "", "diff_truncated": false, "affected_paths": [],
-        "diagnostics": [diag("ERROR")], "unknown_preserved": false});
+        "diagnostics": [diag("ERROR")], "unknown_preserved": false,
+        "temporal_profile": "date-3fcbb9f", "temporal_profile_source": "default"});
     assert!(out_ok("preview_concept_patch", &rejected));
     let broken = |base: &Value, key: &str, v: Value| {
         let mut b = base.clone();
@@ -1396,6 +1399,10 @@ fn preview_and_apply_success_schemas_carry_the_state_invariants() {
         broken(&rejected, "diagnostics", json!([diag("WARN")])),
         broken(&rejected, "unknown_preserved", json!(true)),
         broken(&rejected, "plan_digest", json!("sha256:ABC")),
+        // spec/surface.md §18.1 rule 1: the resolved id (never auto) and its source.
+        broken(&applicable, "temporal_profile", json!("auto")),
+        broken(&applicable, "temporal_profile_source", json!("guessed")),
+        broken(&applicable, "temporal_profile_source", Value::Null),
     ] {
         assert!(!out_ok("preview_concept_patch", &bad), "{bad}");
     }
@@ -1405,7 +1412,8 @@ fn preview_and_apply_success_schemas_carry_the_state_invariants() {
     assert!(out_ok("preview_concept_patch", &truncated));
 
     let applied = json!({"status": "applied", "base_revision": REV, "result_revision": REV2,
-        "plan_digest": REV2, "changed_paths": ["x.md"], "diagnostics": []});
+        "plan_digest": REV2, "changed_paths": ["x.md"], "diagnostics": [],
+        "temporal_profile": "date-3fcbb9f", "temporal_profile_source": "detected"});
     assert!(out_ok("apply_concept_patch", &applied));
     let mut replayed = applied.clone();
     replayed["diagnostics"] = json!([diag("INFO")]);
@@ -1416,11 +1424,13 @@ fn preview_and_apply_success_schemas_carry_the_state_invariants() {
         broken(&applied, "changed_paths", json!(["x.md", "x.md"])),
         broken(&applied, "result_revision", Value::Null),
         broken(&applied, "status", json!("replayed")),
+        broken(&applied, "temporal_profile", json!("")),
     ] {
         assert!(!out_ok("apply_concept_patch", &bad), "{bad}");
     }
     let rejected = json!({"status": "rejected", "base_revision": REV, "result_revision": REV,
-        "plan_digest": REV2, "changed_paths": [], "diagnostics": [diag("ERROR")]});
+        "plan_digest": REV2, "changed_paths": [], "diagnostics": [diag("ERROR")],
+        "temporal_profile": "instant-0b87c52", "temporal_profile_source": "detected"});
     assert!(out_ok("apply_concept_patch", &rejected));
     assert!(!out_ok(
         "apply_concept_patch",
@@ -1473,7 +1483,7 @@ fn read_tool_success_schemas_follow_surface_12() {
         "computation": {"present": false, "runtime": null, "executor": null, "attester": null},
         "legacy_derived": {"generated": false, "citations": false}, "parse_error": "invalid_frontmatter"});
     let list = json!({"version": version, "version_declaration": decl, "temporal_profile": "date-3fcbb9f",
-        "as_of": null, "concepts": [entry, unparsed], "total": 2, "next_cursor": null});
+        "temporal_profile_source": "default", "as_of": null, "concepts": [entry, unparsed], "total": 2, "next_cursor": null});
     assert!(out_ok("list_concepts", &list));
     let mut bad = list.clone();
     bad["concepts"][1]["type"] = json!("Table");
@@ -1500,7 +1510,7 @@ fn read_tool_success_schemas_follow_surface_12() {
     assert!(out_ok("list_concepts", &invalid_decl));
 
     let read = json!({"id": "a", "path": "a.md", "version": version, "version_declaration": decl,
-        "temporal_profile": "instant-0b87c52", "frontmatter_yaml": "type: T\n", "body": "# A\n",
+        "temporal_profile": "instant-0b87c52", "temporal_profile_source": "explicit", "frontmatter_yaml": "type: T\n", "body": "# A\n",
         "projection": {"type": "T", "title": null, "description": null, "resource": null, "tags": [],
             "sources": [{"id": null, "resource": "https://example.test", "title": null, "author": null,
                          "usage_count": 3, "last_modified": null, "usage_window": null}],
@@ -1525,7 +1535,7 @@ fn read_tool_success_schemas_follow_surface_12() {
     );
 
     let report = json!({"version": version, "version_declaration": decl, "temporal_profile": "date-3fcbb9f",
-        "scanned_files": 3, "conformance": {"conformant": true, "errors": 0},
+        "temporal_profile_source": "detected", "scanned_files": 3, "conformance": {"conformant": true, "errors": 0},
         "guidance": {"warnings": 1, "info": 0}, "diagnostics": [diag("WARN")],
         "diagnostic_counts": {"x_y": 1}, "diagnostics_truncated": false});
     assert!(out_ok("validate_bundle", &report));

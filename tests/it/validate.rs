@@ -179,9 +179,10 @@ fn val_05_status_invalid_and_profile_mismatch_never_block() {
         "a.md",
         "---\ntype: T\nstatus: archived\nstale_after: 2026-01-02T00:00:00Z\n---\n",
     )]);
+    // The date profile, passed explicitly (auto would detect the instant and report none).
     let s = ok(
         "validate_bundle",
-        &json!({"bundle_path": b, "strict": true}),
+        &json!({"bundle_path": b, "strict": true, "temporal_profile": "date-3fcbb9f"}),
     )
     .structured()
     .clone();
