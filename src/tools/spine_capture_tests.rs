@@ -246,3 +246,61 @@ fn a_plan_that_reads_a_spilled_file_is_rebuilt_on_a_resident_capture() {
     assert!(f.bytes().is_empty() && f.size > 0);
     assert!(spilled.missed());
 }
+
+/// spec/temporal.md §11 on a spilled capture (AUT-01): `auto` resolves from the kinds the
+/// spill visit remembered for the documents it let go (here every concept but the edited
+/// one), with the findings of both profiles at hand; when the memo forgot them, resolving
+/// reads a spilled file, the capture is missed and the answer comes from a resident one.
+#[test]
+fn aut_01_auto_resolves_on_a_spilled_capture_and_falls_back_when_the_memo_forgot() {
+    use crate::okf::temporal::Profile;
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let cancel = Cancel::new();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let b = tmp.path().join("bundle");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bundles/demo-instant"),
+        &b,
+    );
+    // The edited concept holds no temporal value: the instants that decide are all in the
+    // spilled tables/orders.md and metrics/revenue.md.
+    std::fs::create_dir_all(b.join("notes")).expect("mkdir");
+    std::fs::write(
+        b.join("notes/plain.md"),
+        "---\ntype: Note\ntitle: Plain\n---\n",
+    )
+    .expect("write");
+    let root = root::open(b.to_str().expect("utf-8")).expect("root");
+    let req = request(
+        &b,
+        &json!([{"kind": "set_lifecycle", "concept_id": "notes/plain", "lifecycle": {"status": "deprecated"}}]),
+    );
+    for forget in [false, true] {
+        memo::clear();
+        let mut seen: Vec<bool> = Vec::new();
+        let (c, (profile, status)) = with_capture::<ConceptPatch, _>(&root, &req, &cancel, |c| {
+            seen.push(c.is_complete());
+            if forget && seen.len() == 1 {
+                memo::clear();
+            }
+            let q = ConceptPatch::resolve(&req, c, false)?.expect("auto resolves");
+            let plan = plan_capture::<ConceptPatch>(c, &q, &c.revision, &root, &cancel)?;
+            Ok((q.profile, plan.status))
+        })
+        .expect("plan");
+        assert_eq!(profile, Profile::Instant, "forget={forget}");
+        assert_eq!(status.as_str(), "applicable");
+        if forget {
+            assert_eq!(seen, [false, true], "spilled first, then resident");
+            assert!(c.is_complete() && !c.missed());
+        } else {
+            assert_eq!(seen, [false], "answered from the spilled capture");
+            assert!(!c.missed());
+            for p in ["tables/orders.md", "metrics/revenue.md"] {
+                assert!(!c.get(p).expect("file").is_resident(), "{p}");
+            }
+        }
+    }
+}
