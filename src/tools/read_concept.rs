@@ -94,7 +94,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     m.insert("body".into(), json!(parsed.split.body_text()));
     m.insert("projection".into(), projection);
     m.insert("legacy_fallback".into(), legacy);
-    Ok(Success::with_text(
+    Ok(Success::with_second_text(
         Value::Object(m),
         parsed.split.text.to_owned(),
     ))

@@ -1,0 +1,270 @@
+//! Text content for hosts that show only `content` (spec/surface.md §18.2, scenario AUT-04),
+//! over the real server (`okf-mcp serve`) and the CLI (`okf-mcp call`): the first text item
+//! of every result is the compact JSON of `structuredContent`; `read_concept` keeps its file
+//! bytes second; errors add their readable lines; previews add one line per operation or
+//! document and the plain diff.
+
+use crate::patch::patch_args;
+use crate::util::{call, copy_bundle, fixture, identity, Mcp};
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// The text items of a CallToolResult, checking each is `{"type":"text","text":…}`.
+fn texts(r: &Value) -> Vec<String> {
+    r["content"]
+        .as_array()
+        .expect("content array")
+        .iter()
+        .map(|c| {
+            assert_eq!(c["type"], "text", "{c}");
+            c["text"].as_str().expect("text").to_owned()
+        })
+        .collect()
+}
+
+/// spec/surface.md §18.2 rule 1: the first item is exactly the compact serialisation.
+fn assert_first_is_structured(r: &Value) {
+    let t = texts(r);
+    let parsed: Value = serde_json::from_str(&t[0]).expect("first text item is JSON");
+    assert_eq!(parsed, r["structuredContent"], "first text item");
+    assert_eq!(
+        t[0],
+        serde_json::to_string(&r["structuredContent"]).expect("encode"),
+        "compact, members in order"
+    );
+}
+
+/// spec/surface.md §18.2 rule 2: an error's second item is the message, one
+/// `<field or file>: <message>` line per diagnostic, then the recovery step.
+fn assert_error_text(r: &Value) {
+    assert_eq!(r["isError"], true, "{r}");
+    let t = texts(r);
+    assert_eq!(t.len(), 2, "an error has two text items: {r}");
+    let env = &r["structuredContent"];
+    let lines: Vec<&str> = t[1].lines().collect();
+    assert_eq!(
+        lines[0],
+        format!(
+            "{} ({})",
+            env["message"].as_str().expect("message"),
+            env["code"].as_str().expect("code")
+        )
+    );
+    let diags = env["diagnostics"].as_array().expect("diagnostics");
+    let mut at = 1;
+    let (steps, others): (Vec<&Value>, Vec<&Value>) =
+        diags.iter().partition(|d| d["code"] == "recovery_step");
+    for d in others {
+        let subject = [&d["field"], &d["file"], &d["code"]]
+            .into_iter()
+            .filter_map(Value::as_str)
+            .find(|s| !s.is_empty())
+            .expect("a subject");
+        assert_eq!(
+            lines[at],
+            format!("{subject}: {}", d["message"].as_str().expect("m")),
+            "{}",
+            t[1]
+        );
+        at += 1;
+    }
+    for d in steps {
+        assert_eq!(
+            lines[at],
+            format!("next step: {}", d["message"].as_str().expect("m"))
+        );
+        at += 1;
+    }
+}
+
+fn bp(b: &Path) -> &str {
+    b.to_str().expect("utf-8")
+}
+
+#[test]
+fn aut_04_every_result_starts_with_its_structured_content_over_mcp_and_cli() {
+    let (_t, b) = copy_bundle(&fixture("patch-ext"));
+    let (_u, d) = copy_bundle(&fixture("temporal-date"));
+    let ops = json!([{"kind": "set_lifecycle", "concept_id": "metrics/revenue", "lifecycle": {"status": "deprecated"}}]);
+    let preview = patch_args(&b, &ops);
+    let calls: Vec<(&str, Value)> = vec![
+        ("list_concepts", json!({"bundle_path": bp(&b)})),
+        ("validate_bundle", json!({"bundle_path": bp(&b)})),
+        (
+            "read_concept",
+            json!({"bundle_path": bp(&b), "concept_id": "metrics/revenue"}),
+        ),
+        ("preview_concept_patch", preview.clone()),
+        (
+            "preview_v02_migration",
+            crate::migration::args(&b, json!({})),
+        ),
+        ("preview_temporal_upgrade", crate::temporal::targs(&d, None)),
+        // Errors: schema guidance, a missing concept, a bad bundle_path, an unknown tool key.
+        ("list_concepts", json!({})),
+        (
+            "read_concept",
+            json!({"bundle_path": bp(&b), "concept_id": "no/such"}),
+        ),
+        ("validate_bundle", json!({"bundle_path": "relative/x"})),
+        ("list_concepts", json!({"bundle_path": bp(&b), "bundle": 1})),
+        (
+            "apply_concept_patch",
+            json!({"bundle_path": bp(&b), "actor": "agent:x", "operations": []}),
+        ),
+    ];
+    let mut mcp = Mcp::start();
+    let mut errors = 0;
+    for (i, (tool, args)) in calls.iter().enumerate() {
+        let r = mcp.call(tool, args);
+        assert_first_is_structured(&r);
+        assert_eq!(r["isError"] == true, i >= 6, "{tool}: {r}");
+        if r["isError"] == true {
+            errors += 1;
+            assert_error_text(&r);
+        } else if *tool == "list_concepts" || *tool == "validate_bundle" {
+            assert_eq!(texts(&r).len(), 1, "{tool}: only the JSON item");
+        }
+        // The CLI prints the same CallToolResult (spec/surface.md §18.2 rule 3).
+        let cli = call(tool, args);
+        assert_eq!(
+            identity(cli.result.as_ref().expect("one JSON line")),
+            identity(&r),
+            "{tool}"
+        );
+    }
+    assert_eq!(errors, 5, "the error cases above are errors");
+}
+
+#[test]
+fn aut_04_read_concept_keeps_the_file_bytes_as_second_item() {
+    let (_t, b) = copy_bundle(&fixture("patch-ext"));
+    let out = call(
+        "read_concept",
+        &json!({"bundle_path": bp(&b), "concept_id": "metrics/revenue"}),
+    );
+    let r = out.result.expect("result");
+    assert_first_is_structured(&r);
+    let t = texts(&r);
+    assert_eq!(t.len(), 2);
+    let bytes = std::fs::read_to_string(b.join("metrics/revenue.md")).expect("read");
+    assert_eq!(t[1], bytes);
+}
+
+#[test]
+fn aut_04_a_concept_patch_preview_lists_each_operation_and_the_plain_diff() {
+    let (_t, b) = copy_bundle(&fixture("patch-ext"));
+    // Operation 0 changes the document; operation 1 asks for what operation 0 already did.
+    let lifecycle = json!({"kind": "set_lifecycle", "concept_id": "metrics/revenue", "lifecycle": {"status": "deprecated"}});
+    let out = call(
+        "preview_concept_patch",
+        &patch_args(&b, &json!([lifecycle.clone(), lifecycle])),
+    );
+    let r = out.result.expect("result");
+    assert_first_is_structured(&r);
+    let s = &r["structuredContent"];
+    assert_eq!(s["status"], "applicable", "{s}");
+    let t = texts(&r);
+    assert_eq!(t.len(), 2);
+    let diff = s["diff"].as_str().expect("diff");
+    assert!(diff.starts_with("--- a/metrics/revenue.md"), "{diff}");
+    assert_eq!(
+        t[1],
+        format!(
+            "status: applicable\noperations[0] set_lifecycle metrics/revenue: changed\noperations[1] set_lifecycle metrics/revenue: no change\ndiff:\n{diff}"
+        )
+    );
+    // The diff is plain text: real line breaks, no JSON escapes.
+    assert!(t[1].contains("\n+status: deprecated\n"), "{}", t[1]);
+
+    // A rejected operation names its code; the one after it did not run.
+    let missing = json!({"kind": "set_lifecycle", "concept_id": "no/such", "lifecycle": {"status": "deprecated"}});
+    let ok = json!({"kind": "set_lifecycle", "concept_id": "metrics/revenue", "lifecycle": {"status": "deprecated"}});
+    let out = call(
+        "preview_concept_patch",
+        &patch_args(&b, &json!([missing, ok])),
+    );
+    let r = out.result.expect("result");
+    assert_eq!(r["structuredContent"]["status"], "rejected");
+    let t = texts(&r);
+    let lines: Vec<&str> = t[1].lines().collect();
+    assert_eq!(lines[0], "status: rejected");
+    assert_eq!(
+        lines[1],
+        "operations[0] set_lifecycle no/such: rejected: missing_concept"
+    );
+    assert!(lines[2].starts_with("operations[1] set_lifecycle metrics/revenue: not run"));
+    assert!(
+        lines.contains(&"error no/such.md: the concept does not exist"),
+        "{}",
+        t[1]
+    );
+    assert_eq!(lines.last(), Some(&"diff: none"));
+}
+
+#[test]
+fn aut_04_migration_and_temporal_previews_list_their_documents() {
+    let (_t, b) = copy_bundle(&fixture("patch-v01"));
+    let out = call(
+        "preview_v02_migration",
+        &crate::migration::args(&b, json!({})),
+    );
+    let r = out.result.expect("result");
+    assert_first_is_structured(&r);
+    let s = &r["structuredContent"];
+    let t = texts(&r);
+    assert_eq!(t.len(), 2);
+    let lines: Vec<&str> = t[1].lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("status: {}", s["status"].as_str().expect("s"))
+    );
+    for p in s["affected_paths"].as_array().expect("paths") {
+        let line = format!("{}: changed", p.as_str().expect("p"));
+        assert!(lines.contains(&line.as_str()), "{line} in {}", t[1]);
+    }
+    for bl in s["blockers"].as_array().expect("blockers") {
+        let line = format!(
+            "{}: rejected: {}",
+            bl["path"].as_str().expect("p"),
+            bl["code"].as_str().expect("c")
+        );
+        assert!(lines.contains(&line.as_str()), "{line} in {}", t[1]);
+    }
+    assert!(
+        !s["affected_paths"].as_array().expect("a").is_empty()
+            || !s["blockers"].as_array().expect("b").is_empty(),
+        "the v0.1 fixture has something to say: {s}"
+    );
+    let diff = s["diff"].as_str().expect("diff");
+    if !diff.is_empty() {
+        assert!(t[1].contains(&format!("diff:\n{diff}")), "plain diff");
+    }
+
+    let (_u, d) = copy_bundle(&fixture("temporal-date"));
+    let out = call(
+        "preview_temporal_upgrade",
+        &crate::temporal::targs(&d, None),
+    );
+    let r = out.result.expect("result");
+    assert_first_is_structured(&r);
+    let s = &r["structuredContent"];
+    let t = texts(&r);
+    assert_eq!(t.len(), 2);
+    let lines: Vec<&str> = t[1].lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("status: {}", s["status"].as_str().expect("s"))
+    );
+    let unresolved = s["unresolved"].as_array().expect("unresolved");
+    for u in unresolved {
+        let line = format!(
+            "{} {}: rejected: unresolved (value {})",
+            u["concept"].as_str().expect("c"),
+            u["path"].as_str().expect("p"),
+            u["from"].as_str().expect("f")
+        );
+        assert!(lines.contains(&line.as_str()), "{line} in {}", t[1]);
+    }
+    assert_eq!(lines.len(), 2 + unresolved.len(), "{}", t[1]);
+}
