@@ -112,8 +112,8 @@ fn run(spec: &ToolSpec, raw_args: &[u8], ctx: &Ctx) -> Result<Success, ToolError
 }
 
 /// Adds the call's notices as the success object's last member `notices` (spec/surface.md
-/// §18.1 rule 2). A text that is the compact JSON of the object follows it; a tool's own text
-/// (spec/surface.md §3) is kept.
+/// §18.1 rule 2), before the first text item is written from it (§18.2 rule 1); the tool's
+/// further text items are kept.
 fn with_notices(mut s: Success, notices: &[crate::envelope::Diagnostic]) -> Success {
     if let Value::Object(m) = &mut s.structured {
         m.insert(
