@@ -68,7 +68,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
             ToolError::new(codes::CONCEPT_NOT_FOUND, "no concept with that id exists")
                 .with_diagnostic(Diagnostic::recovery(
                     "concept_id",
-                    "Find a current id with list_concepts or search_concepts.",
+                    "Find a current id with list_concepts (its type, tag and status filters narrow the list).",
                 )),
         );
     };
