@@ -377,7 +377,7 @@ mod tests {
         let f: Arc<[Finding]> = Arc::from(vec![Finding {
             file: "memo-test/a.md".into(),
             code: "missing_type",
-            message: "m",
+            message: "m".into(),
             severity: Severity::Error,
         }]);
         remember_findings("memo-test/a.md", &d, &opts(true), Arc::clone(&f));
@@ -434,7 +434,7 @@ mod tests {
             Arc::from(vec![Finding {
                 file: String::new(),
                 code,
-                message: "m",
+                message: "m".into(),
                 severity: Severity::Warn,
             }])
         };

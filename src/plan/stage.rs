@@ -220,7 +220,7 @@ fn finding_diag(f: &Finding, declared_01: bool) -> Diagnostic {
     let message = if f.code == "version_assertion_failed" && declared_01 {
         "the bundle declares 0.1; migrate it with preview_v02_migration first".to_owned()
     } else {
-        f.message.to_owned()
+        f.message.clone().into_owned()
     };
     Diagnostic::new(f.code, f.severity, message).with_file(f.file.clone())
 }

@@ -176,6 +176,6 @@ fn sort_findings(findings: &mut [Finding]) {
             .as_bytes()
             .cmp(b.file.as_bytes())
             .then(a.code.cmp(b.code))
-            .then(a.message.cmp(b.message))
+            .then(a.message.cmp(&b.message))
     });
 }

@@ -74,7 +74,18 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     };
     let parsed = match doc.parsed() {
         Ok(p) => p,
-        Err(f) => return Err(parse_failure(&[(path.as_str(), f.code())])),
+        Err(f) => {
+            let mut e = parse_failure(&[(path.as_str(), f.code())]);
+            // spec/surface.md §18.3 rule 3: where the YAML goes wrong, when the bytes are at
+            // hand (a spilled capture file is never read here).
+            if doc.file.is_resident() {
+                let at = crate::okf::validate::parse_position(doc.file.bytes());
+                if let Some(d) = e.diagnostics.first_mut() {
+                    d.message.push_str(&at);
+                }
+            }
+            return Err(e);
+        }
     };
     let Some((projection, legacy)) = project::read_projection(doc, profile) else {
         return Err(parse_failure(&[(path.as_str(), "operation_rejected")]));

@@ -104,10 +104,12 @@ fn parse(args: &Value) -> Result<Input, ToolError> {
             .with_diagnostic(frontmatter_step()))
         }
         Err(YamlError::Invalid(_) | YamlError::DuplicateKey) => {
-            return Err(
-                ToolError::invalid_request("frontmatter is not one valid YAML mapping")
-                    .with_diagnostic(frontmatter_step()),
-            )
+            // spec/surface.md §18.3 rule 3: the line and column, counted in `frontmatter`.
+            let at = yaml::error_position_text(&frontmatter, 0);
+            return Err(ToolError::invalid_request(format!(
+                "frontmatter is not one valid YAML mapping{at}"
+            ))
+            .with_diagnostic(frontmatter_step()));
         }
     }
     let nl = if frontmatter.contains("\r\n") {

@@ -268,3 +268,208 @@ fn aut_04_migration_and_temporal_previews_list_their_documents() {
     }
     assert_eq!(lines.len(), 2 + unresolved.len(), "{}", t[1]);
 }
+
+/// A temp bundle of the given files.
+fn bundle(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let t = tempfile::tempdir().expect("tmp");
+    let b = t.path().join("bundle");
+    for (p, text) in files {
+        let f = b.join(p);
+        std::fs::create_dir_all(f.parent().expect("parent")).expect("mkdir");
+        std::fs::write(f, text).expect("write");
+    }
+    (t, b)
+}
+
+fn messages_of(s: &Value, code: &str) -> Vec<String> {
+    s["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter(|d| d["code"] == code)
+        .map(|d| d["message"].as_str().expect("m").to_owned())
+        .collect()
+}
+
+#[test]
+fn aut_05_yaml_errors_give_line_and_column() {
+    let (_t, b) = bundle(&[
+        ("index.md", "---\nokf_version: \"0.2\"\n---\n# Index\n"),
+        ("a.md", "---\ntype: Note\ntitle: A\n  bad: x\n---\n# A\n"),
+        ("d.md", "---\ntype: Note\ntitle: D\ntitle: E\n---\n# D\n"),
+    ]);
+    let v = call("validate_bundle", &json!({"bundle_path": bp(&b)}));
+    let s = v.structured();
+    let m = messages_of(s, "invalid_frontmatter");
+    // Lines count in the whole file: the frontmatter starts on line 2.
+    assert_eq!(
+        m,
+        [
+            "the frontmatter is not one YAML mapping with unique keys (line 4, column 6)",
+            "the frontmatter is not one YAML mapping with unique keys (line 4, column 1)",
+        ],
+        "{s}"
+    );
+    let r = call(
+        "read_concept",
+        &json!({"bundle_path": bp(&b), "concept_id": "d"}),
+    );
+    assert_eq!(r.structured()["code"], "operation_rejected");
+    assert!(
+        r.second_text().contains(
+            "d.md: the frontmatter is not one YAML mapping with unique keys (line 4, column 1)"
+        ),
+        "{}",
+        r.second_text()
+    );
+    // write_concept counts in its `frontmatter` argument.
+    let w = call(
+        "write_concept",
+        &json!({"bundle_path": bp(&b), "concept_id": "n", "frontmatter": "type: t\n  bad: x\n",
+            "body": "# N\n"}),
+    );
+    assert_eq!(
+        w.structured()["message"],
+        "frontmatter is not one valid YAML mapping (line 2, column 6)",
+        "{}",
+        w.stdout
+    );
+}
+
+#[test]
+fn aut_05_validator_messages_name_the_footnote_key_or_link_at_fault() {
+    let (_t, b) = bundle(&[
+        ("index.md", "---\nokf_version: \"0.2\"\nowner: team\n---\n# Index\n\n* [A](a.md)\n"),
+        (
+            "a.md",
+            "---\ntype: Note\ntitle: A\nsources:\n  - id: known\n    resource: https://example.test/\n---\n# A\n\nSee [^known] and [^ghost].\n\n[B](missing/b.md) and [C](../outside.md)\n",
+        ),
+    ]);
+    let v = call(
+        "validate_bundle",
+        &json!({"bundle_path": bp(&b), "check_links": true}),
+    );
+    let s = v.structured();
+    assert_eq!(
+        messages_of(s, "unresolved_attribution"),
+        ["footnote [^ghost] matches no sources id; add a source with that id or fix the label"],
+        "{s}"
+    );
+    assert_eq!(
+        messages_of(s, "reserved_frontmatter"),
+        ["the root index frontmatter holds keys other than okf_version: owner; move them to a concept or remove them"],
+        "{s}"
+    );
+    assert_eq!(
+        messages_of(s, "broken_link"),
+        ["a Markdown link points to a document that is not in the bundle: missing/b.md, (a target that leaves the bundle root)"],
+        "{s}"
+    );
+}
+
+#[test]
+fn aut_05_each_clean_rule_of_bundle_path_says_its_fix() {
+    let (_t, b) = copy_bundle(&fixture("demo"));
+    let p = bp(&b);
+    for (path, fix) in [
+        (format!("{p}/"), "remove the trailing slash"),
+        (format!("{p}//x"), "remove the empty component"),
+        (format!("{p}/./x"), "remove the single-dot components"),
+        (format!("{p}/../x"), "remove the double-dot components"),
+    ] {
+        let out = call("list_concepts", &json!({ "bundle_path": path }));
+        let m = out.structured()["message"].as_str().expect("m").to_owned();
+        assert!(
+            m.starts_with("bundle_path must be clean: ") && m.contains(fix),
+            "{path}: {m}"
+        );
+        assert!(out.second_text().starts_with(&m), "{}", out.second_text());
+    }
+}
+
+#[test]
+fn aut_05_actor_grammar_aliases_and_kinds_reach_the_agent() {
+    let mut mcp = Mcp::start();
+    let list = mcp.request("tools/list", json!({}));
+    mcp.finish();
+    let tool = |n: &str| -> Value {
+        list["result"]["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .find(|t| t["name"] == n)
+            .cloned()
+            .expect("tool")
+    };
+    // The document-actor grammar: a pattern with its description, where a `by` is written.
+    for n in ["preview_concept_patch", "apply_concept_patch"] {
+        let d = &tool(n)["inputSchema"]["$defs"]["document_actor"];
+        assert!(
+            d["pattern"]
+                .as_str()
+                .is_some_and(|p| p.contains("human|process")),
+            "{n}: {d}"
+        );
+        let text = d["description"].as_str().expect("description");
+        assert!(
+            text.contains("human:<name>")
+                && text.contains("process:<name>")
+                && text.contains("producer/version"),
+            "{text}"
+        );
+    }
+    let g = &tool("preview_v02_migration")["inputSchema"]["properties"]["generated_by"];
+    assert!(
+        g["pattern"].as_str().is_some_and(|p| p.starts_with("^$|")),
+        "{g}"
+    );
+    assert!(
+        g["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("human:<name>")),
+        "{g}"
+    );
+
+    // Names agents try: path/bundle/dir/root for bundle_path, url/href for resource.
+    let (_t, b) = copy_bundle(&fixture("patch-ext"));
+    for key in ["path", "bundle", "dir", "root"] {
+        let out = call("validate_bundle", &json!({ key: bp(&b) }));
+        let d = &out.structured()["diagnostics"][0];
+        assert_eq!(out.structured()["code"], "unknown_parameter", "{key}");
+        assert_eq!(d["field"], "bundle_path", "{key}");
+    }
+    let src = json!({"kind": "put_source", "concept_id": "metrics/revenue",
+        "source": {"id": "s", "href": "https://example.test/"}});
+    let out = call("preview_concept_patch", &patch_args(&b, &json!([src])));
+    assert_eq!(
+        out.structured()["code"],
+        "unknown_parameter",
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        out.structured()["diagnostics"][0]["field"],
+        "operations.0.source.resource"
+    );
+
+    // A kind that does not exist: the guidance lists every kind.
+    let bad = json!({"kind": "set_status", "concept_id": "metrics/revenue"});
+    let out = call("preview_concept_patch", &patch_args(&b, &json!([bad])));
+    let d = &out.structured()["diagnostics"][0];
+    assert_eq!(d["field"], "operations.0.kind", "{}", out.stdout);
+    let m = d["message"].as_str().expect("m");
+    for kind in [
+        "set_generated",
+        "ensure_verification",
+        "remove_verification",
+        "put_source",
+        "remove_source",
+        "set_usage_window",
+        "set_lifecycle",
+        "put_attested_computation",
+        "set_bundle_version",
+        "set_metadata",
+    ] {
+        assert!(m.contains(&format!("\"{kind}\"")), "{kind} in {m}");
+    }
+}
