@@ -466,10 +466,20 @@ mod tests {
         assert_eq!(msg(" a"), MSG_WHITESPACE);
         assert_eq!(msg("a/b"), MSG_ABSOLUTE);
         assert_eq!(msg("./a"), MSG_ABSOLUTE);
-        for p in [
-            "/a/./b", "/a/../b", "/a//b", "/a/b/", "//", "/a\0b", "/.", "/..",
+        // Each clean rule says its own fix (spec/surface.md §18.3 rule 3).
+        for (p, fix) in [
+            ("/a/./b", "remove the single-dot components"),
+            ("/a/../b", "remove the double-dot components"),
+            ("/a//b", "remove the empty component"),
+            ("/a/b/", "remove the trailing slash"),
+            ("//", "remove the empty component"),
+            ("/a\0b", "remove the NUL character"),
+            ("/.", "remove the single-dot components"),
+            ("/..", "remove the double-dot components"),
         ] {
-            assert_eq!(msg(p), MSG_CLEAN, "{p:?}");
+            let m = msg(p);
+            assert!(m.starts_with(&format!("{MSG_CLEAN}: {fix}")), "{p:?}: {m}");
+            assert!(!crate::envelope::is_sensitive(&m), "{m}");
         }
     }
 

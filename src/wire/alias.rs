@@ -41,8 +41,9 @@ pub const PLANNED: [PlannedTool; 0] = [];
 
 /// Near-synonyms agents try for an advertised property (spec/surface.md §18.3 rule 4): the
 /// keys, the canonical property, and what it holds. A key is a hit only at an object position
-/// whose schema advertises the canonical property and not the key itself (so `write_concept`'s
-/// own `path` passes through), at any depth (`url` inside a `put_source` source).
+/// whose schema advertises the canonical property and not the key itself, at any depth (`url`
+/// inside a `put_source` source). Where the position also advertises `concept_id`
+/// (`read_concept`, `write_concept`), `path` names `concept_id` instead, with both meanings.
 pub const SYNONYMS: &[(&[&str], &str, &str)] = &[
     (
         &["path", "bundle", "dir", "root"],
@@ -197,6 +198,14 @@ fn camel_hits(
                     let mut dotted = path.clone();
                     dotted.push((*snake).to_owned());
                     hits.push(camel_hit(key, dotted.join(".")));
+                } else if key == "path" && props.iter().any(|(n, _)| *n == "concept_id") {
+                    // A tool that names a concept: `path` is most likely the concept's.
+                    let mut dotted = path.clone();
+                    dotted.push("concept_id".to_owned());
+                    hits.push((
+                        dotted.join("."),
+                        "path is not accepted: use concept_id for the concept (its bundle-relative path without .md) and bundle_path for the bundle's root directory. Nothing was executed.".to_owned(),
+                    ));
                 } else if let Some((_, canonical, holds)) =
                     SYNONYMS.iter().find(|(keys, canonical, _)| {
                         keys.contains(&key.as_str()) && props.iter().any(|(n, _)| n == canonical)
@@ -291,8 +300,10 @@ mod tests {
                 .message
                 .starts_with(&format!("{key} is not accepted: use bundle_path, ")));
         }
-        // write_concept advertises its own `path`.
-        assert!(check("write_concept", &json!({"path": "a.md"})).is_ok());
+        // Where a concept is named, `path` points to concept_id (and bundle_path).
+        let e = check("write_concept", &json!({"path": "a.md"})).expect_err("path");
+        assert_eq!(e.diagnostics[0].field, "concept_id");
+        assert!(e.diagnostics[0].message.contains("bundle_path"));
         assert_eq!(
             check("write_concept", &json!({"dir": "/x"}))
                 .expect_err("dir")
