@@ -272,10 +272,10 @@ pub fn unclean_rule(bundle_path: &str) -> Option<&'static str> {
     if comps.iter().any(|c| c.is_empty()) {
         return Some("remove the empty component (a doubled or trailing slash)");
     }
-    if comps.iter().any(|c| *c == ".") {
+    if comps.contains(&".") {
         return Some("remove the single-dot components (each names the directory itself)");
     }
-    if comps.iter().any(|c| *c == "..") {
+    if comps.contains(&"..") {
         return Some(
             "remove the double-dot components and name the directory directly (parent steps are never resolved)",
         );

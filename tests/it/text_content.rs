@@ -3,6 +3,7 @@
 //! of every result is the compact JSON of `structuredContent`; `read_concept` keeps its file
 //! bytes second; errors add their readable lines; previews add one line per operation or
 //! document and the plain diff.
+#![allow(clippy::disallowed_methods)] // the AUT-05 tests write their own temp bundles
 
 use crate::patch::patch_args;
 use crate::util::{call, copy_bundle, fixture, identity, Mcp};
