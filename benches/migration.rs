@@ -242,7 +242,11 @@ fn dispatch(tool: &str, args: &Value) -> Res<Value> {
 fn dispatch_bytes(tool: &str, bytes: &[u8]) -> Res<Value> {
     let r = call(tool, Some(bytes), &Ctx::default()).ok_or("tool not registered")?;
     if r.is_error {
-        return Err(format!("{tool} failed: {}", r.text).into());
+        return Err(format!(
+            "{tool} failed: {}",
+            r.texts.last().map_or("", String::as_str)
+        )
+        .into());
     }
     Ok(r.structured)
 }

@@ -218,7 +218,11 @@ fn dispatch(tool: &str, args: &Value) -> Res<Value> {
     let bytes = serde_json::to_vec(args)?;
     let r = call(tool, Some(&bytes), &Ctx::default()).ok_or("tool not registered")?;
     if r.is_error {
-        return Err(format!("{tool} failed: {}", r.text).into());
+        return Err(format!(
+            "{tool} failed: {}",
+            r.texts.last().map_or("", String::as_str)
+        )
+        .into());
     }
     Ok(r.structured)
 }

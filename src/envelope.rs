@@ -155,9 +155,6 @@ pub struct ToolError {
     pub retryable: bool,
     /// At most 10,000, trimmed so the whole error result fits 64 KiB.
     pub diagnostics: Vec<Diagnostic>,
-    /// Text content replacing the envelope message, where spec/surface.md §3 says so
-    /// (read-tool parse failures, `write_concept` rejections).
-    pub text: Option<String>,
 }
 
 impl ToolError {
@@ -173,7 +170,6 @@ impl ToolError {
             message: message.into(),
             retryable,
             diagnostics: Vec::new(),
-            text: None,
         }
     }
 
@@ -205,13 +201,6 @@ impl ToolError {
         self
     }
 
-    /// Replaces the text content (spec/surface.md §3).
-    #[must_use]
-    pub fn with_text(mut self, text: String) -> Self {
-        self.text = Some(text);
-        self
-    }
-
     /// The envelope message after redaction and the 512-byte cut.
     #[must_use]
     pub fn wire_message(&self) -> String {
@@ -226,15 +215,20 @@ impl ToolError {
 
     /// The envelope `{code, message, retryable, diagnostics}`; diagnostics are capped at
     /// 10,000 and dropped from the end until the serialised result fits 64 KiB.
+    ///
+    /// The result carries each diagnostic three times (spec/surface.md §18.2): in
+    /// `structuredContent`, in the first text item (its compact JSON, escaped once more as a
+    /// JSON string) and as one line of the second text item; the budget counts all three.
     #[must_use]
     pub fn to_wire(&self) -> Value {
         let message = self.wire_message();
         let mut diags: Vec<Value> = Vec::new();
-        // Fixed overhead: the envelope members plus the text content carrying the message.
-        let mut size = 128 + 2 * message.len();
+        // Fixed overhead: the envelope members, their escaped copy in the first text item and
+        // the message line of the second (each escape at most doubles a byte).
+        let mut size = 512 + 5 * message.len();
         for d in self.diagnostics.iter().take(10_000) {
             let w = d.to_wire();
-            let n = w.to_string().len() + 1;
+            let n = 5 * (w.to_string().len() + 1);
             if size + n > ERROR_RESULT_CAP {
                 break;
             }

@@ -2,6 +2,7 @@
 //! reports and the parse memo ([`crate::okf::memo`]) remembers per document.
 
 use crate::envelope::{Diagnostic, Severity};
+use std::borrow::Cow;
 
 /// One validator finding; becomes a wire diagnostic through [`Finding::to_diagnostic`].
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -10,9 +11,9 @@ pub struct Finding {
     pub file: String,
     /// A code of the spec/surface.md §13.2 table.
     pub code: &'static str,
-    /// A fixed sentence, or one built from fixed parts and bundle-relative names only (never
-    /// a value or document text).
-    pub message: std::borrow::Cow<'static, str>,
+    /// A fixed sentence, or one naming the footnote label, key or link target at fault
+    /// (spec/surface.md §18.3 rule 3); redacted and capped on the wire like every message.
+    pub message: Cow<'static, str>,
     pub severity: Severity,
 }
 
@@ -20,7 +21,7 @@ impl Finding {
     /// The seven-member diagnostic (spec/surface.md §6.1).
     #[must_use]
     pub fn to_diagnostic(&self) -> Diagnostic {
-        Diagnostic::new(self.code, self.severity, self.message.to_string())
+        Diagnostic::new(self.code, self.severity, self.message.clone().into_owned())
             .with_file(self.file.clone())
     }
 }

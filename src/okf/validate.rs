@@ -189,7 +189,7 @@ pub fn spill_visitor<'k>(
                 v02: true,
                 out: BTreeSet::new(),
             };
-            check_doc(&mut cx, path, &class, &parsed);
+            check_doc(&mut cx, path, &class, &parsed, Some(bytes));
             memo::remember_clean(path, digest, d, cx.out.into_iter().collect());
         }
         false
@@ -272,7 +272,9 @@ fn doc_findings(opts: &ValidationOptions, v02: bool, doc: &Doc<'_>) -> Arc<[Find
         out: BTreeSet::new(),
     };
     let parsed = doc.parsed_transient();
-    check_doc(&mut cx, &doc.file.path, &doc.class, &parsed);
+    // A spilled file's bytes are not at hand: its message then has no position.
+    let bytes = doc.file.is_resident().then(|| doc.file.bytes());
+    check_doc(&mut cx, &doc.file.path, &doc.class, &parsed, bytes);
     cx.out.into_iter().collect::<Vec<_>>().into()
 }
 
@@ -284,6 +286,16 @@ impl Checks<'_> {
         severity: Severity,
         message: impl Into<std::borrow::Cow<'static, str>>,
     ) {
+        self.out.insert(Finding {
+            file: file.to_owned(),
+            code,
+            message: message.into(),
+            severity,
+        });
+    }
+    /// [`Checks::push`] with a message built from the document (the footnote label, key or
+    /// link target at fault, spec/surface.md §18.3 rule 3).
+    fn push_owned(&mut self, file: &str, code: &'static str, severity: Severity, message: String) {
         self.out.insert(Finding {
             file: file.to_owned(),
             code,
@@ -455,16 +467,29 @@ fn check_version(cx: &mut Checks<'_>, decl: &Declaration) {
     }
 }
 
+/// `bytes`: the document's bytes when at hand, for the line and column of a YAML fault
+/// (spec/surface.md §18.3 rule 3).
 fn check_doc(
     cx: &mut Checks<'_>,
     path: &str,
     class: &DocClass,
     parsed: &Result<Parsed<'_>, ParseFault>,
+    bytes: Option<&[u8]>,
 ) {
     let parsed = match parsed {
         Ok(p) => p,
         Err(f) => {
-            cx.push(path, f.code(), Severity::Error, parse_message(f.code()));
+            let at = bytes.map(parse_position).unwrap_or_default();
+            if at.is_empty() {
+                cx.push(path, f.code(), Severity::Error, parse_message(f.code()));
+            } else {
+                cx.push_owned(
+                    path,
+                    f.code(),
+                    Severity::Error,
+                    format!("{}{at}", parse_message(f.code())),
+                );
+            }
             return;
         }
     };
@@ -509,6 +534,42 @@ fn check_doc(
     }
 }
 
+/// At most three names, each cut to 64 bytes (an ellipsis, never "..", which §10 redacts),
+/// then `and N more`, then `suffix`: keeps a
+/// message naming document content within the 512-byte cap (spec/surface.md §4).
+fn name_list(names: &[String], suffix: &str) -> String {
+    let cut = |n: &String| -> String {
+        if n.len() <= 64 {
+            return n.clone();
+        }
+        let mut end = 61;
+        while !n.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}…", &n[..end])
+    };
+    let mut s = names.iter().take(3).map(cut).collect::<Vec<_>>().join(", ");
+    if names.len() > 3 {
+        s.push_str(&format!(" and {} more", names.len() - 3));
+    }
+    s.push_str(suffix);
+    s
+}
+
+/// ` (line L, column C)` of the YAML fault in a document's frontmatter, counted in the whole
+/// file (the frontmatter starts on line 2, after its `---` fence); empty when the document
+/// has no frontmatter text or no position is found (spec/surface.md §18.3 rule 3).
+#[must_use]
+pub fn parse_position(bytes: &[u8]) -> String {
+    let Ok(split) = crate::okf::document::split(bytes) else {
+        return String::new();
+    };
+    split
+        .frontmatter_text()
+        .map(|fm| crate::okf::yaml::error_position_text(fm, 1))
+        .unwrap_or_default()
+}
+
 /// Fixed neutral message per parse code (spec/surface.md §12.6).
 #[must_use]
 pub fn parse_message(code: &str) -> &'static str {
@@ -522,16 +583,24 @@ pub fn parse_message(code: &str) -> &'static str {
 fn check_reserved(cx: &mut Checks<'_>, path: &str, has_fm: bool, root: Option<&Node>, body: &str) {
     let last = path.rsplit('/').next().unwrap_or(path);
     if path == "index.md" {
-        let extra = root.and_then(Node::entries).is_some_and(|e| {
-            e.iter()
-                .any(|(k, _)| k.scalar_text() != Some("okf_version"))
-        });
-        if extra {
-            cx.push(
+        let extra: Vec<String> = root
+            .and_then(Node::entries)
+            .map(|e| {
+                e.iter()
+                    .filter(|(k, _)| k.scalar_text() != Some("okf_version"))
+                    .map(|(k, _)| k.scalar_text().unwrap_or("(a non-scalar key)").to_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !extra.is_empty() {
+            cx.push_owned(
                 path,
                 "reserved_frontmatter",
                 Severity::Warn,
-                "the root index frontmatter holds keys other than okf_version",
+                format!(
+                    "the root index frontmatter holds keys other than okf_version: {}; move them to a concept or remove them",
+                    name_list(&extra, "")
+                ),
             );
         }
     } else if has_fm {
@@ -868,18 +937,39 @@ fn check_attributions(cx: &mut Checks<'_>, path: &str, root: Option<&Node>, body
     let resolves = |l: &str| all_ids.contains(&markdown::normalise_label(l));
     // The raw labels (a superset of the scan's) usually all resolve: then so do the scan's,
     // and the line scan is skipped.
-    let unresolved = match markdown::footnote_label_superset(body) {
-        Some(labels) if labels.iter().all(|l| resolves(l)) => false,
-        _ => markdown::footnote_references(body)
-            .iter()
-            .any(|l| !resolves(l)),
+    let unresolved: Vec<String> = match markdown::footnote_label_superset(body) {
+        Some(labels) if labels.iter().all(|l| resolves(l)) => Vec::new(),
+        _ => {
+            let mut v: Vec<String> = markdown::footnote_references(body)
+                .into_iter()
+                .filter(|l| !resolves(l))
+                .collect();
+            v.dedup();
+            v
+        }
     };
-    if unresolved {
-        cx.push(
+    if !unresolved.is_empty() {
+        let refs: Vec<String> = unresolved.iter().map(|l| format!("[^{l}]")).collect();
+        cx.push_owned(
             path,
             "unresolved_attribution",
             Severity::Warn,
-            "a footnote reference matches no sources id",
+            format!(
+                "{} {} no sources id; add a source with that id or fix the label",
+                if refs.len() == 1 {
+                    "footnote"
+                } else {
+                    "footnotes"
+                },
+                name_list(
+                    &refs,
+                    if refs.len() == 1 {
+                        " matches"
+                    } else {
+                        " match"
+                    }
+                ),
+            ),
         );
     }
 }
@@ -936,7 +1026,7 @@ fn check_links(cx: &mut Checks<'_>, bundle: &Bundle<'_>) {
         let parsed = doc.parsed_transient();
         let Ok(p) = &*parsed else { continue };
         let from = doc.file.path.as_str();
-        let mut broken = false;
+        let mut broken: Vec<String> = Vec::new();
         for target in markdown::md_links(p.split.body_text()) {
             match resolve_link(from, &target) {
                 Some(t) if bundle.capture.get(&t).is_some() => {
@@ -944,15 +1034,25 @@ fn check_links(cx: &mut Checks<'_>, bundle: &Bundle<'_>) {
                         linked.insert(t);
                     }
                 }
-                _ => broken = true,
+                // A target the redaction of spec/surface.md §10 would hide (an absolute path,
+                // a parent step) is described instead of named.
+                Some(_) if !target.starts_with('/') && !target.contains("..") => {
+                    broken.push(target);
+                }
+                Some(_) => broken.push("(a target with an absolute or parent path)".to_owned()),
+                None => broken.push("(a target that leaves the bundle root)".to_owned()),
             }
         }
-        if broken && cx.opts.check_links {
-            cx.push(
+        broken.dedup();
+        if !broken.is_empty() && cx.opts.check_links {
+            cx.push_owned(
                 from,
                 "broken_link",
                 Severity::Warn,
-                "a Markdown link points to a document that is not in the bundle",
+                format!(
+                    "a Markdown link points to a document that is not in the bundle: {}",
+                    name_list(&broken, "")
+                ),
             );
         }
     }

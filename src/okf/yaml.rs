@@ -497,6 +497,93 @@ fn tripwire(text: &str, fast: &Yaml) {
 #[inline(always)]
 fn tripwire(_text: &str, _fast: &Yaml) {}
 
+/// Where a frontmatter text that [`parse`] refuses goes wrong, as a 1-based `(line, column)`
+/// of `text` (column in characters), for messages (spec/surface.md §18.3 rule 3): the
+/// position of a syntax error, of the second document's start, of a duplicate key (keys
+/// compared by their scalar text), or of a root that is not a mapping. `None` when none of
+/// these is found (e.g. keys that are duplicates only after resolution, such as `~` and
+/// `null`, or a resource-limit fault). Pure; reads no document text into its result.
+#[must_use]
+pub fn error_position(text: &str) -> Option<(usize, usize)> {
+    enum Frame {
+        Map { keys: Vec<String>, expect_key: bool },
+        Seq,
+    }
+    // A node ended at the top of `stack`: a mapping alternates key and value.
+    fn consumed(stack: &mut [Frame]) {
+        if let Some(Frame::Map { expect_key, .. }) = stack.last_mut() {
+            *expect_key = !*expect_key;
+        }
+    }
+    let at = |m: &saphyr_parser::Marker| Some((m.line(), m.col() + 1));
+    let mut parser = Parser::new_from_str(text);
+    let mut stack: Vec<Frame> = Vec::new();
+    let (mut docs, mut roots) = (0, 0);
+    while let Some(ev) = parser.next_event() {
+        let (ev, span) = match ev {
+            Ok(x) => x,
+            Err(e) => return at(e.marker()),
+        };
+        let root = stack.is_empty();
+        match ev {
+            Event::DocumentStart(_) => {
+                docs += 1;
+                if docs > 1 {
+                    return at(&span.start);
+                }
+            }
+            Event::Scalar(value, ..) => {
+                if root {
+                    roots += 1;
+                    if roots == 1 && !value.is_empty() {
+                        return at(&span.start);
+                    }
+                }
+                if let Some(Frame::Map {
+                    keys,
+                    expect_key: true,
+                }) = stack.last_mut()
+                {
+                    if keys.iter().any(|k| *k == *value) {
+                        return at(&span.start);
+                    }
+                    keys.push(value.into_owned());
+                }
+                consumed(&mut stack);
+            }
+            Event::Alias(_) => consumed(&mut stack),
+            Event::SequenceStart(..) => {
+                if root {
+                    return at(&span.start);
+                }
+                stack.push(Frame::Seq);
+            }
+            Event::MappingStart(..) => stack.push(Frame::Map {
+                keys: Vec::new(),
+                expect_key: true,
+            }),
+            Event::SequenceEnd | Event::MappingEnd => {
+                stack.pop();
+                consumed(&mut stack);
+            }
+            Event::StreamEnd => break,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The text of [`error_position`] for a message: ` at line L, column C of the frontmatter`,
+/// with `line_offset` added to the line (1 when the frontmatter starts on a file's second
+/// line, after its `---` fence); empty when the position is unknown.
+#[must_use]
+pub fn error_position_text(text: &str, line_offset: usize) -> String {
+    match error_position(text) {
+        Some((line, col)) => format!(" (line {}, column {col})", line + line_offset),
+        None => String::new(),
+    }
+}
+
 /// [`parse`] through the event parser (saphyr) only, never the fast path; same result and
 /// same errors as [`parse`] for every input (spec/store.md §3.4–§3.5).
 ///
@@ -1090,6 +1177,22 @@ fn push_node(stack: &mut [Frame], root: &mut Option<Node>, node: Node) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aut_05_error_positions_are_line_and_column() {
+        assert_eq!(error_position("a: 1\nb: [unclosed\n"), Some((3, 1)));
+        assert_eq!(error_position("type: t\n  bad: x\n"), Some((2, 6)));
+        assert_eq!(error_position("a: 1\nb: 2\na: 3\n"), Some((3, 1)));
+        assert_eq!(error_position("m:\n  k: 1\n  k: 2\n"), Some((3, 3)));
+        assert_eq!(error_position("- a\n- b\n"), Some((1, 1)));
+        assert_eq!(error_position("just a scalar"), Some((1, 1)));
+        assert_eq!(error_position("a: 1\n---\nb: 2\n"), Some((2, 1)));
+        assert_eq!(error_position("a: 1\nb: 2\n"), None);
+        assert_eq!(
+            error_position_text("a: 1\na: 2\n", 1),
+            " (line 3, column 1)"
+        );
+    }
 
     /// Debug builds and every build with `yaml-tripwire` (`.ci/run` tests with it) carry the
     /// tripwire: it panics on a tree that differs from the full parser's and stays quiet on

@@ -50,6 +50,33 @@ impl PlanStatus {
     }
 }
 
+/// What one operation of a concept patch did to the bytes of the document it edits, in the
+/// staged order (spec/surface.md §18.2 rule 2: the preview's per-operation lines).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpEffect {
+    /// The operation changed its document's bytes (compared with the state before it).
+    Changed,
+    /// The operation left its document's bytes as they were.
+    NoChange,
+    /// The operation was refused with this rejection code; later operations did not run.
+    Rejected(String),
+    /// An earlier operation was refused, so this one did not run.
+    NotRun,
+}
+
+impl OpEffect {
+    /// The line text: `changed`, `no change`, `rejected: <code>`, `not run`.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        match self {
+            OpEffect::Changed => "changed".to_owned(),
+            OpEffect::NoChange => "no change".to_owned(),
+            OpEffect::Rejected(code) => format!("rejected: {code}"),
+            OpEffect::NotRun => "not run (an earlier operation was rejected)".to_owned(),
+        }
+    }
+}
+
 /// A built plan of any workflow.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -77,6 +104,9 @@ pub struct Plan {
     pub diff: Diff,
     /// Wire diagnostics, sorted (§5.3).
     pub diagnostics: Vec<Diagnostic>,
+    /// One entry per request operation for a concept patch ([`OpEffect`]); empty for the
+    /// workflows without operations (migration, temporal upgrade).
+    pub effects: Vec<OpEffect>,
 }
 
 /// The edited documents of `overlay` (path → new text) whose bytes differ from the file of
@@ -190,7 +220,7 @@ fn finding_diag(f: &Finding, declared_01: bool) -> Diagnostic {
     let message = if f.code == "version_assertion_failed" && declared_01 {
         "the bundle declares 0.1; migrate it with preview_v02_migration first".to_owned()
     } else {
-        f.message.to_string()
+        f.message.clone().into_owned()
     };
     Diagnostic::new(f.code, f.severity, message).with_file(f.file.clone())
 }

@@ -138,11 +138,7 @@ pub fn tool_list() -> Vec<Tool> {
 /// The result of a tool error built outside the dispatcher (framing faults, a missing
 /// side-table entry); the same members the dispatcher produces for that error.
 fn error_result(e: &ToolError) -> ToolResult {
-    ToolResult {
-        text: e.wire_message(),
-        structured: e.to_wire(),
-        is_error: true,
-    }
+    ToolResult::from_error(e)
 }
 
 /// Answers one `tools/call` from its side-table entry (spec/surface.md §1.1 step 3, §9.1).
@@ -283,7 +279,7 @@ fn to_call_tool_result(r: &ToolResult) -> CallToolResult {
     } else {
         CallToolResult::structured(r.structured.clone())
     };
-    out.content = vec![ContentBlock::text(r.text.clone())];
+    out.content = r.texts.iter().cloned().map(ContentBlock::text).collect();
     out
 }
 
@@ -415,7 +411,8 @@ mod tests {
             assert_eq!(r.structured["code"], "operation_cancelled");
             assert_eq!(r.structured["retryable"], true);
             assert_eq!(r.structured["diagnostics"], json!([]));
-            assert_eq!(r.text, r.structured["message"].as_str().expect("msg"));
+            assert_eq!(r.texts[0], r.structured.to_string());
+            assert!(r.texts[1].starts_with("operation was cancelled (operation_cancelled)\n"));
         }
     }
 

@@ -249,15 +249,38 @@ pub fn check_syntax(bundle_path: &str) -> Result<(), ToolError> {
     if bundle_path == "/" {
         return Ok(());
     }
-    let clean = !bundle_path.contains('\0')
-        && bundle_path[1..]
-            .split('/')
-            .all(|c| !c.is_empty() && c != "." && c != "..");
-    if clean {
-        Ok(())
-    } else {
-        Err(ToolError::invalid_request(MSG_CLEAN))
+    match unclean_rule(bundle_path) {
+        None => Ok(()),
+        Some(fix) => Err(ToolError::invalid_request(format!("{MSG_CLEAN}: {fix}"))),
     }
+}
+
+/// Which "clean" rule of spec/surface.md §7 rule 4 an absolute `bundle_path` (other than `/`)
+/// breaks first, as the fix to make (spec/surface.md §18.3 rule 3: each rule has its own
+/// message). The fixes name no path fragment and use no `/` or `..`, which redaction would
+/// hide (§10). `None` when the path is clean.
+#[must_use]
+pub fn unclean_rule(bundle_path: &str) -> Option<&'static str> {
+    if bundle_path.contains('\0') {
+        return Some("remove the NUL character");
+    }
+    let rest = bundle_path.strip_prefix('/').unwrap_or(bundle_path);
+    if rest.ends_with('/') && !rest.trim_end_matches('/').split('/').any(str::is_empty) {
+        return Some("remove the trailing slash");
+    }
+    let comps: Vec<&str> = rest.split('/').collect();
+    if comps.iter().any(|c| c.is_empty()) {
+        return Some("remove the empty component (a doubled or trailing slash)");
+    }
+    if comps.contains(&".") {
+        return Some("remove the single-dot components (each names the directory itself)");
+    }
+    if comps.contains(&"..") {
+        return Some(
+            "remove the double-dot components and name the directory directly (parent steps are never resolved)",
+        );
+    }
+    None
 }
 
 /// The macOS-only rewrite of a leading `/tmp`, `/var` or `/etc` to `/private/…`
@@ -443,10 +466,20 @@ mod tests {
         assert_eq!(msg(" a"), MSG_WHITESPACE);
         assert_eq!(msg("a/b"), MSG_ABSOLUTE);
         assert_eq!(msg("./a"), MSG_ABSOLUTE);
-        for p in [
-            "/a/./b", "/a/../b", "/a//b", "/a/b/", "//", "/a\0b", "/.", "/..",
+        // Each clean rule says its own fix (spec/surface.md §18.3 rule 3).
+        for (p, fix) in [
+            ("/a/./b", "remove the single-dot components"),
+            ("/a/../b", "remove the double-dot components"),
+            ("/a//b", "remove the empty component"),
+            ("/a/b/", "remove the trailing slash"),
+            ("//", "remove the empty component"),
+            ("/a\0b", "remove the NUL character"),
+            ("/.", "remove the single-dot components"),
+            ("/..", "remove the double-dot components"),
         ] {
-            assert_eq!(msg(p), MSG_CLEAN, "{p:?}");
+            let m = msg(p);
+            assert!(m.starts_with(&format!("{MSG_CLEAN}: {fix}")), "{p:?}: {m}");
+            assert!(!crate::envelope::is_sensitive(&m), "{m}");
         }
     }
 

@@ -220,31 +220,26 @@ pub fn bundle_parse_failure(bundle: &Bundle<'_>) -> Option<ToolError> {
 }
 
 /// The read-tool parse failure of spec/surface.md §12.6 for the given (path, code) pairs:
-/// `operation_rejected`, ≤ 64 diagnostics, legacy JSON text
-/// `{"status":"error","diagnostics":[{"code","severity","file","message"}…]}`.
+/// `operation_rejected` with ≤ 64 diagnostics, one per document, each naming its file (the
+/// text items follow spec/surface.md §18.2).
 #[must_use]
 pub fn parse_failure(docs: &[(&str, &'static str)]) -> ToolError {
     let mut e = ToolError::new(
         codes::OPERATION_REJECTED,
         "bundle contains documents that cannot be parsed",
     );
-    let mut legacy = Vec::new();
     for (path, code) in docs.iter().take(64) {
-        let d =
-            Diagnostic::new(*code, Severity::Error, validate::parse_message(code)).with_file(*path);
-        let w = d.to_wire();
-        legacy.push(json!({
-            "code": w["code"], "severity": w["severity"], "file": w["file"], "message": w["message"],
-        }));
-        e = e.with_diagnostic(d);
+        e = e.with_diagnostic(
+            Diagnostic::new(*code, Severity::Error, validate::parse_message(code)).with_file(*path),
+        );
     }
-    let text = json!({"status": "error", "diagnostics": legacy}).to_string();
-    e.with_text(text)
+    e
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn runtime_profile_check() {
@@ -334,12 +329,11 @@ mod tests {
         let e = parse_failure(&[("a.md", "unterminated_frontmatter")]);
         assert_eq!(e.code, codes::OPERATION_REJECTED);
         assert_eq!(e.diagnostics.len(), 1);
-        let t: Value = serde_json::from_str(e.text.as_deref().unwrap()).unwrap();
         assert_eq!(
-            t,
-            json!({"status": "error", "diagnostics": [{"code": "unterminated_frontmatter",
-                "severity": "ERROR", "file": "a.md",
-                "message": "the frontmatter block has no closing fence"}]})
+            e.to_wire()["diagnostics"],
+            json!([{"code": "unterminated_frontmatter", "severity": "ERROR", "file": "a.md",
+                "field": "", "message": "the frontmatter block has no closing fence",
+                "spec_ref": "", "policy_failure": false}])
         );
         let many: Vec<(String, &str)> = (0..70)
             .map(|i| (format!("d{i}.md"), "invalid_encoding"))

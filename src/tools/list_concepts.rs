@@ -243,10 +243,6 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         Some((id, _)) if more => Some(encode_cursor(&capture.revision, id)),
         _ => None,
     };
-    let legacy: Vec<Value> = page
-        .iter()
-        .map(|(_, c)| json!({"id": c["id"], "type": c["type"], "title": c["title"], "path": c["path"]}))
-        .collect();
     let mut m = Map::new();
     m.insert("version".into(), ver.to_json());
     m.insert("version_declaration".into(), decl.to_json());
@@ -258,13 +254,8 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     );
     m.insert("total".into(), json!(total));
     m.insert("next_cursor".into(), json!(next_cursor));
-    // The reference text shape; a page with a successor also names its cursor, so that a
-    // text-only host can page too.
-    let text = match &next_cursor {
-        Some(c) => json!({ "concepts": legacy, "next_cursor": c }),
-        None => json!({ "concepts": legacy }),
-    };
-    Ok(Success::with_text(Value::Object(m), text.to_string()))
+    // The one text item is the compact JSON of the object (spec/surface.md §18.2 rule 1).
+    Ok(Success::json(Value::Object(m)))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -334,6 +334,7 @@ fn to_stage_plan(p: MigrationPlan) -> Plan {
         changed_refs: p.changed_refs,
         diff: p.diff,
         diagnostics: crate::plan::stage::finish_diagnostics(diagnostics),
+        effects: Vec::new(),
     }
 }
 
@@ -491,6 +492,41 @@ pub fn mapping_json(m: &CitationMapping) -> Value {
         );
     }
     Value::Object(o)
+}
+
+/// The readable preview text (spec/surface.md §18.2 rule 2): one line per migrated document
+/// (`<path>: changed`), one per blocked document (`<path>: rejected: <code>`, each code once
+/// per path) and per manual action (`<path>: manual action: <code>`); documents not listed are
+/// left as they are. Then the ERROR diagnostics and the plain diff of `out` (the preview's
+/// wire object).
+#[must_use]
+pub fn preview_summary(p: &MigrationPlan, out: &Value) -> String {
+    let mut lines: Vec<(String, String)> = Vec::new();
+    if p.status == MigrationStatus::Applicable {
+        lines.extend(
+            p.writes
+                .iter()
+                .map(|(x, _, _)| (x.clone(), "changed".to_owned())),
+        );
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for b in &p.blockers {
+        if seen.insert((b.path.as_str(), b.code.as_str())) {
+            lines.push((b.path.clone(), format!("rejected: {}", b.code)));
+        }
+    }
+    lines.extend(
+        p.manual_actions
+            .iter()
+            .map(|a| (a.path.clone(), format!("manual action: {}", a.code))),
+    );
+    crate::tools::text::preview_text(
+        out["status"].as_str().unwrap_or_default(),
+        &lines,
+        out["diagnostics"].as_array().map_or(&[][..], Vec::as_slice),
+        out["diff"].as_str().unwrap_or_default(),
+        out["diff_truncated"] == true,
+    )
 }
 
 /// The preview's wire object (§5.1).
@@ -818,7 +854,13 @@ pub fn input_members(tool: &str, description: &str, apply: bool) -> Map<String, 
         ),
         (
             "generated_by",
-            json!({"type": "string", "maxLength": 256, "examples": ["agent/1.0"]}),
+            json!({
+                "type": "string",
+                "maxLength": 256,
+                "pattern": format!("^$|{}", crate::tools::schema_parts::DOCUMENT_ACTOR_PATTERN),
+                "description": format!("Who produced the migrated content, written as generated.by; empty or absent when not given: {}.", crate::tools::schema_parts::DOCUMENT_ACTOR_TEXT),
+                "examples": ["agent/1.0"]
+            }),
         ),
         (
             "generated_at",

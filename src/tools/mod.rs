@@ -27,6 +27,7 @@ pub mod migration;
 pub mod schema_parts;
 pub mod spine;
 pub mod temporal_upgrade;
+pub mod text;
 
 pub use def::{Alias, Handler, SchemaBuilder, ToolSpec};
 
@@ -68,36 +69,38 @@ pub struct Ctx {
     pub progress: crate::progress::Progress,
 }
 
-/// A handler's success: the structured object and, where the tool's text differs from the
-/// compact JSON of the structured object (spec/surface.md §3), that text.
+/// A handler's success: the structured object and the text items that follow the first
+/// (spec/surface.md §18.2: the first text item is always the compact JSON of `structured`,
+/// which the dispatcher writes).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Success {
     /// `structuredContent`: the tool's success object.
     pub structured: Value,
-    /// The text content when it is not the compact JSON of `structured`.
-    pub text: Option<String>,
+    /// The text items after the first, in order: `read_concept`'s file bytes, a preview's
+    /// readable summary and plain diff ([`text::preview_text`]); empty for other tools.
+    pub more_text: Vec<String>,
     /// Whether a store `Commit` (spec/store.md §10) ran for this call: output-enforcement
     /// failures then say the change may have been committed (spec/surface.md §3).
     pub committed: bool,
 }
 
 impl Success {
-    /// A success whose text content is the compact JSON of `structured`.
+    /// A success whose only text item is the compact JSON of `structured`.
     #[must_use]
     pub fn json(structured: Value) -> Self {
         Self {
             structured,
-            text: None,
+            more_text: Vec::new(),
             committed: false,
         }
     }
 
-    /// A success whose text content differs from the compact JSON (spec/surface.md §3).
+    /// A success with one more text item after the compact JSON (spec/surface.md §18.2).
     #[must_use]
-    pub fn with_text(structured: Value, text: String) -> Self {
+    pub fn with_second_text(structured: Value, text: String) -> Self {
         Self {
             structured,
-            text: Some(text),
+            more_text: vec![text],
             committed: false,
         }
     }

@@ -13,7 +13,7 @@ use crate::tools::schema_parts::{
     status_branch, with, SchemaRoot,
 };
 use crate::tools::spine::{self, has_severity, state_violation, strictly_ascending};
-use crate::tools::{Ctx, Success, ToolSpec};
+use crate::tools::{text, Ctx, Success, ToolSpec};
 use serde_json::{json, Value};
 
 /// `preview_concept_patch` as registered (spec/concept-patch.md §5.1, §6.1; annotations
@@ -75,7 +75,28 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         insert_profile(m, &req);
     }
     check_state(&out)?;
-    Ok(Success::json(out))
+    // spec/surface.md §18.2 rule 2: one line per operation, then the plain diff.
+    let lines: Vec<(String, String)> = req
+        .operations
+        .iter()
+        .zip(&plan.effects)
+        .enumerate()
+        .map(|(i, (op, effect))| {
+            let target = op.concept_id().unwrap_or("index.md");
+            (
+                format!("operations[{i}] {} {target}", op.kind()),
+                effect.describe(),
+            )
+        })
+        .collect();
+    let text = text::preview_text(
+        plan.status.as_str(),
+        &lines,
+        out["diagnostics"].as_array().map_or(&[][..], Vec::as_slice),
+        out["diff"].as_str().unwrap_or_default(),
+        out["diff_truncated"] == true,
+    );
+    Ok(Success::with_second_text(out, text))
 }
 
 /// The cross-field state invariants of a preview result that the JSON Schema cannot express

@@ -48,7 +48,8 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let plan = plan_live(&req, ctx)?;
     let out = render_preview(&plan)?;
     check_preview_state(&out)?;
-    Ok(Success::json(out))
+    let text = crate::tools::temporal_upgrade::preview_summary(&plan, &out);
+    Ok(Success::with_second_text(out, text))
 }
 
 fn input_schema() -> SchemaRoot {

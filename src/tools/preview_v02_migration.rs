@@ -47,7 +47,9 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     // (a 3.8 MiB `citation_mappings` takes ≈ 35 MiB as a `Value`) goes before any I/O.
     drop(args);
     let plan = plan_live(&req, ctx, "from")?;
-    Ok(Success::json(render_preview(&plan)?))
+    let out = render_preview(&plan)?;
+    let text = crate::tools::migration::preview_summary(&plan, &out);
+    Ok(Success::with_second_text(out, text))
 }
 
 fn input_schema() -> SchemaRoot {

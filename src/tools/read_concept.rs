@@ -72,13 +72,24 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
             ToolError::new(codes::CONCEPT_NOT_FOUND, "no concept with that id exists")
                 .with_diagnostic(Diagnostic::recovery(
                     "concept_id",
-                    "Find a current id with list_concepts or search_concepts.",
+                    "Find a current id with list_concepts (its type, tag and status filters narrow the list).",
                 )),
         );
     };
     let parsed = match doc.parsed() {
         Ok(p) => p,
-        Err(f) => return Err(parse_failure(&[(path.as_str(), f.code())])),
+        Err(f) => {
+            let mut e = parse_failure(&[(path.as_str(), f.code())]);
+            // spec/surface.md §18.3 rule 3: where the YAML goes wrong, when the bytes are at
+            // hand (a spilled capture file is never read here).
+            if doc.file.is_resident() {
+                let at = crate::okf::validate::parse_position(doc.file.bytes());
+                if let Some(d) = e.diagnostics.first_mut() {
+                    d.message.push_str(&at);
+                }
+            }
+            return Err(e);
+        }
     };
     let Some((projection, legacy)) = project::read_projection(doc, profile) else {
         return Err(parse_failure(&[(path.as_str(), "operation_rejected")]));
@@ -98,7 +109,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     m.insert("body".into(), json!(parsed.split.body_text()));
     m.insert("projection".into(), projection);
     m.insert("legacy_fallback".into(), legacy);
-    Ok(Success::with_text(
+    Ok(Success::with_second_text(
         Value::Object(m),
         parsed.split.text.to_owned(),
     ))

@@ -53,6 +53,17 @@ pub fn r(name: &str) -> Value {
     json!({ "$ref": format!("#/$defs/{name}") })
 }
 
+/// The document-actor grammar of spec/surface.md §13.3 (`generated.by`, `verified[].by`,
+/// `generated_by`), as [`crate::okf::actor::is_document_actor`] decides it: `human:` or
+/// `process:` followed by text that is not blank, or exactly one `/` with text that is not
+/// blank on both sides; no control characters and no surrounding whitespace (the Unicode
+/// `White_Space` set of `str::trim`, spelled out so every regex dialect reads it the same).
+/// The 256-byte cap is checked at runtime (the schema's `maxLength` counts characters).
+pub const DOCUMENT_ACTOR_PATTERN: &str = r"^(?:(?:human|process):[^\x00-\x1f\x7f]*[^\x00-\x1f\x7f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]|[^/\x00-\x1f\x7f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^/\x00-\x1f\x7f]*/[^/\x00-\x1f\x7f]*[^/\x00-\x1f\x7f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000])$";
+/// What a document actor is, for schema descriptions and guidance (spec/surface.md §18.3
+/// rule 4). No `/` after a space and no `..`, which redaction would hide (§10).
+pub const DOCUMENT_ACTOR_TEXT: &str = "a document actor: human:<name> for a person, process:<name> for an automated process, or producer/version with exactly one slash (e.g. human:alice, process:nightly, agent/1.0); no surrounding whitespace, at most 256 bytes";
+
 /// A string of at most `max` characters.
 #[must_use]
 pub fn string_max(max: u64) -> Value {

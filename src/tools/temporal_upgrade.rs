@@ -132,6 +132,7 @@ fn to_stage_plan(p: UpgradePlan) -> Plan {
         changed_refs: p.changed_refs,
         diff: crate::plan::diff::Diff::default(),
         diagnostics: Vec::new(),
+        effects: Vec::new(),
     }
 }
 
@@ -210,6 +211,32 @@ pub fn render_preview(p: &UpgradePlan) -> Result<Value, ToolError> {
         o.insert("plan_digest".into(), json!(d));
     }
     Ok(Value::Object(o))
+}
+
+/// The readable preview text (spec/surface.md §18.2 rule 2): one line per upgraded document
+/// (`<path>: changed`) and one per unresolved value (`<concept> <field>: rejected:
+/// unresolved (value <from>)`: the upgrade needs a mapping for it); documents not listed are
+/// left as they are. This workflow's preview carries no diff.
+#[must_use]
+pub fn preview_summary(p: &UpgradePlan, out: &Value) -> String {
+    let mut lines: Vec<(String, String)> = p
+        .writes
+        .iter()
+        .map(|(x, _, _)| (x.clone(), "changed".to_owned()))
+        .collect();
+    lines.extend(p.unresolved.iter().map(|u| {
+        (
+            format!("{} {}", u.concept, u.path),
+            format!("rejected: unresolved (value {})", u.from),
+        )
+    }));
+    crate::tools::text::preview_text(
+        out["status"].as_str().unwrap_or_default(),
+        &lines,
+        &[],
+        "",
+        false,
+    )
 }
 
 /// Most `unresolved` entries of one preview (beyond reference: the output cap).

@@ -102,10 +102,6 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         .take(limit)
         .map(|f| f.to_diagnostic().to_wire())
         .collect();
-    let legacy_diags: Vec<Value> = diagnostics
-        .iter()
-        .map(|d| json!({"code": d["code"], "severity": d["severity"], "file": d["file"], "message": d["message"]}))
-        .collect();
     let mut m = Map::new();
     m.insert("version".into(), report.version.to_json());
     m.insert("version_declaration".into(), report.declaration.to_json());
@@ -128,15 +124,8 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         Value::Object(counts.into_iter().map(|(k, v)| (k, json!(v))).collect()),
     );
     m.insert("diagnostics_truncated".into(), json!(truncated));
-    let text = json!({
-        "scanned_files": report.scanned_files,
-        "conformant": conformant,
-        "errors": errors,
-        "warnings": warnings,
-        "info": info,
-        "diagnostics": legacy_diags,
-    });
-    Ok(Success::with_text(Value::Object(m), text.to_string()))
+    // The one text item is the compact JSON of the object (spec/surface.md §18.2 rule 1).
+    Ok(Success::json(Value::Object(m)))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 //! `okf-mcp`, frontmatter written verbatim, exact replay of identical content.
 
 use crate::digest::{self, Encoder};
-use crate::envelope::{codes, Diagnostic, ToolError, ERROR_RESULT_CAP};
+use crate::envelope::{codes, Diagnostic, ToolError};
 use crate::okf::bundle::parse_bundle;
 use crate::okf::capture::{overlay_capture, Capture};
 use crate::okf::temporal::Profile;
@@ -104,10 +104,12 @@ fn parse(args: &Value) -> Result<Input, ToolError> {
             .with_diagnostic(frontmatter_step()))
         }
         Err(YamlError::Invalid(_) | YamlError::DuplicateKey) => {
-            return Err(
-                ToolError::invalid_request("frontmatter is not one valid YAML mapping")
-                    .with_diagnostic(frontmatter_step()),
-            )
+            // spec/surface.md §18.3 rule 3: the line and column, counted in `frontmatter`.
+            let at = yaml::error_position_text(&frontmatter, 0);
+            return Err(ToolError::invalid_request(format!(
+                "frontmatter is not one valid YAML mapping{at}"
+            ))
+            .with_diagnostic(frontmatter_step()));
         }
     }
     let nl = if frontmatter.contains("\r\n") {
@@ -180,7 +182,7 @@ const DESCRIPTION: &str = concat!(
 ///
 /// # Errors
 /// The errors of spec/concept-patch.md §10.3; a validation rejection is `operation_rejected`
-/// with the legacy JSON text of §10.2.
+/// whose diagnostics are the findings of §10.2 (the text items follow spec/surface.md §18.2).
 pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let input = parse(&args)?;
     // A cancellation after the input checks carries the recovery step of spec/surface.md §6.2.
@@ -290,29 +292,10 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
     if !verdict.blocking.is_empty() {
         let mut all = verdict.projected.clone();
         all.extend(verdict.blocking);
-        let mut all = finish_diagnostics(all);
-        // The legacy text and the envelope carry the same findings, and the whole error
-        // result stays within 64 KiB (spec/surface.md §4): keep diagnostics from the front
-        // while both renderings fit.
-        let mut budget = ERROR_RESULT_CAP - 1024;
-        let mut kept = 0;
-        for d in &all {
-            let cost = d.to_wire().to_string().len() + loose(d).to_string().len() + 2;
-            if cost > budget {
-                break;
-            }
-            budget -= cost;
-            kept += 1;
-        }
-        all.truncate(kept);
-        let text = json!({
-            "status": "rejected",
-            "path": input.path,
-            "diagnostics": all.iter().map(loose).collect::<Vec<_>>(),
-        });
-        let mut err = ToolError::new(codes::OPERATION_REJECTED, "tool operation was rejected")
-            .with_text(text.to_string());
-        err.diagnostics = all;
+        // The envelope keeps diagnostics from the front while the whole error result fits
+        // 64 KiB (spec/surface.md §4; the trim is in `ToolError::to_wire`).
+        let mut err = ToolError::new(codes::OPERATION_REJECTED, "tool operation was rejected");
+        err.diagnostics = finish_diagnostics(all);
         return Err(err);
     }
     let diagnostics: Vec<Value> = finish_diagnostics(verdict.projected)

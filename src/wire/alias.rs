@@ -39,6 +39,24 @@ pub struct PlannedTool {
 /// their modules (`tools::apply_temporal_upgrade`).
 pub const PLANNED: [PlannedTool; 0] = [];
 
+/// Near-synonyms agents try for an advertised property (spec/surface.md §18.3 rule 4): the
+/// keys, the canonical property, and what it holds. A key is a hit only at an object position
+/// whose schema advertises the canonical property and not the key itself, at any depth (`url`
+/// inside a `put_source` source). Where the position also advertises `concept_id`
+/// (`read_concept`, `write_concept`), `path` names `concept_id` instead, with both meanings.
+pub const SYNONYMS: &[(&[&str], &str, &str)] = &[
+    (
+        &["path", "bundle", "dir", "root"],
+        "bundle_path",
+        "the absolute path of the bundle's root directory, without a trailing slash",
+    ),
+    (
+        &["url", "href"],
+        "resource",
+        "the resource this entry points to: a URL or a bundle-relative path",
+    ),
+];
+
 /// The camelCase spelling of a snake_case name (`bundle_path` → `bundlePath`).
 #[must_use]
 pub fn camel_case(snake: &str) -> String {
@@ -180,6 +198,27 @@ fn camel_hits(
                     let mut dotted = path.clone();
                     dotted.push((*snake).to_owned());
                     hits.push(camel_hit(key, dotted.join(".")));
+                } else if key == "path" && props.iter().any(|(n, _)| *n == "concept_id") {
+                    // A tool that names a concept: `path` is most likely the concept's.
+                    let mut dotted = path.clone();
+                    dotted.push("concept_id".to_owned());
+                    hits.push((
+                        dotted.join("."),
+                        "path is not accepted: use concept_id for the concept (its bundle-relative path without .md) and bundle_path for the bundle's root directory. Nothing was executed.".to_owned(),
+                    ));
+                } else if let Some((_, canonical, holds)) =
+                    SYNONYMS.iter().find(|(keys, canonical, _)| {
+                        keys.contains(&key.as_str()) && props.iter().any(|(n, _)| n == canonical)
+                    })
+                {
+                    let mut dotted = path.clone();
+                    dotted.push((*canonical).to_owned());
+                    hits.push((
+                        dotted.join("."),
+                        format!(
+                            "{key} is not accepted: use {canonical}, {holds}. Nothing was executed."
+                        ),
+                    ));
                 }
             }
         }
@@ -250,6 +289,35 @@ mod tests {
             e.diagnostics[0].message,
             "dryRun is not accepted: write_concept has no rehearsal mode and replaces the whole concept. Review it with read_concept, or use preview_concept_patch for a bounded change. Nothing was executed."
         );
+    }
+
+    #[test]
+    fn aut_05_near_synonyms_name_their_canonical_property_where_it_is_advertised() {
+        for key in ["path", "bundle", "dir", "root"] {
+            let e = check("list_concepts", &json!({ key: "/x" })).expect_err(key);
+            assert_eq!(e.diagnostics[0].field, "bundle_path", "{key}");
+            assert!(e.diagnostics[0]
+                .message
+                .starts_with(&format!("{key} is not accepted: use bundle_path, ")));
+        }
+        // Where a concept is named, `path` points to concept_id (and bundle_path).
+        let e = check("write_concept", &json!({"path": "a.md"})).expect_err("path");
+        assert_eq!(e.diagnostics[0].field, "concept_id");
+        assert!(e.diagnostics[0].message.contains("bundle_path"));
+        assert_eq!(
+            check("write_concept", &json!({"dir": "/x"}))
+                .expect_err("dir")
+                .diagnostics[0]
+                .field,
+            "bundle_path"
+        );
+        // Inside an operation's source object.
+        let args = json!({"operations": [{"kind": "put_source", "concept_id": "a",
+            "source": {"id": "s", "url": "https://example.test/"}}]});
+        let e = check("preview_concept_patch", &args).expect_err("url");
+        assert_eq!(e.diagnostics[0].field, "operations.0.source.resource");
+        // Not where `resource` is not advertised.
+        assert!(check("list_concepts", &json!({"bundle_path": "/x", "href": 1})).is_ok());
     }
 
     #[test]

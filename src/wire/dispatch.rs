@@ -1,16 +1,18 @@
 //! The one dispatcher behind MCP `tools/call` and `okf-mcp call` (spec/surface.md §9.1, R1).
 
 use crate::envelope::{codes, ToolError};
-use crate::tools::{Ctx, Success, MAY_HAVE_COMMITTED};
+use crate::tools::{text, Ctx, Success, MAY_HAVE_COMMITTED};
 use crate::wire::registry::{self, ToolSpec};
 use crate::wire::{alias, raw, schema};
 use serde_json::{Map, Value};
 
-/// The three members every result carries (spec/surface.md §1.2, §3).
+/// The three members every result carries (spec/surface.md §1.2, §18.2).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolResult {
-    /// The one text content item.
-    pub text: String,
+    /// The text content items, in order: first the compact JSON of `structured`, then the
+    /// tool's further items (`read_concept`'s file bytes, a preview's summary and diff, an
+    /// error's readable lines; spec/surface.md §18.2).
+    pub texts: Vec<String>,
     /// `structuredContent`: the success object or the error envelope.
     pub structured: Value,
     /// `isError`.
@@ -19,31 +21,50 @@ pub struct ToolResult {
 
 impl ToolResult {
     /// The CallToolResult JSON with exactly `content`, `structuredContent`, `isError` in that
-    /// order (spec/surface.md §1.2).
+    /// order (spec/surface.md §1.2); `content` holds one `{"type":"text","text":…}` per
+    /// text item.
     #[must_use]
     pub fn to_call_tool_result_json(&self) -> Value {
         let mut m = Map::new();
         m.insert(
             "content".into(),
-            serde_json::json!([{"type": "text", "text": self.text}]),
+            Value::Array(
+                self.texts
+                    .iter()
+                    .map(|t| serde_json::json!({"type": "text", "text": t}))
+                    .collect(),
+            ),
         );
         m.insert("structuredContent".into(), self.structured.clone());
         m.insert("isError".into(), Value::Bool(self.is_error));
         Value::Object(m)
     }
 
-    fn from_error(e: &ToolError) -> Self {
+    /// The result of a tool error (spec/surface.md §18.2): the compact JSON of the envelope,
+    /// then its readable lines ([`text::error_text`]). Also used for the errors the MCP
+    /// server builds outside the dispatcher (framing faults, a request cancelled before
+    /// dispatch), so every error result has the same two items.
+    #[must_use]
+    pub fn from_error(e: &ToolError) -> Self {
         let structured = e.to_wire();
-        let text = e.text.clone().unwrap_or_else(|| {
-            structured["message"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned()
-        });
         Self {
-            text,
+            texts: vec![structured.to_string(), text::error_text(&structured)],
             structured,
             is_error: true,
+        }
+    }
+
+    /// A success result: the compact JSON of `structured`, then `more` (spec/surface.md
+    /// §18.2 rule 1).
+    #[must_use]
+    pub fn success(structured: Value, more: Vec<String>) -> Self {
+        let mut texts = Vec::with_capacity(1 + more.len());
+        texts.push(structured.to_string());
+        texts.extend(more);
+        Self {
+            texts,
+            structured,
+            is_error: false,
         }
     }
 }
@@ -91,8 +112,8 @@ fn run(spec: &ToolSpec, raw_args: &[u8], ctx: &Ctx) -> Result<Success, ToolError
 }
 
 /// Adds the call's notices as the success object's last member `notices` (spec/surface.md
-/// §18.1 rule 2). A text that is the compact JSON of the object follows it; a tool's own text
-/// (spec/surface.md §3) is kept.
+/// §18.1 rule 2), before the first text item is written from it (§18.2 rule 1); the tool's
+/// further text items are kept.
 fn with_notices(mut s: Success, notices: &[crate::envelope::Diagnostic]) -> Success {
     if let Value::Object(m) = &mut s.structured {
         m.insert(
@@ -121,12 +142,7 @@ fn enforce_success(spec: &ToolSpec, s: Success) -> ToolResult {
             "tool output exceeds MCP resource limits",
         ));
     }
-    let text = s.text.unwrap_or_else(|| s.structured.to_string());
-    ToolResult {
-        text,
-        structured: s.structured,
-        is_error: false,
-    }
+    ToolResult::success(s.structured, s.more_text)
 }
 
 fn enforce_error(spec: &ToolSpec, e: &ToolError) -> ToolResult {
@@ -139,4 +155,30 @@ fn enforce_error(spec: &ToolSpec, e: &ToolError) -> ToolResult {
         return ToolResult::from_error(&fallback);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::envelope::{Diagnostic, Severity};
+
+    #[test]
+    fn aut_04_an_error_result_with_both_text_items_fits_64_kib() {
+        // Quotes double under JSON escaping: the worst case for the escaped first item.
+        let mut e = ToolError::invalid_request("m\"".repeat(200));
+        for i in 0..10_000 {
+            e = e.with_diagnostic(
+                Diagnostic::new("x", Severity::Error, format!("{i}\"").repeat(60))
+                    .with_field(format!("operations[{i}]")),
+            );
+        }
+        let r = ToolResult::from_error(&e);
+        let n = r.to_call_tool_result_json().to_string().len();
+        assert!(n <= crate::envelope::ERROR_RESULT_CAP, "{n} bytes");
+        let kept = r.structured["diagnostics"].as_array().map_or(0, Vec::len);
+        assert!(kept > 10, "kept {kept}");
+        assert_eq!(r.texts.len(), 2);
+        assert_eq!(r.texts[0], r.structured.to_string());
+        assert_eq!(r.texts[1].lines().count(), 1 + kept);
+    }
 }

@@ -11,7 +11,9 @@ use crate::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::okf::temporal::{DATE_PATTERN, OFFSET_DATETIME_PATTERN};
 use crate::tools::concept_patch::example_operations;
 use crate::wire::registry;
-use crate::wire::schema_gen::{CONCEPT_ID_PATTERN, REVISION_PATTERN, USAGE_COUNT_PATTERN};
+use crate::wire::schema_gen::{
+    CONCEPT_ID_PATTERN, DOCUMENT_ACTOR_PATTERN, REVISION_PATTERN, USAGE_COUNT_PATTERN,
+};
 use jsonschema::error::{TypeKind, ValidationErrorKind as K};
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
@@ -336,15 +338,13 @@ fn fit(mut e: ToolError, recovery: Option<Diagnostic>, cap: usize) -> ToolError 
     }
 }
 
-/// Serialised size of the `CallToolResult` an error becomes (spec/surface.md §1.2, §3).
+/// Serialised size of the `CallToolResult` an error becomes, both text items included
+/// (spec/surface.md §1.2, §18.2).
 fn result_size(e: &ToolError) -> usize {
-    let message = e.wire_message();
-    let result = serde_json::json!({
-        "content": [{"type": "text", "text": message}],
-        "structuredContent": e.to_wire(),
-        "isError": true,
-    });
-    result.to_string().len()
+    crate::wire::dispatch::ToolResult::from_error(e)
+        .to_call_tool_result_json()
+        .to_string()
+        .len()
 }
 
 /// The `field` of spec/surface.md §6.3 rule 2 that `tool`'s guidance reports for an instance
@@ -382,6 +382,7 @@ const AS_OF_TEXT: &str = "as_of must be YYYY-MM-DD under the date profile (date-
 const TEMPORAL_AUTO_TEXT: &str = "use the kind of temporal value the bundle already holds (list_concepts echoes it as temporal_profile): an offset datetime such as 2026-01-02T03:04:05Z under instant-0b87c52, a calendar date YYYY-MM-DD under date-3fcbb9f; one kind per request";
 const BUNDLE_PATH_TEXT: &str = "bundle_path must be the absolute path of an accessible bundle root";
 const CONCEPT_ID_TEXT: &str = "concept_id must be a bundle-relative concept id without the .md suffix: non-empty segments joined by single slashes, no backslash, colon or control characters, no segment starting with a dot, no surrounding whitespace, and a last segment other than index or log, e.g. tables/orders";
+const ACTOR_TEXT: &str = "use a document actor: human:<name>, process:<name>, or producer/version with exactly one slash, e.g. human:alice, process:nightly or agent/1.0";
 const UNKNOWN_TEXT: &str = "remove unsupported fields; use advertised properties only";
 const USAGE_COUNT_TEXT: &str =
     "usage_count is a decimal string without sign or leading zeros, at most 20 digits, e.g. \"12\"";
@@ -419,6 +420,20 @@ fn enum_list(values: &[Value]) -> Option<String> {
     }
     let joined = parts.join(", ");
     (joined.len() <= 240).then_some(joined)
+}
+
+/// Every value of a `kind` enum (short strings only, at most 32), comma-separated.
+fn kind_list(values: &[Value]) -> Option<String> {
+    let parts: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
+    (parts.len() == values.len() && parts.len() <= 32 && parts.iter().all(|p| p.len() <= 64)).then(
+        || {
+            values
+                .iter()
+                .map(Value::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+    )
 }
 
 /// The trusted example of `leaf`, unless the name is constrained in several branches.
@@ -471,6 +486,8 @@ fn pattern_text(pattern: &str) -> Option<&'static str> {
         Some(USAGE_COUNT_TEXT)
     } else if pattern == CONCEPT_ID_PATTERN {
         Some(CONCEPT_ID_TEXT)
+    } else if pattern.strip_prefix("^$|").unwrap_or(pattern) == DOCUMENT_ACTOR_PATTERN {
+        Some(ACTOR_TEXT)
     } else {
         None
     }
@@ -543,10 +560,19 @@ fn guidance(info: &InputInfo, leaf: Option<&str>, item: bool, kind: &K) -> Strin
             }
             s
         }
-        K::Enum { options } => match options.as_array().and_then(|a| enum_list(a)) {
-            Some(list) => format!("use one of: {list}"),
-            None => "use one of the advertised values".to_owned(),
-        },
+        K::Enum { options } => {
+            // An operation `kind` lists every value, however many (spec/surface.md §18.3
+            // rule 4: guidance for an enum lists the allowed values).
+            let list = match options.as_array() {
+                Some(a) if leaf == Some("kind") => kind_list(a),
+                Some(a) => enum_list(a),
+                None => None,
+            };
+            match list {
+                Some(list) => format!("use one of: {list}"),
+                None => "use one of the advertised values".to_owned(),
+            }
+        }
         K::Constant { expected_value } => match enum_list(std::slice::from_ref(expected_value)) {
             Some(v) => format!("use {v}"),
             None => "use the advertised constant".to_owned(),
@@ -649,6 +675,40 @@ pub fn validate_output(tool: &str, value: &Value, is_error: bool) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aut_05_the_actor_pattern_agrees_with_the_runtime_grammar() {
+        let v = build(&json!({"type": "string", "pattern": DOCUMENT_ACTOR_PATTERN}))
+            .expect("pattern compiles");
+        for s in [
+            "agent/1.0",
+            "human:reviewer",
+            "human: x",
+            "process:nightly",
+            "human:a/b",
+            "reference_agent/gemini-2.5-flash",
+            "a /b",
+            "a/ b",
+            "reviewer",
+            "human:",
+            "human: ",
+            "process:\u{a0}",
+            "a/b/c",
+            "/x",
+            "x/",
+            " a/b",
+            "a/b\n",
+            "a/b\u{3000}",
+            "a\tb/c",
+            "",
+        ] {
+            assert_eq!(
+                v.is_valid(&json!(s)),
+                crate::okf::actor::is_document_actor(s),
+                "{s:?}"
+            );
+        }
+    }
     use serde_json::json;
 
     #[test]

@@ -50,6 +50,8 @@ pub const USAGE_COUNT_PATTERN: &str = "^(0|[1-9][0-9]*)$";
 /// The positive part of the concept-id grammar (spec/surface.md §8): non-empty segments
 /// separated by single `/`, without `\`, `:`, code points ≤ U+001F or U+007F.
 pub const CONCEPT_ID_PATTERN: &str = r"^[^/\\:\x00-\x1f\x7f]+(/[^/\\:\x00-\x1f\x7f]+)*$";
+pub use crate::tools::schema_parts::{DOCUMENT_ACTOR_PATTERN, DOCUMENT_ACTOR_TEXT};
+
 /// Whitespace that may not surround a concept id, beyond the control characters the main
 /// pattern already excludes: the Unicode `White_Space` set Rust's `str::trim` uses.
 const CONCEPT_ID_SPACE: &str = r"[ \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]";
@@ -190,6 +192,7 @@ fn common_defs() -> Vec<(&'static str, Value)> {
         ("profile_auto", profile_auto_def()),
         ("profile_date", profile_date_def()),
         ("profile_instant", profile_instant_def()),
+        ("document_actor", document_actor_def()),
         ("revision", revision_def()),
         ("source", source_def()),
         ("status_state", status_state_def()),
@@ -315,15 +318,29 @@ fn actor_def() -> Value {
     })
 }
 
+/// `generated.by`, `verified[].by`, `generated_by` (spec/surface.md §13.3, §18.3 rule 4).
+fn document_actor_def() -> Value {
+    json!({
+        "description": format!("Document actor written into the concept: {DOCUMENT_ACTOR_TEXT} (spec/surface.md §13.3)."),
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 256,
+        "pattern": DOCUMENT_ACTOR_PATTERN
+    })
+}
+
 fn generated_def() -> Value {
     closed_with(
         &["by"],
-        vec![("by", string_max(256)), ("at", r("offset_datetime"))],
+        vec![("by", r("document_actor")), ("at", r("offset_datetime"))],
     )
 }
 
 fn verification_def() -> Value {
-    closed(vec![("by", string_max(256)), ("at", r("offset_datetime"))])
+    closed(vec![
+        ("by", r("document_actor")),
+        ("at", r("offset_datetime")),
+    ])
 }
 
 fn usage_window_def() -> Value {

@@ -107,7 +107,7 @@ fn crp_01_crp_02_and_read_tools_e2e_on_every_corpus_bundle_over_cli() {
         for id in &on_disk {
             let r = cli_ok("read_concept", &json!({"bundle_path": b, "concept_id": id}));
             let bytes = std::fs::read(b.join(format!("{id}.md"))).expect("read");
-            assert_eq!(r.text().as_bytes(), bytes.as_slice(), "{name} {id}");
+            assert_eq!(r.second_text().as_bytes(), bytes.as_slice(), "{name} {id}");
             assert_eq!(r.structured()["id"], json!(id));
         }
 

@@ -18,7 +18,8 @@
 //! compactly gives back exactly its bytes (checked on every run); otherwise it is shown as a
 //! Rust string literal of its exact text.
 //! A `content[].text` that equals the compact encoding of `structuredContent` (checked) is
-//! shown as `<= structuredContent>`, and a `diff` string that ends with `\n` and holds no
+//! shown as `<= structuredContent>`, a later text item ending with `\n` without `\r` as
+//! `<= text block below>` followed by its rows, and a `diff` string that ends with `\n` and holds no
 //! `\r` as `<= diff block below>` followed by its rows, each after `| `. So every byte is
 //! pinned either way. The spawned binaries run without any `OKF_*` or `RUST_LOG` variable of
 //! the test's environment (only the fault rule the crash transcripts name).
@@ -580,9 +581,16 @@ fn render(line: &str) -> String {
     if let Ok(v) = serde_json::from_str::<Value>(&body) {
         if serde_json::to_string(&v).expect("encode") == body {
             let mut diffs = Vec::new();
-            let v = fold_diffs(fold_text(v), &mut diffs);
+            let mut blocks = Vec::new();
+            let v = fold_diffs(fold_text(v, &mut blocks), &mut diffs);
             let pretty = serde_json::to_string_pretty(&v).expect("encode");
             let mut out = format!("[compact JSON, {nl}; shown pretty]\n{pretty}\n");
+            for t in blocks {
+                out.push_str("[a text item above, verbatim, one row per line after `| `]\n");
+                for l in t.lines() {
+                    let _ = writeln!(out, "| {l}");
+                }
+            }
             for d in diffs {
                 out.push_str("[the `diff` string above, verbatim, one row per line after `| `]\n");
                 for l in d.lines() {
@@ -597,24 +605,32 @@ fn render(line: &str) -> String {
 }
 
 /// In a CallToolResult (bare or as a JSON-RPC `result`), replaces every `content[].text`
-/// that equals the compact encoding of `structuredContent` with `<= structuredContent>`.
-fn fold_text(mut v: Value) -> Value {
-    fn fold(r: &mut Value) {
+/// that equals the compact encoding of `structuredContent` with `<= structuredContent>`, and
+/// every later text item that ends with `\n` and holds no `\r` (the readable lines of an
+/// error, a preview's summary and diff, `read_concept`'s bytes: spec/surface.md §18.2) with
+/// `<= text block below>`, collected into `blocks` in order.
+fn fold_text(mut v: Value, blocks: &mut Vec<String>) -> Value {
+    fn fold(r: &mut Value, blocks: &mut Vec<String>) {
         let Some(sc) = r.get("structuredContent") else {
             return;
         };
         let compact = serde_json::to_string(sc).expect("encode");
         if let Some(items) = r.get_mut("content").and_then(Value::as_array_mut) {
             for item in items {
-                if item.get("text").and_then(Value::as_str) == Some(compact.as_str()) {
-                    item["text"] = json!("<= structuredContent>");
+                match item.get("text").and_then(Value::as_str) {
+                    Some(t) if t == compact => item["text"] = json!("<= structuredContent>"),
+                    Some(t) if t.ends_with('\n') && !t.contains('\r') => {
+                        blocks.push(t.to_owned());
+                        item["text"] = json!("<= text block below>");
+                    }
+                    _ => {}
                 }
             }
         }
     }
-    fold(&mut v);
+    fold(&mut v, blocks);
     if let Some(r) = v.get_mut("result") {
-        fold(r);
+        fold(r, blocks);
     }
     v
 }

@@ -85,10 +85,11 @@ fn aut_07_list_concepts_pages_by_limit_and_cursor_in_id_order() {
     let joined: Vec<String> = pages.iter().flat_map(ids).collect();
     let expected: Vec<String> = (0..450).map(|i| format!("c/{i:04}")).collect();
     assert_eq!(joined, expected, "pages partition the sorted listing");
-    // A text-only host can page too: the text of a page with a successor names the cursor.
+    // A text-only host can page too: the text is the whole object, cursor included.
     let out = call("list_concepts", &json!({"bundle_path": bp}));
     let text: Value = serde_json::from_str(out.text()).expect("text JSON");
     assert_eq!(text["next_cursor"], pages[0]["next_cursor"]);
+    assert_eq!(&text, out.structured());
     // limit 7 and the maximum 1,000.
     let small = all_pages(&json!({"bundle_path": bp, "limit": 7}));
     assert_eq!(small.len(), 65);

@@ -49,5 +49,6 @@ mod store_scale;
 mod temporal;
 #[cfg(feature = "fault-injection")]
 mod temporal_crash;
+mod text_content;
 mod validate;
 mod write_concept;

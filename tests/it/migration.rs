@@ -679,8 +679,9 @@ fn mig_19_25_input_faults_are_refused_before_reading_the_bundle() {
             "resource_limit",
         ),
         (
+            // An advertised pattern since spec/surface.md §18.3 rule 4.
             args(&root, json!({"generated_by": "not an actor"})),
-            "invalid_request",
+            "schema_validation",
         ),
         (
             args(

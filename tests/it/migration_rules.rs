@@ -231,10 +231,12 @@ fn mig_25_a_rootless_target_noop_apply_still_validates_the_whole_input() {
     ]);
     let cases: Vec<(&str, &str, Value, &str)> = vec![
         (
+            // The document-actor grammar is an advertised pattern (spec/surface.md §18.3
+            // rule 4): refused at the schema step.
             "bad actor",
             "generated_by",
             json!("not an actor"),
-            "invalid_request",
+            "schema_validation",
         ),
         (
             "bad timestamp policy",

@@ -624,21 +624,27 @@ fn pat_14_caps_are_resource_limits_and_wrong_shapes_schema_errors_before_io() {
 }
 
 #[test]
-fn pat_15_document_and_request_actors() {
+fn pat_15_aut_05_document_and_request_actors() {
+    // spec/surface.md §18.3 rule 4 (Phase 5): the document-actor grammar is an advertised
+    // `pattern`, so the schema step refuses a bad actor before any I/O (Phase 1 answered
+    // `invalid_request` from the tool's own check; the refusal point and the "nothing
+    // happened" guarantee are unchanged) and its guidance spells the grammar out.
     for by in ["reviewer", "human:"] {
         let c = both_before_io(&json!([gen_op("m/c", by)]), ACTOR);
-        assert_eq!(c[0], "invalid_request", "{by}");
+        assert_eq!(c[0], "schema_validation", "{by}");
     }
     let fake = Path::new("/nonexistent/okf-it/bundle");
     let e = tool_err(
         "preview_concept_patch",
         &patch_args(fake, &json!([gen_op("m/c", "reviewer")])),
     );
+    let d = &e["diagnostics"][0];
+    assert_eq!(d["field"], "operations.0.generated.by", "{e}");
     assert!(
-        e["message"]
+        d["message"]
             .as_str()
             .expect("m")
-            .contains("invalid document actor"),
+            .contains("use a document actor: human:<name>, process:<name>, or producer/version"),
         "{e}"
     );
     for actor in [" agent:x", "agent:x ", "agent:\u{1}x", "agent:\u{7f}"] {

@@ -87,7 +87,7 @@ fn rd_01_empty_bundle_and_bundle_without_root_index() {
     );
     assert_eq!(s["as_of"], Value::Null);
     assert_eq!(s["temporal_profile"], "date-3fcbb9f");
-    assert_eq!(l.text(), r#"{"concepts":[]}"#);
+    assert_eq!(l.text(), s.to_string());
     assert!(!b.join(".okf").exists());
 
     let (_t, b) = tmp_bundle(&[("a.md", "---\ntype: T\n---\n")]);
@@ -136,7 +136,7 @@ fn rd_03_read_concept_verbatim_parts_and_projection_rules() {
     let bytes = std::fs::read(b.join("tables/orders.md")).expect("read");
     let text = String::from_utf8(bytes).expect("utf8");
     let r = read(&b, "tables/orders");
-    assert_eq!(r.text(), text, "text content = file bytes");
+    assert_eq!(r.second_text(), text, "second text item = file bytes");
     let s = r.structured();
     let (fm, body) = text
         .strip_prefix("---\n")
@@ -238,7 +238,11 @@ fn rd_04_unknown_id_is_concept_not_found_with_recovery_step() {
     assert_eq!(d[0]["field"], "concept_id");
     assert_eq!(d[0]["severity"], "INFO");
     assert!(!out.stdout.contains("nowhere_xyz"), "id not echoed");
-    assert_eq!(out.text(), s["message"].as_str().expect("message"));
+    crate::util::assert_error_texts(out.result.as_ref().expect("result"));
+    assert!(out.second_text().ends_with(&format!(
+        "next step: {}\n",
+        d[0]["message"].as_str().expect("m")
+    )));
     // A reserved document and a non-canonical .md file are not concepts.
     for id in ["log", ".github/pull_request_template", "notes/a:b"] {
         let out = err("read_concept", &json!({"bundle_path": b, "concept_id": id}));
@@ -286,14 +290,14 @@ fn rd_05_unparseable_concept_listed_read_fails_validate_reports() {
     assert_eq!(e["diagnostics"].as_array().expect("d").len(), 1);
     assert_eq!(e["diagnostics"][0]["code"], "unterminated_frontmatter");
     assert_eq!(e["diagnostics"][0]["file"], "broken/unterminated.md");
-    let text: Value = serde_json::from_str(out.text()).expect("legacy JSON text");
-    assert_eq!(text["status"], "error");
-    let td = text["diagnostics"].as_array().expect("diagnostics");
-    assert_eq!(td.len(), 1);
+    // AUT-04: the readable text names the file at fault.
+    crate::util::assert_error_texts(out.result.as_ref().expect("result"));
     assert_eq!(
-        td[0],
-        json!({"code": "unterminated_frontmatter", "severity": "ERROR",
-            "file": "broken/unterminated.md", "message": e["diagnostics"][0]["message"]})
+        out.second_text(),
+        format!(
+            "bundle contains documents that cannot be parsed (operation_rejected)\nbroken/unterminated.md: {}\n",
+            e["diagnostics"][0]["message"].as_str().expect("m")
+        )
     );
     read(&b, "tables/orders");
     let v = ok("validate_bundle", &json!({"bundle_path": b}));
@@ -497,7 +501,7 @@ fn cid_01_valid_ids_are_read() {
         assert_eq!(r.structured()["id"], id);
         assert_eq!(r.structured()["path"], format!("{id}.md"));
         let bytes = std::fs::read(bundle.join(format!("{id}.md"))).expect("read");
-        assert_eq!(r.text().as_bytes(), bytes.as_slice());
+        assert_eq!(r.second_text().as_bytes(), bytes.as_slice());
     }
 }
 
@@ -505,39 +509,27 @@ fn cid_01_valid_ids_are_read() {
 fn srv_05_text_content_relations() {
     let (_t, b) = fixture_copy("read_tools");
     let l = ok("list_concepts", &json!({"bundle_path": b}));
-    let lt: Value = serde_json::from_str(l.text()).expect("list text is JSON");
-    let expected: Vec<Value> = l.structured()["concepts"]
-        .as_array()
-        .expect("c")
-        .iter()
-        .map(|c| json!({"id": c["id"], "type": c["type"], "title": c["title"], "path": c["path"]}))
-        .collect();
-    assert_eq!(lt, json!({ "concepts": expected }));
-    // Member order of the legacy text.
-    assert!(l.text().starts_with(
-        r#"{"concepts":[{"id":"a b/c","type":"Note","title":null,"path":"a b/c.md"}"#
-    ));
+    // spec/surface.md §18.2 rule 1 (supersedes the legacy text shapes of §3): the one text
+    // item of list_concepts and validate_bundle is the compact JSON of the object.
+    assert_eq!(l.text(), l.structured().to_string());
+    assert_eq!(
+        l.result.as_ref().expect("r")["content"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
     let v = ok(
         "validate_bundle",
         &json!({"bundle_path": b, "check_links": true, "check_orphans": true}),
     );
     let s = v.structured();
-    let vt: Value = serde_json::from_str(v.text()).expect("validate text is JSON");
-    let diags: Vec<Value> = s["diagnostics"]
-        .as_array()
-        .expect("d")
-        .iter()
-        .map(|d| json!({"code": d["code"], "severity": d["severity"], "file": d["file"], "message": d["message"]}))
-        .collect();
+    assert_eq!(v.text(), s.to_string());
     assert_eq!(
-        vt,
-        json!({"scanned_files": s["scanned_files"], "conformant": s["conformance"]["conformant"],
-            "errors": s["conformance"]["errors"], "warnings": s["guidance"]["warnings"],
-            "info": s["guidance"]["info"], "diagnostics": diags})
+        v.result.as_ref().expect("r")["content"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
     );
-    assert!(v
-        .text()
-        .starts_with(r#"{"scanned_files":12,"conformant":false,"errors":"#));
     let keys: Vec<&str> = s
         .as_object()
         .expect("o")
@@ -562,8 +554,9 @@ fn srv_05_text_content_relations() {
         "as_of omitted when absent"
     );
     let r = read(&b, "legacy/old");
+    assert_eq!(r.text(), r.structured().to_string());
     assert_eq!(
-        r.text().as_bytes(),
+        r.second_text().as_bytes(),
         std::fs::read(b.join("legacy/old.md"))
             .expect("read")
             .as_slice()

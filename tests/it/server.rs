@@ -81,7 +81,7 @@ fn cli_02_read_concept_unknown_concept_is_a_tool_error_exit_1() {
         code == "concept_not_found" || code == "operation_rejected",
         "{sc}"
     );
-    assert_eq!(out.text(), sc["message"].as_str().expect("message"));
+    crate::util::assert_error_texts(out.result.as_ref().expect("result"));
     assert_eq!(snapshot(&b), before);
 }
 

@@ -117,12 +117,42 @@ impl CliOut {
     pub fn is_error(&self) -> bool {
         self.result.as_ref().expect("a CallToolResult")["isError"] == json!(true)
     }
-    /// The text content.
+    /// The first text item (the compact JSON of `structuredContent`, spec/surface.md §18.2).
     pub fn text(&self) -> &str {
         self.result.as_ref().expect("a CallToolResult")["content"][0]["text"]
             .as_str()
             .expect("text")
     }
+    /// The second text item: `read_concept`'s file bytes, a preview's summary, an error's
+    /// readable lines (spec/surface.md §18.2).
+    pub fn second_text(&self) -> &str {
+        self.result.as_ref().expect("a CallToolResult")["content"][1]["text"]
+            .as_str()
+            .expect("a second text item")
+    }
+}
+
+/// AUT-04 (spec/surface.md §18.2) for an error CallToolResult `r`: exactly two text items,
+/// the first the compact JSON of the envelope, the second starting with its message line
+/// `<message> (<code>)`.
+pub fn assert_error_texts(r: &Value) {
+    let items = r["content"].as_array().expect("content");
+    assert_eq!(items.len(), 2, "{r}");
+    assert_eq!(
+        items[0]["text"].as_str().expect("text"),
+        r["structuredContent"].to_string(),
+        "first text item = compact structuredContent"
+    );
+    let env = &r["structuredContent"];
+    let head = format!(
+        "{} ({})\n",
+        env["message"].as_str().expect("message"),
+        env["code"].as_str().expect("code")
+    );
+    assert!(
+        items[1]["text"].as_str().expect("text").starts_with(&head),
+        "{r}"
+    );
 }
 
 /// Runs `okf-mcp <args…>` with optional stdin.

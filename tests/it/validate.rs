@@ -284,8 +284,23 @@ fn diagnostics_sorted_by_file_code_message_and_counts_match() {
         !d.iter().any(|x| x["code"] == "broken_link"),
         "every link resolves"
     );
-    // No message carries document text or values.
-    let text = serde_json::to_string(&s).expect("json");
+    // No message carries document text or values, except the footnote label, key or link
+    // target at fault that spec/surface.md §18.3 rule 3 (AUT-05) has a message name.
+    let unresolved: Vec<&Value> = d
+        .iter()
+        .filter(|x| x["code"] == "unresolved_attribution")
+        .collect();
+    assert_eq!(unresolved.len(), 1, "{d:?}");
+    assert_eq!(unresolved[0]["file"], "tables/orders.md");
+    assert_eq!(
+        unresolved[0]["message"],
+        "footnote [^nobody] matches no sources id; add a source with that id or fix the label"
+    );
+    let others: Vec<&Value> = d
+        .iter()
+        .filter(|x| x["code"] != "unresolved_attribution")
+        .collect();
+    let text = serde_json::to_string(&others).expect("json");
     for secret in ["ga4-schema", "archived\"", "nobody", "reference_agent"] {
         assert!(!text.contains(secret), "{secret} leaked");
     }

@@ -284,52 +284,40 @@ fn wrt_04_changed_body_is_a_new_write_with_a_new_receipt() {
 }
 
 #[test]
-fn wrt_05_frontmatter_without_type_is_rejected_with_loose_text_and_wire_envelope() {
+fn wrt_05_frontmatter_without_type_is_rejected_with_readable_text_and_wire_envelope() {
     let (_t, b) = copy_bundle(&fixture("write-basic"));
     let snap = snapshot(&b);
     let out = write(&args(&b, "sales/new", "title: New\n", "# New\n"));
     let e = error(&out, "operation_rejected");
     assert_eq!(e["message"], "tool operation was rejected");
     assert_eq!(e["retryable"], false);
-    // Text: the legacy rejection JSON with loose diagnostics.
-    let text: Value = serde_json::from_str(out.text()).expect("text is JSON");
-    assert_eq!(text["status"], "rejected");
-    assert_eq!(text["path"], "sales/new.md");
-    assert_eq!(
-        text.as_object().expect("object").keys().collect::<Vec<_>>(),
-        ["status", "path", "diagnostics"]
-    );
-    let codes = loose_codes(&text["diagnostics"]);
-    let mt = text["diagnostics"]
-        .as_array()
-        .expect("diagnostics")
+    // Text (spec/surface.md §18.2, superseding the legacy rejection JSON): the envelope's
+    // compact JSON, then one `<file>: <message>` line per finding.
+    crate::util::assert_error_texts(out.result.as_ref().expect("result"));
+    let wire = e["diagnostics"].as_array().expect("diagnostics");
+    let mt = wire
         .iter()
-        .find(|d| {
-            d["message"]
-                .as_str()
-                .is_some_and(|m| m.starts_with("missing_type: "))
-        })
+        .find(|d| d["code"] == "missing_type")
         .expect("a missing_type finding");
     assert_eq!(mt["severity"], "ERROR");
     assert_eq!(mt["file"], "sales/new.md");
-    // Envelope: the same findings as wire diagnostics (code in `code`, no prefix).
-    let wire = e["diagnostics"].as_array().expect("diagnostics");
-    assert_eq!(wire.len(), codes.len());
-    for (w, (l, code)) in wire.iter().zip(
-        text["diagnostics"]
-            .as_array()
-            .expect("d")
-            .iter()
-            .zip(&codes),
-    ) {
+    let lines: Vec<&str> = out.second_text().lines().skip(1).collect();
+    assert_eq!(lines.len(), wire.len());
+    for (w, l) in wire.iter().zip(&lines) {
         assert_eq!(w.as_object().expect("object").len(), 7, "{w}");
-        assert_eq!(&w["code"], code);
-        assert_eq!(w["severity"], l["severity"]);
+        let subject = if w["file"] == "" {
+            &w["code"]
+        } else {
+            &w["file"]
+        };
         assert_eq!(
-            l["message"].as_str().expect("m"),
-            format!("{code}: {}", w["message"].as_str().expect("m"))
+            *l,
+            format!(
+                "{}: {}",
+                subject.as_str().expect("s"),
+                w["message"].as_str().expect("m")
+            )
         );
-        assert_eq!(w["file"], l.get("file").cloned().unwrap_or(json!("")));
     }
     assert_eq!(snapshot(&b), snap, "nothing written");
     assert!(!b.join(".okf").exists(), "no .okf");
@@ -558,13 +546,15 @@ fn wrt_10_writing_a_document_without_frontmatter_errors_is_not_masked_by_preexis
     let snap = snapshot(&b);
     let out = write(&args(&b, "a", "title: A\n", "x\n"));
     let e = error(&out, "operation_rejected");
-    let text: Value = serde_json::from_str(out.text()).expect("json");
-    assert_eq!(text["status"], "rejected");
-    assert_eq!(text["path"], "a.md");
-    let codes = loose_codes(&text["diagnostics"]);
-    assert!(codes.contains(&"missing_type".to_owned()), "{text}");
-    assert!(codes.contains(&"preexisting_error".to_owned()), "{text}");
-    assert_eq!(e["diagnostics"].as_array().expect("d").len(), codes.len());
+    crate::util::assert_error_texts(out.result.as_ref().expect("result"));
+    let codes: Vec<&str> = e["diagnostics"]
+        .as_array()
+        .expect("d")
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"missing_type"), "{e}");
+    assert!(codes.contains(&"preexisting_error"), "{e}");
     assert_eq!(snapshot(&b), snap);
     assert!(!b.join(".okf").exists());
 }

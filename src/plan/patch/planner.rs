@@ -23,7 +23,7 @@ use crate::plan::patch::ops::{
     AttestedComputation, BundleVersion, ComputationBody, Lifecycle, Member, Metadata, Operation,
     PatchRequest, PatchSource, SourceSelector, Verification, Window,
 };
-use crate::plan::stage::{self, finish_diagnostics, Plan, PlanStatus, Sealed, Verdict};
+use crate::plan::stage::{self, finish_diagnostics, OpEffect, Plan, PlanStatus, Sealed, Verdict};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Maximum affected paths of a plan (spec/surface.md §11).
@@ -120,13 +120,28 @@ pub fn plan_patch_parsed(
 
     let mut overlay: BTreeMap<String, String> = BTreeMap::new();
     let mut rejection: Option<Reject> = None;
+    let mut effects: Vec<OpEffect> = Vec::with_capacity(req.operations.len());
     for op in &req.operations {
         cancel.check()?;
+        // Each operation edits exactly one document: its concept, or root index.md.
+        let target = op
+            .concept_id()
+            .map_or_else(|| "index.md".to_owned(), |id| format!("{id}.md"));
+        let before = current_text(capture, &overlay, &target).map(str::to_owned);
         if let Err(r) = apply_operation(capture, &mut overlay, op) {
+            effects.push(OpEffect::Rejected(r.code.to_owned()));
             rejection = Some(r);
             break;
         }
+        effects.push(
+            if current_text(capture, &overlay, &target) == before.as_deref() {
+                OpEffect::NoChange
+            } else {
+                OpEffect::Changed
+            },
+        );
     }
+    effects.resize(req.operations.len(), OpEffect::NotRun);
     let rejected = |reject: &Reject, extra: Vec<Diagnostic>| -> Plan {
         let mut diags = extra;
         diags.push(
@@ -145,6 +160,7 @@ pub fn plan_patch_parsed(
             changed_refs: Vec::new(),
             diff: Diff::default(),
             diagnostics: finish_diagnostics(diags),
+            effects: effects.clone(),
         }
     };
     if let Some(r) = rejection {
@@ -227,6 +243,7 @@ pub fn plan_patch_parsed(
         changed_refs,
         diff,
         diagnostics: finish_diagnostics(projected),
+        effects,
     })
 }
 
