@@ -259,6 +259,10 @@ pub fn apply<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, ToolEr
         // A lock timeout keeps its own message (spec/store.md §16 rule 4).
         if e.code == codes::OPERATION_CANCELLED && e.message != crate::store::error::MSG_LOCKED {
             StoreError::Cancelled.to_tool_error(W::FLAVOR)
+        } else if capture::is_kept_changing(&e) {
+            // A capture that never got a stable snapshot: the workflow's conflict
+            // (spec/store.md §16 rule 3).
+            StoreError::Conflict { retryable: true }.to_tool_error(W::FLAVOR)
         } else {
             e
         }
