@@ -217,6 +217,10 @@ pub enum IoEvent {
     /// An `lstat` of root `.okf` or of an entry below it outside the store proper
     /// (`root::has_private_state`, `root::journal_pending`).
     ProbePrivateState,
+    /// A read or preview tool's capture listed `.okf/transactions/` and `.okf/receipts/`
+    /// for a commit in flight (`store::reader`, spec/store.md §16 rule 2): names only, never
+    /// a store open.
+    PendingCheck,
     /// An `lstat` of this bundle-relative path (`root::is_directory`).
     Lstat(String),
     /// The store was opened (spec/store.md §7; every `Create` mode, also when `.okf/` is

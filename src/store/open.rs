@@ -306,7 +306,6 @@ fn probe(h: &mut Handle<'_>, tag: &str) -> Result<(), StoreError> {
         .create_new(true)
         .follow(FollowSymlinks::No)
         .mode(0o644);
-    let io = StoreError::io("folding probe");
     // `-mode`: the mode probe when the case probe cannot be created (below), and the
     // separate mode probe of earlier versions, whose leftovers are removed too.
     let mode_name = format!("{tag}-mode");
@@ -322,11 +321,22 @@ fn probe(h: &mut Handle<'_>, tag: &str) -> Result<(), StoreError> {
     // removed holds its name), `-mode` measures the mode and case folding reads as absent.
     let (f, case_probe) = match h.caps.open_with(&case_name, &o) {
         Ok(f) => (f, &case_name),
-        Err(_) => (h.caps.open_with(&mode_name, &o).map_err(io)?, &mode_name),
+        Err(_) => (
+            h.caps
+                .open_with(&mode_name, &o)
+                .map_err(|e| StoreError::Io {
+                    step: "folding probe",
+                    source: at_path(e, format!(".okf/capabilities/{mode_name}")),
+                })?,
+            &mode_name,
+        ),
     };
     h.new_file_mode = f
         .metadata()
-        .map_err(StoreError::io("folding probe"))?
+        .map_err(|e| StoreError::Io {
+            step: "folding probe",
+            source: at_path(e, ".okf/capabilities"),
+        })?
         .permissions()
         .mode()
         & 0o777;

@@ -164,16 +164,20 @@ impl ApplyAnswer<'_> {
     }
 }
 
-/// Builds the preview plan of `req`: opens `bundle_path`, captures ([`with_capture`]) and
-/// plans on the captured revision. Writes nothing and never creates `.okf/`.
+/// Builds the preview plan of `req`: opens `bundle_path`, captures ([`with_capture`], as a
+/// reader: spec/store.md §16 rule 2) and plans on the captured revision. Writes nothing and
+/// never creates `.okf/`.
 ///
 /// # Errors
 /// `bundle_path` and capture errors, then the workflow's planning errors.
 pub fn preview<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Plan, ToolError> {
     ctx.cancel.check()?;
     let root = root::open(W::bundle_path(req))?;
-    let (_, plan) = with_capture::<W, _>(&root, req, &ctx.cancel, |capture| {
-        plan_capture::<W>(capture, req, &capture.revision, &root, &ctx.cancel)
+    // A preview is a reader (spec/store.md §16 rule 2).
+    let (_, plan) = crate::store::reader::reading(|| {
+        with_capture::<W, _>(&root, req, &ctx.cancel, |capture| {
+            plan_capture::<W>(capture, req, &capture.revision, &root, &ctx.cancel)
+        })
     })?;
     Ok(plan)
 }

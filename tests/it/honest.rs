@@ -7,6 +7,10 @@
 //! the test runs as root, from the real thing: `chattr +i`, a small tmpfs, FIFOs. Root-only
 //! tests print why they skip elsewhere.
 
+// The tests plant the faults themselves (files, FIFOs, fillers); the product writes only
+// through the store.
+#![allow(clippy::disallowed_methods)]
+
 use crate::util::{bin, call, call_env_exit, copy_bundle, fixture, snapshot};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -348,6 +352,19 @@ fn sto_16_an_immutable_target_directory_after_the_commit_point_as_root() {
         "post"
     );
     assert_eq!(mixed["index.md"], pre["index.md"]);
+    // Meanwhile the readers answer from the visible tree and say so (STO-17).
+    let stuck = snapshot(&b);
+    for (reader, a) in [
+        ("list_concepts", json!({"bundle_path": b})),
+        (
+            "read_concept",
+            json!({"bundle_path": b, "concept_id": "tables/orders"}),
+        ),
+    ] {
+        let (r, _) = call_env_exit(reader, &a, &[], 0);
+        assert_eq!(pending_notices(&r["structuredContent"]), 1, "{reader}: {r}");
+    }
+    assert_eq!(snapshot(&b), stuck, "readers wrote nothing");
     let (again, _) = call_env_exit(tool, &args, &[], 1);
     assert_eq!(again["structuredContent"], e, "the replay meanwhile");
     assert_eq!(visible(&b), mixed);
@@ -646,4 +663,339 @@ fn sto_20_private_state_errors_name_the_okf_path_with_a_recovery_step() {
     std::fs::create_dir(&tx).expect("mkdir");
     let (r, _) = call_env_exit("apply_concept_patch", &apply, &[], 0);
     assert_eq!(r["structuredContent"]["status"], "applied", "{r}");
+}
+
+/// The `publication_pending` notices of a success object.
+fn pending_notices(s: &Value) -> usize {
+    s["notices"].as_array().map_or(0, |n| {
+        n.iter()
+            .filter(|d| d["code"] == "publication_pending" && d["severity"] == "WARN")
+            .count()
+    })
+}
+
+/// `s` without its `notices` member.
+fn without_notices(s: &Value) -> Value {
+    let mut s = s.clone();
+    if let Some(m) = s.as_object_mut() {
+        m.remove("notices");
+    }
+    s
+}
+
+/// The read and preview tools of the `patch-ext` fixture at `b`.
+fn readers(b: &Path) -> Vec<(&'static str, Value)> {
+    vec![
+        ("list_concepts", json!({"bundle_path": b})),
+        (
+            "read_concept",
+            json!({"bundle_path": b, "concept_id": "tables/orders"}),
+        ),
+        ("validate_bundle", json!({"bundle_path": b})),
+        (
+            "preview_concept_patch",
+            crate::patch::patch_args(b, &json!([gen_op("metrics/archived", "agent/17")])),
+        ),
+        (
+            "preview_v02_migration",
+            json!({"bundle_path": b, "timestamp_policy": "remove_after_copy", "citation_mappings": []}),
+        ),
+        ("preview_temporal_upgrade", crate::temporal::targs(b, None)),
+    ]
+}
+
+/// STO-17 (spec/store.md §16 rule 2): facing a stuck journal (a publication that failed after
+/// the commit point, the tree mixed), every read and preview tool waits its 200 ms, then
+/// answers from the visible tree with exactly one `WARN` notice `publication_pending`; no
+/// reader writes or recovers anything (tree and `.okf/` byte-identical). Once the replay has
+/// completed the publication, the notices are empty again.
+#[test]
+fn sto_17_readers_facing_a_stuck_journal_warn_and_write_nothing() {
+    let tool = "apply_concept_patch";
+    let (_t, b) = copy_bundle(&fixture(fixture_of(tool)));
+    let args = apply_case(tool, &b);
+    let (r, _) = call_env_exit(
+        tool,
+        &args,
+        &[("OKF_MCP_FAULT", "before_publish(1):error:2")],
+        1,
+    );
+    assert_eq!(r["structuredContent"]["message"], UNPUBLISHED, "{r}");
+    let stuck = snapshot(&b);
+    for (reader, a) in readers(&b) {
+        let started = Instant::now();
+        let (r, _) = call_env_exit(reader, &a, &[], 0);
+        let s = &r["structuredContent"];
+        assert_eq!(pending_notices(s), 1, "{reader}: {s}");
+        assert!(
+            started.elapsed() >= Duration::from_millis(200),
+            "{reader}: waited for the journal first"
+        );
+        let n = &s["notices"][0];
+        assert!(
+            n["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("may mix the states before and after")),
+            "{reader}: {n}"
+        );
+        assert_eq!(
+            snapshot(&b),
+            stuck,
+            "{reader}: nothing written, nothing recovered"
+        );
+    }
+    let (ok, _) = call_env_exit(tool, &args, &[], 0);
+    assert_eq!(ok["structuredContent"]["status"], "applied", "{ok}");
+    for (reader, a) in readers(&b) {
+        let (r, _) = call_env_exit(reader, &a, &[], 0);
+        assert_eq!(
+            r["structuredContent"]["notices"],
+            json!([]),
+            "{reader}: {r}"
+        );
+    }
+}
+
+/// STO-17: a reader started while a commit is in flight (its journal renamed, one of two
+/// writes published, the writer paused) waits; the writer resumes, and the reader answers
+/// from the completed tree without a notice.
+#[test]
+fn sto_17_a_reader_facing_a_commit_in_flight_waits_for_the_completed_tree() {
+    let tool = "apply_concept_patch";
+    let (_t, b) = copy_bundle(&fixture(fixture_of(tool)));
+    let args = apply_case(tool, &b);
+    let stopped = Stopped::spawn(tool, &args, "after_publish(0)");
+    let reader = {
+        let a = json!({"bundle_path": b});
+        std::thread::spawn(move || call_env_exit("list_concepts", &a, &[], 0).0)
+    };
+    std::thread::sleep(Duration::from_millis(30));
+    let applied = stopped.resume();
+    assert_eq!(
+        applied["structuredContent"]["status"], "applied",
+        "{applied}"
+    );
+    let seen = reader.join().expect("reader");
+    let s = &seen["structuredContent"];
+    assert_eq!(s["notices"], json!([]), "{s}");
+    let (settled, _) = call_env_exit("list_concepts", &json!({"bundle_path": b}), &[], 0);
+    assert_eq!(*s, settled["structuredContent"], "the completed tree");
+}
+
+fn lifecycle(b: &Path, status: &str) -> Value {
+    let ops: Vec<Value> = ["metrics/revenue", "tables/orders"]
+        .iter()
+        .map(|c| json!({"kind": "set_lifecycle", "concept_id": c, "lifecycle": {"status": status, "stale_after": null}}))
+        .collect();
+    crate::patch::patch_args(b, &Value::Array(ops))
+}
+
+/// One writer toggles two concepts (in two directories) between two states for `secs`
+/// seconds while two readers call `list_concepts` and `read_concept`: no reader error is
+/// non-retryable, and every answer equals the answer on one of the two settled states —
+/// every concept card and the read file together — unless it carries `publication_pending`.
+fn readers_beside_a_writer(secs: u64) {
+    let (_t, b) = copy_bundle(&fixture("patch-ext"));
+    let list = json!({"bundle_path": b});
+    let read = json!({"bundle_path": b, "concept_id": "tables/orders"});
+    let mut states: Vec<(Value, Value)> = Vec::new();
+    for status in ["draft", "deprecated"] {
+        let a = lifecycle(&b, status);
+        let p = crate::patch::preview(&a);
+        crate::patch::apply(&crate::patch::apply_args(&a, &p));
+        let l = call_env_exit("list_concepts", &list, &[], 0).0;
+        let r = call_env_exit("read_concept", &read, &[], 0).0;
+        states.push((
+            without_notices(&l["structuredContent"]),
+            without_notices(&r["structuredContent"]),
+        ));
+    }
+    assert_ne!(states[0], states[1]);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let reader = |tool: &'static str, args: &Value, pick: fn(&(Value, Value)) -> &Value| {
+        let mut n = 0usize;
+        let mut warned = 0usize;
+        while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+            let (err, r) = crate::patch::tool(tool, args);
+            n += 1;
+            if err {
+                assert_eq!(r["retryable"], true, "{tool}: a non-retryable error: {r}");
+                continue;
+            }
+            if pending_notices(&r) > 0 {
+                warned += 1;
+                continue;
+            }
+            let seen = without_notices(&r);
+            assert!(
+                states.iter().any(|st| *pick(st) == seen),
+                "{tool}: a tree mixing two states without a notice: {seen}"
+            );
+        }
+        (n, warned)
+    };
+    let (writes, reads, warned) = std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            let mut n = 0usize;
+            while Instant::now() < deadline {
+                let a = lifecycle(
+                    &b,
+                    if n.is_multiple_of(2) {
+                        "draft"
+                    } else {
+                        "deprecated"
+                    },
+                );
+                let p = crate::patch::preview(&a);
+                if p["status"] == "applicable" {
+                    let (err, r) = crate::patch::tool(
+                        "apply_concept_patch",
+                        &crate::patch::apply_args(&a, &p),
+                    );
+                    assert!(!err || r["retryable"] == true, "writer: {r}");
+                }
+                n += 1;
+            }
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            n
+        });
+        let (list, read, reader) = (&list, &read, &reader);
+        let lists = s.spawn(move || reader("list_concepts", list, |st| &st.0));
+        let reads = s.spawn(move || reader("read_concept", read, |st| &st.1));
+        let writes = writer.join().expect("writer");
+        let (l, lw) = lists.join().expect("list reader");
+        let (r, rw) = reads.join().expect("read reader");
+        (writes, l + r, lw + rw)
+    });
+    eprintln!("{secs} s: {writes} writer rounds, {reads} reads, {warned} with publication_pending");
+    assert!(writes > 2 && reads > 10, "{writes} writes, {reads} reads");
+}
+
+/// STO-18 and STO-17 acceptance, the always-run version (5 s).
+#[test]
+fn sto_18_readers_beside_a_writer_for_5_s_see_no_non_retryable_error_and_no_unannounced_mixed_tree()
+{
+    readers_beside_a_writer(5);
+}
+
+/// The issue's 20 s version of the test above (`cargo test … -- --ignored`).
+#[test]
+#[ignore = "20 s; the 5 s version always runs"]
+fn sto_18_readers_beside_a_writer_for_20_s_see_no_non_retryable_error_and_no_unannounced_mixed_tree(
+) {
+    readers_beside_a_writer(20);
+}
+
+/// A small tmpfs mounted on a temp dir (root only); unmounted when dropped.
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn mount(opts: &str) -> Result<Tmpfs, String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
+            .arg(dir.path())
+            .output()
+            .map_err(|e| format!("mount cannot run: {e}"))?;
+        if out.status.success() {
+            Ok(Tmpfs { dir })
+        } else {
+            Err(format!(
+                "mount -t tmpfs failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    }
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+/// Fills the filesystem holding `dir`: bytes (one growing file) or inodes (empty files),
+/// until `ENOSPC`; returns the filler paths.
+fn fill(dir: &Path, inodes: bool) -> Vec<PathBuf> {
+    use std::io::Write;
+    let mut made = Vec::new();
+    if inodes {
+        for i in 0.. {
+            let p = dir.join(format!("filler-{i}"));
+            if std::fs::File::create(&p).is_err() {
+                break;
+            }
+            made.push(p);
+        }
+    } else {
+        let p = dir.join("filler");
+        let mut f = std::fs::File::create(&p).expect("filler");
+        made.push(p);
+        let chunk = vec![0u8; 4096];
+        while f.write_all(&chunk).is_ok() {}
+        let _ = f.sync_all();
+    }
+    made
+}
+
+/// Issue 12 item 4, as root: the disk full on a small tmpfs, by bytes and by inodes. The
+/// apply fails before the commit point with a non-retryable error naming the `.okf/…` path
+/// that could not be written and a recovery step; the visible tree is unchanged and no
+/// journal is left; once space is freed the same call applies (nothing was lost).
+#[test]
+fn sto_16_disk_full_on_a_small_tmpfs_bytes_and_inodes_as_root() {
+    if let Some(why) = not_root() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    for inodes in [false, true] {
+        let fs = match Tmpfs::mount("size=2m,nr_inodes=256") {
+            Ok(fs) => fs,
+            Err(why) => {
+                eprintln!("skipped: {why}");
+                return;
+            }
+        };
+        let b = fs.path().join("bundle");
+        crate::util::copy_dir(&fixture("patch-ext"), &b);
+        // A first write creates the store.
+        let (r, _) = call_env_exit("write_concept", &apply_case("write_concept", &b), &[], 0);
+        assert_eq!(r["isError"], false, "{r}");
+        let tool = "apply_concept_patch";
+        let args = apply_case(tool, &b);
+        let pre = visible(&b);
+        let fillers = fill(fs.path(), inodes);
+        let (r, _) = call_env_exit(tool, &args, &[], 1);
+        let e = &r["structuredContent"];
+        let what = if inodes { "inodes" } else { "bytes" };
+        assert_eq!(e["code"], "operation_rejected", "{what}: {r}");
+        assert_eq!(e["retryable"], false, "{what}: {r}");
+        let m = e["message"].as_str().unwrap_or_default();
+        assert!(
+            m.starts_with("bundle store could not be written: .okf/"),
+            "{what}: {m}"
+        );
+        assert!(m.contains("No space left on device"), "{what}: {m}");
+        assert_eq!(e["diagnostics"][0]["code"], "recovery_step", "{what}: {r}");
+        assert!(
+            e["diagnostics"][0]["message"]
+                .as_str()
+                .is_some_and(|s| s.contains("disk space")),
+            "{what}: {r}"
+        );
+        assert_eq!(visible(&b), pre, "{what}: nothing visible changed");
+        assert!(listing(&b, "transactions").is_empty(), "{what}: no journal");
+        for f in fillers {
+            std::fs::remove_file(f).expect("free space");
+        }
+        let (ok, _) = call_env_exit(tool, &args, &[], 0);
+        assert_eq!(ok["structuredContent"]["status"], "applied", "{what}: {ok}");
+        assert!(listing(&b, "staging").is_empty(), "{what}");
+    }
 }
