@@ -999,3 +999,75 @@ fn sto_16_disk_full_on_a_small_tmpfs_bytes_and_inodes_as_root() {
         assert!(listing(&b, "staging").is_empty(), "{what}");
     }
 }
+
+/// A read-only bind mount of a directory on itself (root only); unmounted when dropped.
+struct ReadOnlyBind(PathBuf);
+
+impl ReadOnlyBind {
+    fn mount(dir: &Path) -> Result<ReadOnlyBind, String> {
+        let run = |args: &[&str]| -> Result<(), String> {
+            let out = Command::new("mount")
+                .args(args)
+                .arg(dir)
+                .arg(dir)
+                .output()
+                .map_err(|e| format!("mount cannot run: {e}"))?;
+            if out.status.success() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "mount {args:?} failed: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ))
+            }
+        };
+        run(&["--bind"])?;
+        let guard = ReadOnlyBind(dir.to_path_buf());
+        run(&["-o", "remount,bind,ro"])?;
+        Ok(guard)
+    }
+}
+
+impl Drop for ReadOnlyBind {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// STO-16 and issue 12 item 4, as root: a read-only bind mount over a target directory made
+/// right after the commit point. The apply answers the retryable `publication_incomplete`
+/// naming the first write there; so does the replay meanwhile; once unmounted the replay
+/// answers `applied` from the receipt and the tree is the post-state.
+#[test]
+fn sto_16_a_read_only_bind_mount_on_a_target_directory_after_the_commit_point_as_root() {
+    if let Some(why) = not_root() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let probe = tempfile::tempdir().expect("tempdir");
+    if let Err(why) = ReadOnlyBind::mount(probe.path()) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let tool = "apply_concept_patch";
+    let (_t, b) = copy_bundle(&fixture(fixture_of(tool)));
+    let args = apply_case(tool, &b);
+    let pre = visible(&b);
+    let post = post_state(tool);
+    let stopped = Stopped::spawn(tool, &args, "after_durable_fsync");
+    let ro = ReadOnlyBind::mount(&b.join("tables"));
+    let r = stopped.resume();
+    let ro = ro.expect("read-only bind mount");
+    let e = r["structuredContent"].clone();
+    assert_unpublished(&e, "tables/orders.md", "read-only tables/");
+    assert_eq!(visible(&b)["tables/orders.md"], pre["tables/orders.md"]);
+    let (again, _) = call_env_exit(tool, &args, &[], 1);
+    assert_eq!(again["structuredContent"], e, "the replay meanwhile");
+    drop(ro);
+    let (ok, _) = call_env_exit(tool, &args, &[], 0);
+    let s = &ok["structuredContent"];
+    assert_eq!(s["status"], "applied", "{ok}");
+    assert!(replayed(s), "{s}");
+    assert_eq!(visible(&b), post, "post-state, nothing lost");
+    assert!(listing(&b, "transactions").is_empty());
+}
