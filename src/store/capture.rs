@@ -115,6 +115,10 @@ struct FileRead {
     len: u64,
     digest: [u8; 32],
     keep: bool,
+    /// The open handle's size or modification time differs from the `lstat`, or the bytes
+    /// read from its size: the file changed under the read (spec/store.md §16 rule 3).
+    /// Reported after the limit checks, which a grown file meets first.
+    changed: bool,
 }
 
 /// A read, or the read-phase error.
@@ -339,15 +343,22 @@ struct Walk<'a> {
 ///   or a control character (the path is not echoed);
 /// - `resource_limit` for the limits of spec/store.md §3.3;
 /// - `operation_cancelled` at a checkpoint;
-/// - `operation_rejected` when the tree cannot be read or changes under the walk in a way
-///   none of the above describes (an entry vanished or was replaced by another file).
+/// - `operation_rejected` when the tree cannot be read;
+/// - the retryable `operation_rejected` [`MSG_KEPT_CHANGING`] when the tree changed under
+///   every one of 5 attempts (an entry vanished or was replaced, a file's inode, size or
+///   modification time changed between its `lstat` and its read, a directory's entries
+///   changed during its walk), with pauses of [`RETRY_PAUSES_MS`] between them
+///   (spec/store.md §16 rule 3). The last attempt's observations decide: a symlink or
+///   special file found then is refused as above.
 pub fn capture(root: &Root, cancel: &Cancel) -> Result<Capture, ToolError> {
     capture_with(root, cancel, None)
 }
 
 /// [`capture`] that keeps in memory only the bytes of the files `spill` asks for (every file
 /// when `spill` is `None`). Same walk, checks, errors, revision and file list; the spilled
-/// files have their size and digest only.
+/// files have their size and digest only. Inside [`crate::store::reader::reading`] (read
+/// and preview tools) it first waits for a commit in flight and may add the
+/// `publication_pending` notice (spec/store.md §16 rule 2).
 ///
 /// # Errors
 /// As [`capture`].
@@ -356,11 +367,80 @@ pub fn capture_with(
     cancel: &Cancel,
     spill: Option<&Spill<'_>>,
 ) -> Result<Capture, ToolError> {
+    if crate::store::reader::active() {
+        return crate::store::reader::capture(root, cancel, spill);
+    }
+    capture_stable(root, cancel, spill)
+}
+
+/// The attempts of spec/store.md §16 rule 3 (see [`capture`]), without the reader's wait.
+pub(crate) fn capture_stable(
+    root: &Root,
+    cancel: &Cancel,
+    spill: Option<&Spill<'_>>,
+) -> Result<Capture, ToolError> {
+    for pause in RETRY_PAUSES_MS {
+        match capture_once(root, cancel, spill) {
+            Err(e) if is_change(&e) => {
+                cancel.check()?;
+                std::thread::sleep(std::time::Duration::from_millis(pause));
+            }
+            other => return other,
+        }
+    }
+    match capture_once(root, cancel, spill) {
+        Err(e) if is_change(&e) => Err(kept_changing()),
+        other => other,
+    }
+}
+
+/// The pauses between the attempts of a capture that saw the tree change under it: 5
+/// attempts in all (spec/store.md §16 rule 3).
+pub const RETRY_PAUSES_MS: [u64; 4] = [1, 2, 4, 8];
+
+/// The message of a capture whose every attempt saw the tree change (spec/store.md §16
+/// rule 3).
+pub const MSG_KEPT_CHANGING: &str = "the bundle kept changing while it was read; repeat the call";
+
+/// What one attempt reports when the tree changed under it (never leaves [`capture_with`]).
+const MSG_CHANGED: &str = "bundle changed while it was captured";
+
+/// The retryable `operation_rejected` [`MSG_KEPT_CHANGING`] (read and preview tools; an
+/// apply answers its workflow's conflict instead, see [`is_kept_changing`]).
+#[must_use]
+pub fn kept_changing() -> ToolError {
+    let mut e = ToolError::new(codes::OPERATION_REJECTED, MSG_KEPT_CHANGING).with_diagnostic(
+        Diagnostic::recovery(
+            "",
+            "Another writer was publishing while the bundle was read. Repeat the same call; nothing was changed.",
+        ),
+    );
+    e.retryable = true;
+    e
+}
+
+/// Whether `e` is [`kept_changing`]: a write tool maps it to its conflict (spec/store.md §16
+/// rule 3).
+#[must_use]
+pub fn is_kept_changing(e: &ToolError) -> bool {
+    e.code == codes::OPERATION_REJECTED && e.message == MSG_KEPT_CHANGING
+}
+
+fn is_change(e: &ToolError) -> bool {
+    e.code == codes::OPERATION_REJECTED && e.message == MSG_CHANGED
+}
+
+/// One attempt of [`capture_with`].
+fn capture_once(
+    root: &Root,
+    cancel: &Cancel,
+    spill: Option<&Spill<'_>>,
+) -> Result<Capture, ToolError> {
     cancel.check()?;
     #[cfg(feature = "fault-injection")]
     let hooks = crate::store::hooks::current();
     #[cfg(feature = "fault-injection")]
-    let hooked = hooks.cancel_after_files.is_some() || hooks.swap.is_some();
+    let hooked = hooks.cancel_after_files.is_some() || hooks.swap.is_some() || hooks.deny.is_some();
     #[cfg(not(feature = "fault-injection"))]
     let hooked = false;
     let threads = if hooked {
@@ -505,7 +585,7 @@ fn read_checked(
     let f = parent
         .open_with(name, &opts)
         .map_err(|_| after_failed_open(parent, name, done))?;
-    let meta = f.metadata().map_err(|_| unreadable())?;
+    let meta = f.metadata().map_err(|_| unreadable_at(done))?;
     if !meta.is_file() {
         return Err(refuse_type(&meta, done));
     }
@@ -516,7 +596,7 @@ fn read_checked(
     f.into_std()
         .take(file.size + 1)
         .read_to_end(&mut bytes)
-        .map_err(|_| unreadable())?;
+        .map_err(|_| unreadable_at(done))?;
     if bytes.len() as u64 != file.size || digest::sha256(&bytes) != file.digest {
         return Err(changed());
     }
@@ -527,11 +607,37 @@ fn unreadable() -> ToolError {
     ToolError::new(codes::OPERATION_REJECTED, "bundle could not be read")
 }
 
-fn changed() -> ToolError {
+/// Diagnostic code of a bundle file or directory that cannot be read (spec/store.md §16
+/// rule 5).
+pub const DIAG_READ_FAILED: &str = "bundle_read_failed";
+
+/// The non-retryable `operation_rejected` of spec/store.md §16 rule 5 for the
+/// bundle-relative `path` (`""`: the bundle directory) that cannot be read (EACCES, EIO):
+/// message `bundle could not be read: <path>`, one `ERROR` `bundle_read_failed` naming it
+/// and the recovery step `make <path> readable, then repeat the call`.
+#[must_use]
+pub fn unreadable_at(path: &str) -> ToolError {
+    let shown = if path.is_empty() {
+        "the bundle directory"
+    } else {
+        path
+    };
     ToolError::new(
         codes::OPERATION_REJECTED,
-        "bundle changed while it was captured",
+        format!("bundle could not be read: {shown}"),
     )
+    .with_diagnostic(
+        Diagnostic::new(DIAG_READ_FAILED, Severity::Error, "the file cannot be read")
+            .with_file(path),
+    )
+    .with_diagnostic(Diagnostic::recovery(
+        "",
+        format!("make {shown} readable, then repeat the call"),
+    ))
+}
+
+fn changed() -> ToolError {
+    ToolError::new(codes::OPERATION_REJECTED, MSG_CHANGED)
 }
 
 fn limit_files() -> ToolError {
@@ -593,7 +699,7 @@ fn after_failed_open(dir: &Dir, name: &str, path: &str) -> ToolError {
     match dir.symlink_metadata(name) {
         Ok(m) if m.file_type().is_symlink() => symlink_at(path),
         Ok(m) if !m.is_file() && !m.is_dir() => unsupported_at(path),
-        Ok(_) => unreadable(),
+        Ok(_) => unreadable_at(path),
         Err(_) => changed(),
     }
 }
@@ -605,9 +711,16 @@ fn walk_dir(
     depth: usize,
     w: &mut Walk<'_>,
 ) -> Result<(), ToolError> {
+    // A directory whose entries change during its walk (a rename, a new or removed entry)
+    // changes its modification time: the attempt restarts (spec/store.md §16 rule 3).
+    let stamp = dir
+        .dir_metadata()
+        .map_err(|_| unreadable_at(prefix))?
+        .modified()
+        .ok();
     let mut names: Vec<OsString> = Vec::new();
-    for entry in dir.entries().map_err(|_| unreadable())? {
-        names.push(entry.map_err(|_| unreadable())?.file_name());
+    for entry in dir.entries().map_err(|_| unreadable_at(prefix))? {
+        names.push(entry.map_err(|_| unreadable_at(prefix))?.file_name());
     }
     names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
     for raw in &names {
@@ -630,7 +743,7 @@ fn walk_dir(
             let sub = dir
                 .open_dir_nofollow(name)
                 .map_err(|_| after_failed_open(dir, name, &path))?;
-            let opened = sub.dir_metadata().map_err(|_| unreadable())?;
+            let opened = sub.dir_metadata().map_err(|_| unreadable_at(&path))?;
             if !same_identity(&meta, &opened) {
                 return Err(changed());
             }
@@ -647,6 +760,15 @@ fn walk_dir(
             path,
             meta,
         })?;
+    }
+    if dir
+        .dir_metadata()
+        .map_err(|_| unreadable_at(prefix))?
+        .modified()
+        .ok()
+        != stamp
+    {
+        return Err(changed());
     }
     Ok(())
 }
@@ -747,6 +869,12 @@ impl<'a> Walk<'a> {
         #[cfg(feature = "fault-injection")]
         self.hooks.after_lstat(dir, &job.name, &job.path);
         let budget = MAX_FILE_BYTES.min(MAX_TOTAL_BYTES.saturating_sub(self.total));
+        #[cfg(feature = "fault-injection")]
+        if self.hooks.deny.as_deref() == Some(job.path.as_str()) {
+            // The open fails as with EACCES: what `read_one` reports for a failed open.
+            let read = Err(after_failed_open(dir, &job.name, &job.path));
+            return self.accept(job, read);
+        }
         let read = read_one(dir, &job, budget, self.spill, &mut self.scratch);
         self.accept(job, read)
     }
@@ -836,6 +964,9 @@ impl<'a> Walk<'a> {
         if self.total + n > MAX_TOTAL_BYTES {
             return Err(limit_total());
         }
+        if read.changed {
+            return Err(changed());
+        }
         // Both checks passed, so n <= budget and n is the whole of the bytes read.
         self.total += n;
         #[cfg(feature = "fault-injection")]
@@ -873,7 +1004,7 @@ fn read_one(
     let file = dir
         .open_with(&job.name, &opts)
         .map_err(|_| after_failed_open(dir, &job.name, &job.path))?;
-    let opened = file.metadata().map_err(|_| unreadable())?;
+    let opened = file.metadata().map_err(|_| unreadable_at(&job.path))?;
     if !opened.is_file() {
         return Err(refuse_type(&opened, &job.path));
     }
@@ -901,7 +1032,7 @@ fn read_one(
     file.into_std()
         .take(budget + 1)
         .read_to_end(&mut bytes)
-        .map_err(|_| unreadable())?;
+        .map_err(|_| unreadable_at(&job.path))?;
     let digest = digest::sha256(&bytes);
     let len = bytes.len() as u64;
     let keep = match spill {
@@ -917,11 +1048,15 @@ fn read_one(
         // A kept file that landed in a scratch buffer grown by a larger earlier file.
         bytes.shrink_to_fit();
     }
+    let changed = len != job.meta.len()
+        || opened.len() != job.meta.len()
+        || opened.modified().ok() != job.meta.modified().ok();
     Ok(FileRead {
         bytes,
         len,
         digest,
         keep,
+        changed,
     })
 }
 
@@ -1213,11 +1348,16 @@ mod tests {
                 .and_then(|f| f.set_len(MAX_FILE_BYTES))
                 .expect("grow");
         }
-        let e = w.flush().expect_err("total limit");
-        assert_eq!(e.code, "resource_limit");
-        assert_eq!(e.message, "bundle exceeds 64 MiB in total");
+        // The first file changed since its lstat: this attempt restarts (spec/store.md §16
+        // rule 3); the reads still stopped at the total limit.
+        let e = w.flush().expect_err("changed");
+        assert!(is_change(&e), "{e:?}");
         assert_eq!(visits.load(Ordering::Relaxed), 5);
         assert!(pipe.lock().queue.is_empty());
+        // The restarted capture sees the grown sizes at its lstat: the total limit.
+        let e = capture_with(&root, &c, Some(&spill)).expect_err("total limit");
+        assert_eq!(e.code, "resource_limit");
+        assert_eq!(e.message, "bundle exceeds 64 MiB in total");
     }
 
     /// A symlink at `d0/a_link` (walk order: before every `d0/e*/` file) and an unreadable
@@ -1255,8 +1395,10 @@ mod tests {
         // Unreadable file first: its read-phase error, not the later symlink refusal.
         if let Some(e) = symlink_and_unreadable(false) {
             assert_eq!(e.code, codes::OPERATION_REJECTED);
-            assert_eq!(e.message, "bundle could not be read");
-            assert!(e.diagnostics.is_empty());
+            assert_eq!(e.message, "bundle could not be read: d0/e0/f0000.md");
+            assert_eq!(e.diagnostics[0].code, DIAG_READ_FAILED);
+            assert_eq!(e.diagnostics[0].file, "d0/e0/f0000.md");
+            assert!(!e.retryable);
         }
     }
 

@@ -13,12 +13,17 @@
 //! written before the publish, nor the publish start before the journal is durable.
 //!
 //! # What a failure means
-//! - Any error except `Committed` and `PublicationBlocked`: rolled back — the visible tree is
+//! - Any error except `Committed`, `PublicationBlocked`, `PublicationIncomplete` and
+//!   `RecoveryIncomplete`: rolled back — the visible tree is
 //!   at its pre-state and this attempt's private leftovers are removed (at the latest by the
 //!   next open).
 //! - `PublicationBlocked`: the transaction is durable and partly published; the journal stays;
 //!   recovery completes it once the operator restores the path (§10.3).
-//! - `Committed`: durable; do not assume rollback — the next store open completes it.
+//! - `PublicationIncomplete` / `RecoveryIncomplete`: durable, some write not visible yet
+//!   (an I/O failure while publishing, also in the retry of §10.2); the journal stays; the
+//!   exact replay completes it once the cause is gone (spec/store.md §16 rule 1).
+//! - `Committed`: durable and every write visible; do not assume rollback — the next store
+//!   open completes the receipt and cleanup.
 
 use crate::cancel::Cancel;
 use crate::digest;
@@ -519,8 +524,11 @@ fn find(
 ) -> Result<Option<CommitOutcome>, StoreError> {
     let stem = digest::receipt_name(key);
     let corrupt = || StoreError::StorageCorrupt(Corrupt::Receipt { name: stem.clone() });
-    let Some(bytes) = publish::read_receipt(h, &format!("{stem}.json"))
-        .map_err(StoreError::io("receipt lookup"))?
+    let Some(bytes) =
+        publish::read_receipt(h, &format!("{stem}.json")).map_err(|e| StoreError::Io {
+            step: "receipt lookup",
+            source: crate::store::durable::at_path(e, format!(".okf/receipts/{stem}.json")),
+        })?
     else {
         return Ok(None);
     };
@@ -563,6 +571,10 @@ fn find(
 fn capture_error(e: ToolError) -> StoreError {
     if e.code == codes::OPERATION_CANCELLED {
         StoreError::Cancelled
+    } else if capture::is_kept_changing(&e) {
+        // No stable snapshot for the C5 compare-and-swap: the base cannot be confirmed
+        // (spec/store.md §16 rule 3).
+        StoreError::Conflict { retryable: true }
     } else {
         StoreError::Refused(e)
     }
@@ -902,7 +914,13 @@ fn finish(
     cancel: &Cancel,
 ) -> Result<CommitOutcome, StoreError> {
     let j = Arc::clone(&durable.j);
-    let first = durable.publish(&h, cancel).and_then(|p| p.complete(&h));
+    // Whether C13 verified every write visible: a later failure (C14 receipt, C15 cleanup)
+    // keeps the Phase-1 rule, `Committed` is success (spec/store.md §16 rule 1).
+    let mut verified = false;
+    let first = durable.publish(&h, cancel).and_then(|p| {
+        verified = true;
+        p.complete(&h)
+    });
     let cause = match first {
         Ok(receipt) => {
             return Ok(CommitOutcome {
@@ -920,9 +938,11 @@ fn finish(
     let retry = open::open(root, opts, None, Create::No, &j.txn_id);
     match retry {
         Err(e) if is_crash(&e) => Err(e),
-        Err(e @ (StoreError::RecoveryBlocked { .. } | StoreError::PublicationBlocked { .. })) => {
-            Err(e)
-        }
+        Err(
+            e @ (StoreError::RecoveryBlocked { .. }
+            | StoreError::PublicationBlocked { .. }
+            | StoreError::RecoveryIncomplete { .. }),
+        ) => Err(e),
         Ok(Some(h2)) => {
             let done = h2
                 .tx
@@ -939,10 +959,23 @@ fn finish(
                     source: ReceiptSource::Committed,
                 });
             }
-            Err(committed(&j, cause))
+            Err(unverified(root, &j, verified, cause))
         }
-        _ => Err(committed(&j, cause)),
+        _ => Err(unverified(root, &j, verified, cause)),
     }
+}
+
+/// The answer of a durable transaction the retry did not complete (spec/store.md §16 rule 1):
+/// `Committed` (success for the tool layer) when every write is visible — C13 verified them,
+/// or a read now finds each at its result — else `PublicationIncomplete` naming the first
+/// write in publish order that is not.
+fn unverified(root: &Root, j: &Journal, verified: bool, cause: StoreError) -> StoreError {
+    if !verified {
+        if let Some(path) = publish::first_unpublished(&root.dir, j) {
+            return StoreError::PublicationIncomplete { path };
+        }
+    }
+    committed(j, cause)
 }
 
 fn committed(j: &Journal, cause: StoreError) -> StoreError {

@@ -68,7 +68,55 @@ pub trait Durable: Send + Sync + Debug {
     fn set_mode(&self, at: At<'_>, name: &str, mode: u32) -> io::Result<()>;
 }
 
-/// The real filesystem.
+/// An I/O error with the bundle-relative path it concerns (a `.okf/…` label or a visible
+/// path), so that the store's error names it (spec/store.md §16 rule 5). The kind is the
+/// original error's; `Display` is the original error's (an OS message carries no path).
+#[derive(Debug)]
+pub struct AtPath {
+    /// Bundle-relative path (`""`: the bundle directory itself).
+    pub path: String,
+    /// The original error.
+    pub source: io::Error,
+}
+
+impl std::fmt::Display for AtPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.source, f)
+    }
+}
+
+impl std::error::Error for AtPath {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// `e` carrying `path` (an error that already carries one keeps it).
+#[must_use]
+pub fn at_path(e: io::Error, path: impl Into<String>) -> io::Error {
+    if path_of(&e).is_some() {
+        return e;
+    }
+    io::Error::new(
+        e.kind(),
+        AtPath {
+            path: path.into(),
+            source: e,
+        },
+    )
+}
+
+/// The path an error carries ([`at_path`]), if any.
+#[must_use]
+pub fn path_of(e: &io::Error) -> Option<&str> {
+    e.get_ref()?
+        .downcast_ref::<AtPath>()
+        .map(|a| a.path.as_str())
+}
+
+/// The real filesystem. Every error carries the path of the entry it concerns
+/// ([`at_path`]): the created, renamed-onto, removed or changed entry, or the directory that
+/// was `fsync`ed.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct RealFs;
 
@@ -79,48 +127,67 @@ impl Durable for RealFs {
             .create_new(true)
             .follow(FollowSymlinks::No)
             .mode(0o600);
-        let mut f = at.dir.open_with(name, &o)?;
-        f.write_all(bytes)?;
+        let named = |e| at_path(e, at.join(name));
+        let mut f = at.dir.open_with(name, &o).map_err(named)?;
+        f.write_all(bytes).map_err(named)?;
         Ok(f)
     }
-    fn sync_file(&self, _at: At<'_>, _name: &str, file: &File) -> io::Result<()> {
-        file.sync_all()
+    fn sync_file(&self, at: At<'_>, name: &str, file: &File) -> io::Result<()> {
+        file.sync_all().map_err(|e| at_path(e, at.join(name)))
     }
     fn sync_batch(&self, at: At<'_>, names: &[&str]) -> io::Result<()> {
-        // `syncfs` flushes every dirty file of the filesystem, also other programs' data: it
-        // pays off for a large staged set, while a few payloads are cheaper one by one.
-        if names.len() < SYNCFS_FROM {
-            return sync_each(at, names);
-        }
-        // A file descriptor of the directory itself (a directory handle may be a path-only
-        // descriptor, which `syncfs` refuses).
-        let d = at.dir.open(".")?;
-        match rustix::fs::syncfs(&d) {
-            Ok(()) => Ok(()),
-            Err(e) if e == rustix::io::Errno::NOSYS => sync_each(at, names),
-            Err(e) => Err(e.into()),
-        }
+        sync_batch(at, names).map_err(|e| at_path(e, at.rel))
     }
     fn rename(&self, from: At<'_>, from_name: &str, to: At<'_>, to_name: &str) -> io::Result<()> {
-        from.dir.rename(from_name, to.dir, to_name)
+        from.dir
+            .rename(from_name, to.dir, to_name)
+            .map_err(|e| at_path(e, to.join(to_name)))
     }
     fn sync_dir(&self, at: At<'_>) -> io::Result<()> {
-        at.dir.open(".")?.sync_all()
+        at.dir
+            .open(".")
+            .and_then(|d| d.sync_all())
+            .map_err(|e| at_path(e, at.rel))
     }
     fn remove_file(&self, at: At<'_>, name: &str) -> io::Result<()> {
-        at.dir.remove_file(name)
+        at.dir
+            .remove_file(name)
+            .map_err(|e| at_path(e, at.join(name)))
     }
     fn remove_dir_all(&self, at: At<'_>, name: &str) -> io::Result<()> {
-        at.dir.remove_dir_all(name)
+        at.dir
+            .remove_dir_all(name)
+            .map_err(|e| at_path(e, at.join(name)))
     }
     fn mkdir(&self, at: At<'_>, name: &str, mode: u32) -> io::Result<()> {
         let mut b = DirBuilder::new();
         b.mode(mode);
-        at.dir.create_dir_with(name, &b)
+        at.dir
+            .create_dir_with(name, &b)
+            .map_err(|e| at_path(e, at.join(name)))
     }
     fn set_mode(&self, at: At<'_>, name: &str, mode: u32) -> io::Result<()> {
         use cap_std::fs::{Permissions, PermissionsExt};
-        at.dir.set_permissions(name, Permissions::from_mode(mode))
+        at.dir
+            .set_permissions(name, Permissions::from_mode(mode))
+            .map_err(|e| at_path(e, at.join(name)))
+    }
+}
+
+/// [`RealFs::sync_batch`] without the path.
+fn sync_batch(at: At<'_>, names: &[&str]) -> io::Result<()> {
+    // `syncfs` flushes every dirty file of the filesystem, also other programs' data: it
+    // pays off for a large staged set, while a few payloads are cheaper one by one.
+    if names.len() < SYNCFS_FROM {
+        return sync_each(at, names);
+    }
+    // A file descriptor of the directory itself (a directory handle may be a path-only
+    // descriptor, which `syncfs` refuses).
+    let d = at.dir.open(".")?;
+    match rustix::fs::syncfs(&d) {
+        Ok(()) => Ok(()),
+        Err(e) if e == rustix::io::Errno::NOSYS => sync_each(at, names),
+        Err(e) => Err(e.into()),
     }
 }
 

@@ -20,12 +20,16 @@ pub enum Corrupt {
 
 /// Every way a store call can fail (spec/store.md §12.1).
 ///
-/// Rollback contract: every variant except [`StoreError::Committed`] (and, under the
+/// Rollback contract: every variant except [`StoreError::Committed`],
+/// [`StoreError::PublicationIncomplete`], [`StoreError::RecoveryIncomplete`] (and, under the
 /// `fault-injection` feature, `SimulatedCrash`) means the visible tree is at its pre-state
 /// *for this attempt* — with one exception: `PublicationBlocked` is raised after the
 /// boundary; files published before the blocked one stay, the journal stays, and recovery
-/// completes or an operator abandons the transaction (§10.3). `Committed` means the
-/// transaction is durable: do not assume rollback; the next store open completes it.
+/// completes or an operator abandons the transaction (§10.3). `PublicationIncomplete` and
+/// `RecoveryIncomplete` are durable and partly published (spec/store.md §16 rule 1): the
+/// exact replay completes them once the cause is removed. `Committed` means the
+/// transaction is durable and every write visible: do not assume rollback; the next store
+/// open completes it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
@@ -60,6 +64,24 @@ pub enum StoreError {
         txn_id: String,
         /// The staged payload holding the planned result.
         payload: String,
+    },
+    /// Publication (C10–C13) did not finish and the in-process retry of §10.2 did not finish
+    /// it either: the transaction is durable, the journal stays, and some planned write is
+    /// not visible yet (spec/store.md §16 rule 1). `path` is the first write in publish order
+    /// that does not hold its result. Never success: a retryable `operation_rejected`.
+    #[error("the change is committed but not yet fully published")]
+    PublicationIncomplete {
+        /// Bundle-relative path of the first unpublished write.
+        path: String,
+    },
+    /// Recovery (§11 R7) met an I/O failure while publishing a pending write of a journal
+    /// (spec/store.md §16 rule 1; distinct from R4's foreign path, [`StoreError::RecoveryBlocked`]).
+    /// The journal stays; once the cause is removed the next open completes it. Mapped as
+    /// [`StoreError::PublicationIncomplete`].
+    #[error("pending transaction could not be published yet")]
+    RecoveryIncomplete {
+        /// Bundle-relative path of the first unpublished write.
+        path: String,
     },
     /// Cancelled at a checkpoint before the boundary; this attempt's leftovers are removed.
     #[error("operation was cancelled")]
@@ -167,6 +189,43 @@ fn blocked_step(path: &str, txn_id: &str, payload: &str) -> String {
     format!(
         "Restore {path} from .okf/staging/{txn_id}/{payload} (the planned result) or from version control (its earlier content), then repeat the same call; or delete .okf/transactions/{txn_id}.json to abandon the remaining writes (files already published stay; the root index.md is never ahead)."
     )
+}
+
+/// The message of a committed but not fully published change (spec/store.md §16 rule 1).
+pub const MSG_UNPUBLISHED: &str = "the change is committed but not yet fully published";
+
+/// Diagnostic code naming the first unpublished path (spec/store.md §16 rule 1).
+pub const DIAG_UNPUBLISHED: &str = "publication_incomplete";
+
+/// The `recovery_step` of [`MSG_UNPUBLISHED`] for `path` (spec/store.md §16 rule 1).
+#[must_use]
+pub fn unpublished_step(path: &str) -> String {
+    format!("Fix what prevents writing {path} (permissions, read-only mount, disk space), then repeat the same call: it completes the publication and returns the stored result.")
+}
+
+/// The retryable `operation_rejected` of spec/store.md §16 rule 1: message
+/// [`MSG_UNPUBLISHED`], one `ERROR` `publication_incomplete` naming `path`, and the recovery
+/// step. The same for every workflow (no temporal wrapping: the caller's next step is the
+/// same call).
+#[must_use]
+pub fn unpublished(path: &str) -> ToolError {
+    let mut e = ToolError::new(codes::OPERATION_REJECTED, MSG_UNPUBLISHED)
+        .with_diagnostic(
+            Diagnostic::new(
+                DIAG_UNPUBLISHED,
+                Severity::Error,
+                "a committed write is not visible yet",
+            )
+            .with_file(path),
+        )
+        .with_diagnostic(Diagnostic::recovery("", unpublished_step(path)));
+    e.retryable = true;
+    e
+}
+
+/// The `recovery_step` of an I/O failure at `path` (spec/store.md §16 rule 5).
+fn io_step(path: &str) -> String {
+    format!("Check {path}: it must be a directory or regular file (not a symlink, FIFO or socket) that okf-mcp can read and write (permissions, read-only mount, disk space). Fix it, then repeat the same call.")
 }
 
 /// The `recovery_step` message of a corrupt journal or receipt (spec/store.md §10.4).
@@ -308,6 +367,8 @@ impl StoreError {
                     e
                 }
             }
+            StoreError::PublicationIncomplete { path }
+            | StoreError::RecoveryIncomplete { path } => unpublished(path),
             StoreError::Cancelled => {
                 let msg = if temporal {
                     "temporal upgrade outcome is not confirmed"
@@ -343,21 +404,40 @@ impl StoreError {
                     e
                 }
             }
-            StoreError::Io { .. } => {
+            StoreError::Io { source, .. } => {
+                // spec/store.md §16 rule 5: the path the failure concerns, and a next step.
+                let path = crate::store::durable::path_of(source).filter(|p| !p.is_empty());
+                let reason = std::error::Error::source(source)
+                    .map_or_else(|| source.to_string(), ToString::to_string);
                 if temporal {
-                    ToolError::new(
-                        codes::OPERATION_REJECTED,
-                        "cannot open temporal upgrade store",
-                    )
-                    .with_diagnostic(Diagnostic::recovery(
-                        "bundle_path",
-                        "Check that the bundle directory is writable, then repeat the same call.",
-                    ))
+                    let (msg, step) = match path {
+                        Some(p) => (
+                            format!("cannot open temporal upgrade store: {p}: {reason}"),
+                            io_step(p),
+                        ),
+                        None => (
+                            "cannot open temporal upgrade store".to_owned(),
+                            "Check that the bundle directory is writable, then repeat the same call.".to_owned(),
+                        ),
+                    };
+                    ToolError::new(codes::OPERATION_REJECTED, msg)
+                        .with_diagnostic(Diagnostic::recovery("bundle_path", step))
                 } else {
-                    ToolError::new(
-                        codes::OPERATION_REJECTED,
-                        "bundle store could not be written",
-                    )
+                    match path {
+                        Some(p) => ToolError::new(
+                            codes::OPERATION_REJECTED,
+                            format!("bundle store could not be written: {p}: {reason}"),
+                        )
+                        .with_diagnostic(Diagnostic::recovery("", io_step(p))),
+                        None => ToolError::new(
+                            codes::OPERATION_REJECTED,
+                            "bundle store could not be written",
+                        )
+                        .with_diagnostic(Diagnostic::recovery(
+                            "",
+                            "Check that the bundle directory and its .okf/ are writable (permissions, read-only mount, disk space), then repeat the same call.",
+                        )),
+                    }
                 }
             }
             StoreError::Committed { .. } => ToolError::new(
@@ -405,6 +485,38 @@ mod tests {
             c["diagnostics"][0]["message"],
             "Delete .okf/receipts/ff.json (a damaged idempotency receipt; only the replay of that one request is lost), then repeat the same call."
         );
+    }
+
+    #[test]
+    fn sto_16_unpublished_is_retryable_rejected_with_the_path_in_every_flavor() {
+        for flavor in [
+            Flavor::ConceptPatch,
+            Flavor::Migration,
+            Flavor::Temporal,
+            Flavor::WriteConcept,
+        ] {
+            for e in [
+                StoreError::PublicationIncomplete {
+                    path: "tables/orders.md".into(),
+                },
+                StoreError::RecoveryIncomplete {
+                    path: "tables/orders.md".into(),
+                },
+            ] {
+                let w = e.to_tool_error(flavor).to_wire();
+                assert_eq!(w["code"], "operation_rejected", "{flavor:?}");
+                assert_eq!(w["retryable"], true, "{flavor:?}");
+                assert_eq!(w["message"], MSG_UNPUBLISHED);
+                assert_eq!(w["diagnostics"][0]["code"], DIAG_UNPUBLISHED);
+                assert_eq!(w["diagnostics"][0]["severity"], "ERROR");
+                assert_eq!(w["diagnostics"][0]["file"], "tables/orders.md");
+                assert_eq!(w["diagnostics"][1]["code"], "recovery_step");
+                assert_eq!(
+                    w["diagnostics"][1]["message"],
+                    unpublished_step("tables/orders.md")
+                );
+            }
+        }
     }
 
     #[test]

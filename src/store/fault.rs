@@ -11,7 +11,8 @@
 //! Grammar: `point[(i)]:action[:times]`, several rules separated by `;`. Actions: `crash`
 //! (`std::process::exit(86)` at that point: a real process crash, nothing is cleaned up),
 //! `error` (an injected I/O error), `cancel` (cancels the request; the next checkpoint sees
-//! it). Counts (`times`, default 1) apply per store call: every call re-reads the variable.
+//! it), `stop` (`SIGSTOP` to itself: the test changes the filesystem, then sends `SIGCONT`).
+//! Counts (`times`, default 1) apply per store call: every call re-reads the variable.
 //! `OKF_MCP_LOCK_TIMEOUT_MS=<n>` shortens the 30 s lock timeout.
 
 use std::fmt;
@@ -35,6 +36,12 @@ pub enum Point {
     AfterJournalRename,
     /// After the C10 `fsync` of `.okf/transactions/`.
     AfterDurableFsync,
+    /// Right before visible rename `i` (publish order) of a write still pending, in a commit
+    /// and in recovery (R7). Not in [`Point::commit_sequence`]: a stop here is the state
+    /// of `AfterPublish(i - 1)` (or `AfterDurableFsync`); it exists so that a test can fail
+    /// one write's publication persistently (`before_publish(1):error:2`: the commit and
+    /// its in-process retry, spec/store.md §16 rule 1).
+    BeforePublish(usize),
     /// After visible rename `i` (publish order), root `index.md` included.
     AfterPublish(usize),
     /// After C13.
@@ -102,6 +109,7 @@ impl Point {
             ("after_journal_tmp", None) => Point::AfterJournalTmp,
             ("after_journal_rename", None) => Point::AfterJournalRename,
             ("after_durable_fsync", None) => Point::AfterDurableFsync,
+            ("before_publish", Some(i)) => Point::BeforePublish(i),
             ("after_publish", Some(i)) => Point::AfterPublish(i),
             ("after_verify", None) => Point::AfterVerify,
             ("after_receipt_tmp", None) => Point::AfterReceiptTmp,
@@ -124,6 +132,7 @@ impl fmt::Display for Point {
             Point::AfterJournalTmp => f.write_str("after_journal_tmp"),
             Point::AfterJournalRename => f.write_str("after_journal_rename"),
             Point::AfterDurableFsync => f.write_str("after_durable_fsync"),
+            Point::BeforePublish(i) => write!(f, "before_publish({i})"),
             Point::AfterPublish(i) => write!(f, "after_publish({i})"),
             Point::AfterVerify => f.write_str("after_verify"),
             Point::AfterReceiptTmp => f.write_str("after_receipt_tmp"),
@@ -146,6 +155,11 @@ pub enum Action {
     Cancel,
     /// Run a test callback (e.g. a foreign write, STO-06), then continue.
     Callback,
+    /// Stop the process with `SIGSTOP` at the point and continue once it gets `SIGCONT`: a
+    /// test driving a spawned binary changes the filesystem at an exact pipeline step (e.g.
+    /// `chattr +i` on a target directory right after the commit point, STO-16), then resumes
+    /// it. Env-var grammar `stop`.
+    Stop,
 }
 
 #[cfg(feature = "fault-injection")]
@@ -263,6 +277,7 @@ mod hooks {
                     "crash" => Action::Crash,
                     "error" => Action::IoError,
                     "cancel" => Action::Cancel,
+                    "stop" => Action::Stop,
                     _ => return None,
                 };
                 let remaining = match it.next() {
@@ -324,6 +339,11 @@ mod tests {
         let first_post = seq.iter().position(|p| p.is_post_boundary());
         assert_eq!(seq[first_post.unwrap_or(0)], Point::AfterJournalRename);
         assert_eq!(Point::parse("after_publish"), None);
+        assert_eq!(
+            Point::parse("before_publish(2)"),
+            Some(Point::BeforePublish(2))
+        );
+        assert!(Point::BeforePublish(0).is_post_boundary());
         assert_eq!(Point::parse("after_lock(1)"), None);
         assert_eq!(Point::parse("nope"), None);
     }

@@ -170,6 +170,13 @@ pub(crate) fn point(
                     c.cancel();
                 }
             }
+            Some(Action::Stop) => {
+                // Resumed by the test's SIGCONT; a failure to stop just continues.
+                let _ = rustix::process::kill_process(
+                    rustix::process::getpid(),
+                    rustix::process::Signal::STOP,
+                );
+            }
             Some(Action::Callback) | None => {}
         }
     }

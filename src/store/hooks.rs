@@ -25,10 +25,13 @@
 //!     the N-th file read.
 //!   - [`ENV_SWAP`] = `OKF_MCP_FI_CAPTURE_SWAP`: `<kind>:<bundle-relative path>` with kind
 //!     `fifo`, `socket` or `symlink` (the symlink's target is [`ENV_SYMLINK_TARGET`],
-//!     relative to the link's directory).
+//!     relative to the link's directory), or `replace` (the same bytes in a new inode, at
+//!     every capture attempt: a tree that keeps changing, spec/store.md §16 rule 3).
 //!
 //!   - [`ENV_FORGET_MEMO`] = `OKF_MCP_FI_FORGET_MEMO`: `1` forgets the parse memo after
 //!     every spilled capture.
+//!   - [`ENV_DENY`] = `OKF_MCP_FI_CAPTURE_DENY`: `<bundle-relative path>` of a regular file
+//!     whose open fails as with `EACCES` (what `chmod 000` does to anyone but root).
 //!
 //!   A malformed value is ignored (no hook).
 //!
@@ -47,6 +50,8 @@ pub const ENV_CANCEL_AFTER: &str = "OKF_MCP_FI_CAPTURE_CANCEL_AFTER";
 pub const ENV_SWAP: &str = "OKF_MCP_FI_CAPTURE_SWAP";
 /// Environment variable of the forget-the-memo hook (see the module docs).
 pub const ENV_FORGET_MEMO: &str = "OKF_MCP_FI_FORGET_MEMO";
+/// Environment variable of the unreadable-file hook (see the module docs).
+pub const ENV_DENY: &str = "OKF_MCP_FI_CAPTURE_DENY";
 /// Target of a symlink swapped in through [`ENV_SWAP`].
 pub const ENV_SYMLINK_TARGET: &str = "index.md";
 
@@ -59,6 +64,10 @@ pub enum SwapKind {
     Socket,
     /// A symlink with this target (any string; never resolved by the hook).
     Symlink(String),
+    /// A new regular file with the same bytes (a new inode, as a publish's rename leaves):
+    /// the capture sees the file change between its `lstat` and its read, at every attempt
+    /// (spec/store.md §16 rule 3).
+    Replace,
 }
 
 /// One swap: the bundle-relative path of the entry and what replaces it.
@@ -78,6 +87,9 @@ pub struct CaptureHooks {
     pub swap: Option<Swap>,
     /// Clear the parse memo right after a spilled capture of a plan.
     pub forget_memo_after_spill: bool,
+    /// The bundle-relative path of a regular file whose open fails as with `EACCES` (root
+    /// is never denied by permission bits, spec/store.md §16 rule 5, STO-20).
+    pub deny: Option<String>,
 }
 
 thread_local! {
@@ -124,6 +136,7 @@ fn from_env() -> CaptureHooks {
         cancel_after_files,
         swap,
         forget_memo_after_spill: std::env::var(ENV_FORGET_MEMO).is_ok_and(|v| v.trim() == "1"),
+        deny: std::env::var(ENV_DENY).ok().filter(|v| !v.is_empty()),
     }
 }
 
@@ -135,6 +148,7 @@ pub fn parse_swap(v: &str) -> Option<Swap> {
         "fifo" => SwapKind::Fifo,
         "socket" => SwapKind::Socket,
         "symlink" => SwapKind::Symlink(ENV_SYMLINK_TARGET.to_owned()),
+        "replace" => SwapKind::Replace,
         _ => return None,
     };
     if path.is_empty() {
@@ -165,6 +179,14 @@ impl CaptureHooks {
         if swap.path != path {
             return;
         }
+        let bytes = if swap.kind == SwapKind::Replace {
+            match dir.read(name) {
+                Ok(b) => Some(b),
+                Err(_) => return,
+            }
+        } else {
+            None
+        };
         if dir.remove_file(name).is_err() {
             return;
         }
@@ -177,6 +199,7 @@ impl CaptureHooks {
                     .map_err(std::io::Error::from)
             }
             SwapKind::Symlink(target) => dir.symlink_contents(target, name),
+            SwapKind::Replace => dir.write(name, bytes.unwrap_or_default()),
         };
     }
 }
@@ -194,6 +217,10 @@ pub enum IoEvent {
     /// An `lstat` of root `.okf` or of an entry below it outside the store proper
     /// (`root::has_private_state`, `root::journal_pending`).
     ProbePrivateState,
+    /// A read or preview tool's capture listed `.okf/transactions/` and `.okf/receipts/`
+    /// for a commit in flight (`store::reader`, spec/store.md §16 rule 2): names only, never
+    /// a store open.
+    PendingCheck,
     /// An `lstat` of this bundle-relative path (`root::is_directory`).
     Lstat(String),
     /// The store was opened (spec/store.md §7; every `Create` mode, also when `.okf/` is
@@ -259,6 +286,10 @@ mod tests {
             parse_swap("symlink:x.md").map(|s| s.kind),
             Some(SwapKind::Symlink(ENV_SYMLINK_TARGET.into()))
         );
+        assert_eq!(
+            parse_swap("replace:x.md").map(|s| s.kind),
+            Some(SwapKind::Replace)
+        );
         assert_eq!(parse_swap("pipe:x.md"), None);
         assert_eq!(parse_swap("fifo:"), None);
         assert_eq!(parse_swap("fifo"), None);
@@ -272,6 +303,7 @@ mod tests {
                 cancel_after_files: Some(3),
                 swap: None,
                 forget_memo_after_spill: false,
+                deny: None,
             });
             assert_eq!(current().cancel_after_files, Some(3));
         }
@@ -296,6 +328,7 @@ mod tests {
             cancel_after_files: Some(2),
             swap: None,
             forget_memo_after_spill: false,
+            deny: None,
         };
         let c = Cancel::new();
         h.after_file_read(1, &c);

@@ -3,7 +3,7 @@
 
 use crate::cancel::Cancel;
 use crate::envelope::{Diagnostic, Severity, ToolError};
-use crate::store::durable::{At, Durable};
+use crate::store::durable::{at_path, At, Durable};
 use crate::store::error::StoreError;
 use crate::store::fault::Point;
 use crate::store::handle::{checkpoint, point, Folding, Handle, StoreOptions, SUBDIRS};
@@ -107,7 +107,7 @@ pub(crate) fn open<'r>(
         LockError::Cancelled => StoreError::Cancelled,
         LockError::Io(source) => StoreError::Io {
             step: "lock",
-            source,
+            source: at_path(source, ".okf/lock"),
         },
     })?;
     let mut h = Handle {
@@ -248,9 +248,17 @@ fn private_dir(
             ))
         }
         Ok(m) if !m.is_dir() => {
-            return Err(StoreError::Rejected(
-                "private state path is not a directory",
-            ))
+            // spec/store.md §7 step 2, naming the path with a next step (§16 rule 5).
+            return Err(StoreError::Refused(
+                ToolError::new(
+                    crate::envelope::codes::OPERATION_REJECTED,
+                    format!("{}: {shown}", crate::store::error::NOT_A_DIRECTORY),
+                )
+                .with_diagnostic(Diagnostic::recovery(
+                    "",
+                    format!("{shown} is not a directory: move it out of the way (okf-mcp keeps no state in it), then repeat the same call; nothing was changed"),
+                )),
+            ));
         }
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -277,7 +285,7 @@ fn private_dir(
         Err(source) => {
             return Err(StoreError::Io {
                 step: "open private state",
-                source,
+                source: at_path(source, &shown),
             })
         }
     }
@@ -285,7 +293,10 @@ fn private_dir(
         .dir
         .open_dir_nofollow(name)
         .map(|d| Some((d, created)))
-        .map_err(StoreError::io("open private state"))
+        .map_err(|e| StoreError::Io {
+            step: "open private state",
+            source: at_path(e, &shown),
+        })
 }
 
 /// §7 step 4: the folding probe, plus the umask-derived mode of new files (C11).
@@ -295,7 +306,6 @@ fn probe(h: &mut Handle<'_>, tag: &str) -> Result<(), StoreError> {
         .create_new(true)
         .follow(FollowSymlinks::No)
         .mode(0o644);
-    let io = StoreError::io("folding probe");
     // `-mode`: the mode probe when the case probe cannot be created (below), and the
     // separate mode probe of earlier versions, whose leftovers are removed too.
     let mode_name = format!("{tag}-mode");
@@ -311,11 +321,22 @@ fn probe(h: &mut Handle<'_>, tag: &str) -> Result<(), StoreError> {
     // removed holds its name), `-mode` measures the mode and case folding reads as absent.
     let (f, case_probe) = match h.caps.open_with(&case_name, &o) {
         Ok(f) => (f, &case_name),
-        Err(_) => (h.caps.open_with(&mode_name, &o).map_err(io)?, &mode_name),
+        Err(_) => (
+            h.caps
+                .open_with(&mode_name, &o)
+                .map_err(|e| StoreError::Io {
+                    step: "folding probe",
+                    source: at_path(e, format!(".okf/capabilities/{mode_name}")),
+                })?,
+            &mode_name,
+        ),
     };
     h.new_file_mode = f
         .metadata()
-        .map_err(StoreError::io("folding probe"))?
+        .map_err(|e| StoreError::Io {
+            step: "folding probe",
+            source: at_path(e, ".okf/capabilities"),
+        })?
         .permissions()
         .mode()
         & 0o777;

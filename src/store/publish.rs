@@ -143,8 +143,37 @@ fn blocked(j: &Journal, w: &WriteEntry) -> StoreError {
 /// instead of 4,500 for the 5,000-document migration bench (`docs/bench.md`).
 ///
 /// # Errors
-/// `PublicationBlocked`; post-boundary I/O (the handle is poisoned).
+/// `PublicationBlocked`; `PublicationIncomplete` naming the first write in publish order
+/// that does not hold its result (or, when every write is visible, the write whose step
+/// failed) for any post-boundary I/O failure (the handle is poisoned; spec/store.md §16
+/// rule 1); a simulated crash.
 pub(crate) fn publish_all(h: &Handle<'_>, j: &Journal) -> Result<(), StoreError> {
+    let mut at: Option<usize> = None;
+    publish_steps(h, j, &mut at).map_err(|e| match e {
+        StoreError::Io { .. } => {
+            h.poison();
+            let path = first_unpublished(&h.root.dir, j)
+                .or_else(|| at.and_then(|i| j.writes.get(i)).map(|w| w.path.clone()))
+                .or_else(|| j.writes.last().map(|w| w.path.clone()))
+                .unwrap_or_default();
+            StoreError::PublicationIncomplete { path }
+        }
+        other => other,
+    })
+}
+
+/// The first write of `j` in publish order whose visible path does not hold its result
+/// digest (a target that cannot be examined counts as not published); `None` when every
+/// write is visible (spec/store.md §16 rule 1). Reads only, no lock needed.
+pub(crate) fn first_unpublished(root: &Dir, j: &Journal) -> Option<String> {
+    j.writes
+        .iter()
+        .find(|w| !matches!(target_state(root, &w.path), Ok(TargetState::File { ref digest, .. }) if *digest == w.digest))
+        .map(|w| w.path.clone())
+}
+
+/// [`publish_all`]'s steps; `at` is the index of the write being published.
+fn publish_steps(h: &Handle<'_>, j: &Journal, at: &mut Option<usize>) -> Result<(), StoreError> {
     let stage_rel = format!(".okf/staging/{}", j.txn_id);
     let mut stage_dir: Option<Dir> = None;
     // The index of the last write in each parent directory.
@@ -155,6 +184,7 @@ pub(crate) fn publish_all(h: &Handle<'_>, j: &Journal) -> Result<(), StoreError>
     // Directories with a rename not yet made durable, by label.
     let mut unsynced: std::collections::BTreeMap<String, Dir> = std::collections::BTreeMap::new();
     for (i, w) in j.writes.iter().enumerate() {
+        *at = Some(i);
         h.alive()?;
         let class = classify(&h.root.dir, j, w).map_err(post_io(h, "publish"))?;
         let replaced_mode = match class {
@@ -188,6 +218,7 @@ pub(crate) fn publish_all(h: &Handle<'_>, j: &Journal) -> Result<(), StoreError>
             rel: &stage_rel,
         };
         let (parent, parent_rel, name) = ensure_parents(h, &w.path)?;
+        point(&h.opts, Point::BeforePublish(i), None)?;
         h.fs()
             .set_mode(stage, &w.payload, replaced_mode.unwrap_or(h.new_file_mode))
             .map_err(post_io(h, "publish"))?;
@@ -206,6 +237,7 @@ pub(crate) fn publish_all(h: &Handle<'_>, j: &Journal) -> Result<(), StoreError>
         sync_if_last(h, &mut unsynced, &last_in, &w.path, i)?;
         point(&h.opts, Point::AfterPublish(i), None)?;
     }
+    *at = None;
     sync_all(h, &mut unsynced)?;
     // C13.
     for w in &j.writes {

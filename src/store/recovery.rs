@@ -13,10 +13,14 @@ use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncEx
 use cap_std::fs::{Dir, OpenOptions};
 use std::io::Read;
 
-fn names(dir: &Dir) -> Result<Vec<String>, StoreError> {
+fn names(dir: &Dir, label: &str) -> Result<Vec<String>, StoreError> {
+    let io = |e| StoreError::Io {
+        step: "recovery",
+        source: crate::store::durable::at_path(e, label),
+    };
     let mut v = Vec::new();
-    for e in dir.entries().map_err(StoreError::io("recovery"))? {
-        let e = e.map_err(StoreError::io("recovery"))?;
+    for e in dir.entries().map_err(io)? {
+        let e = e.map_err(io)?;
         if let Some(n) = e.file_name().to_str() {
             v.push(n.to_owned());
         }
@@ -43,17 +47,45 @@ fn read_regular(dir: &Dir, name: &str) -> std::io::Result<Option<Vec<u8>>> {
 /// # Errors
 /// I/O reading the directory.
 pub(crate) fn journal_pending(h: &Handle<'_>) -> Result<bool, StoreError> {
-    Ok(names(&h.tx)?.iter().any(|n| n.ends_with(".json")))
+    Ok(names(&h.tx, ".okf/transactions")?
+        .iter()
+        .any(|n| n.ends_with(".json")))
+}
+
+/// In the staging directory `txn` of a pending journal, unlinks every entry that is not a
+/// regular file (where only payloads belong), without following or opening it (spec/store.md
+/// §16 rule 5). A payload that is missing afterwards is R6's corrupt journal.
+fn remove_stray_payloads(h: &Handle<'_>, txn: &str) -> Result<(), StoreError> {
+    let Ok(dir) = h.staging.open_dir_nofollow(txn) else {
+        return Ok(());
+    };
+    let rel = format!(".okf/staging/{txn}");
+    let at = crate::store::durable::At {
+        dir: &dir,
+        rel: &rel,
+    };
+    for n in names(&dir, &rel)? {
+        let stray = dir
+            .symlink_metadata(&n)
+            .is_ok_and(|m| !m.is_file() && !m.is_dir());
+        if stray {
+            h.fs()
+                .remove_file(at, &n)
+                .map_err(StoreError::io("recovery"))?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs R1–R8; returns the idempotency keys whose journals this recovery completed.
 ///
 /// # Errors
-/// `StorageCorrupt` (R2, R5, R6, R8), `RecoveryBlocked` (R4), I/O.
+/// `StorageCorrupt` (R2, R5, R6, R8), `RecoveryBlocked` (R4), `RecoveryIncomplete` (an I/O
+/// failure while publishing a pending write, R7; spec/store.md §16 rule 1), I/O.
 pub(crate) fn recover(h: &Handle<'_>) -> Result<Vec<String>, StoreError> {
     let fs = h.fs();
     // R1: temp files, probe leftovers, orphaned staging directories.
-    let journals: Vec<String> = names(&h.tx)?
+    let journals: Vec<String> = names(&h.tx, ".okf/transactions")?
         .into_iter()
         .filter(|n| {
             if n.ends_with(".json.tmp") {
@@ -64,22 +96,33 @@ pub(crate) fn recover(h: &Handle<'_>) -> Result<Vec<String>, StoreError> {
             }
         })
         .collect();
-    for n in names(&h.receipts)? {
+    for n in names(&h.receipts, ".okf/receipts")? {
         if n.ends_with(".json.tmp") {
             fs.remove_file(h.at_receipts(), &n)
                 .map_err(StoreError::io("recovery"))?;
         }
     }
-    for n in names(&h.caps)? {
+    for n in names(&h.caps, ".okf/capabilities")? {
         let _ = fs.remove_file(h.at_caps(), &n);
     }
-    for n in names(&h.staging)? {
-        if !journals
+    for n in names(&h.staging, ".okf/staging")? {
+        let pending = journals
             .iter()
-            .any(|j| j.strip_suffix(".json") == Some(n.as_str()))
-        {
+            .any(|j| j.strip_suffix(".json") == Some(n.as_str()));
+        // spec/store.md §16 rule 5: a non-directory where a staging directory belongs (a
+        // FIFO, socket, device, symlink or file) is unlinked, never followed or opened.
+        let is_dir = h
+            .staging
+            .symlink_metadata(&n)
+            .is_ok_and(|m| m.is_dir() && !m.file_type().is_symlink());
+        if !is_dir {
+            fs.remove_file(h.at_staging(), &n)
+                .map_err(StoreError::io("recovery"))?;
+        } else if !pending {
             fs.remove_dir_all(h.at_staging(), &n)
                 .map_err(StoreError::io("recovery"))?;
+        } else {
+            remove_stray_payloads(h, &n)?;
         }
     }
     let mut completed = Vec::new();
@@ -92,7 +135,10 @@ pub(crate) fn recover(h: &Handle<'_>) -> Result<Vec<String>, StoreError> {
         };
         // R2.
         let bytes = read_regular(&h.tx, &name)
-            .map_err(StoreError::io("recovery"))?
+            .map_err(|e| StoreError::Io {
+                step: "recovery",
+                source: crate::store::durable::at_path(e, format!(".okf/transactions/{name}")),
+            })?
             .ok_or_else(corrupt)?;
         let j = Journal::decode(&bytes).map_err(|_| corrupt())?;
         if j.txn_id != stem {
@@ -160,6 +206,8 @@ pub(crate) fn recover(h: &Handle<'_>) -> Result<Vec<String>, StoreError> {
                 txn_id,
                 payload,
             },
+            // spec/store.md §16 rule 1: retryable, the journal stays for the next open.
+            StoreError::PublicationIncomplete { path } => StoreError::RecoveryIncomplete { path },
             other => other,
         })?;
         publish::write_receipt(h, &j, publish::now_ns())?;

@@ -16,14 +16,16 @@ use crate::store::root;
 use crate::tools::Ctx;
 use serde_json::{json, Value};
 
-/// Validates `bundle_path` (spec/surface.md §7) and captures the bundle (spec/store.md §3).
+/// Validates `bundle_path` (spec/surface.md §7) and captures the bundle (spec/store.md §3) as
+/// a reader (`store::reader`, spec/store.md §16 rule 2).
 ///
 /// # Errors
 /// The `bundle_path` and capture errors of the spec.
 pub fn capture_bundle(bundle_path: &str, ctx: &Ctx) -> Result<Capture, ToolError> {
     ctx.cancel.check()?;
     let root = root::open(bundle_path)?;
-    capture::capture(&root, &ctx.cancel)
+    // A read tool: waits for a commit in flight, else warns (spec/store.md §16 rule 2).
+    crate::store::reader::reading(|| capture::capture(&root, &ctx.cancel))
 }
 
 /// A required string argument of a schema-valid object (the schema guarantees presence).

@@ -351,18 +351,21 @@ pub fn plan_live(
 ) -> Result<MigrationPlan, ToolError> {
     ctx.cancel.check()?;
     let root = root::open(&req.bundle_path)?;
-    let (_, plan) = spine::with_capture::<Migration, _>(&root, req, &ctx.cancel, |capture| {
-        let bundle = validate::parse_for_validation(capture, &planner::validation_options())
-            .map_err(|f| f.to_tool_error())?;
-        let source = source::resolve(&bundle, req.from, field, &reader(&root))?;
-        planner::plan(
-            &bundle,
-            req,
-            source,
-            &capture.revision,
-            &reader(&root),
-            &ctx.cancel,
-        )
+    // The preview is a reader (spec/store.md §16 rule 2).
+    let (_, plan) = crate::store::reader::reading(|| {
+        spine::with_capture::<Migration, _>(&root, req, &ctx.cancel, |capture| {
+            let bundle = validate::parse_for_validation(capture, &planner::validation_options())
+                .map_err(|f| f.to_tool_error())?;
+            let source = source::resolve(&bundle, req.from, field, &reader(&root))?;
+            planner::plan(
+                &bundle,
+                req,
+                source,
+                &capture.revision,
+                &reader(&root),
+                &ctx.cancel,
+            )
+        })
     })?;
     Ok(plan)
 }

@@ -188,8 +188,9 @@ impl ApplyAnswer<'_> {
     }
 }
 
-/// Builds the preview plan of `req`: opens `bundle_path`, captures ([`with_capture`]) and
-/// plans on the captured revision. Writes nothing and never creates `.okf/`.
+/// Builds the preview plan of `req`: opens `bundle_path`, captures ([`with_capture`], as a
+/// reader: spec/store.md §16 rule 2) and plans on the captured revision. Writes nothing and
+/// never creates `.okf/`.
 ///
 /// # Errors
 /// `bundle_path` and capture errors, then the workflow's planning errors.
@@ -208,11 +209,14 @@ pub fn preview_resolved<W: Workflow>(
 ) -> Result<(Plan, Option<W::Request>), ToolError> {
     ctx.cancel.check()?;
     let root = root::open(W::bundle_path(req))?;
-    let (_, out) = with_capture::<W, _>(&root, req, &ctx.cancel, |capture| {
-        let resolved = W::resolve(req, capture, false)?;
-        let q = resolved.as_ref().unwrap_or(req);
-        let plan = plan_capture::<W>(capture, q, &capture.revision, &root, &ctx.cancel)?;
-        Ok((plan, resolved))
+    // A preview is a reader (spec/store.md §16 rule 2).
+    let (_, out) = crate::store::reader::reading(|| {
+        with_capture::<W, _>(&root, req, &ctx.cancel, |capture| {
+            let resolved = W::resolve(req, capture, false)?;
+            let q = resolved.as_ref().unwrap_or(req);
+            let plan = plan_capture::<W>(capture, q, &capture.revision, &root, &ctx.cancel)?;
+            Ok((plan, resolved))
+        })
     })?;
     Ok(out)
 }
@@ -299,6 +303,10 @@ pub fn apply<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, ToolEr
         // A lock timeout keeps its own message (spec/store.md §16 rule 4).
         if e.code == codes::OPERATION_CANCELLED && e.message != crate::store::error::MSG_LOCKED {
             StoreError::Cancelled.to_tool_error(W::FLAVOR)
+        } else if capture::is_kept_changing(&e) {
+            // A capture that never got a stable snapshot: the workflow's conflict
+            // (spec/store.md §16 rule 3).
+            StoreError::Conflict { retryable: true }.to_tool_error(W::FLAVOR)
         } else {
             e
         }

@@ -169,17 +169,20 @@ impl Payloads for Producer<'_> {
 pub fn plan_live(req: &TemporalRequest, ctx: &Ctx) -> Result<UpgradePlan, ToolError> {
     ctx.cancel.check()?;
     let root = root::open(&req.bundle_path)?;
-    let (_, plan) = spine::with_capture::<TemporalUpgrade, _>(&root, req, &ctx.cancel, |c| {
-        let bundle = validate::parse_for_validation(c, &planner::validation_options())
-            .map_err(|f| f.to_tool_error())?;
-        planner::plan(
-            &bundle,
-            req,
-            &c.revision,
-            &reader(&root),
-            &ctx.cancel,
-            false,
-        )
+    // The preview is a reader (spec/store.md §16 rule 2).
+    let (_, plan) = crate::store::reader::reading(|| {
+        spine::with_capture::<TemporalUpgrade, _>(&root, req, &ctx.cancel, |c| {
+            let bundle = validate::parse_for_validation(c, &planner::validation_options())
+                .map_err(|f| f.to_tool_error())?;
+            planner::plan(
+                &bundle,
+                req,
+                &c.revision,
+                &reader(&root),
+                &ctx.cancel,
+                false,
+            )
+        })
     })?;
     Ok(plan)
 }

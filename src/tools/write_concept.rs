@@ -214,7 +214,11 @@ enum Attempt {
 }
 
 fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolError> {
-    let capture = capture::capture(root, &ctx.cancel)?;
+    let capture = match capture::capture(root, &ctx.cancel) {
+        // No stable snapshot: this tool's conflict, retried as one (spec/store.md §16 rule 3).
+        Err(e) if capture::is_kept_changing(&e) => return Ok(Attempt::Conflict),
+        other => other?,
+    };
     // Step 5.1: an existing target that is a directory (also an empty one, which the
     // capture does not list) → `invalid_request`.
     let dir_prefix = format!("{}/", input.path);

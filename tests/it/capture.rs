@@ -416,6 +416,7 @@ mod swap {
                 kind,
             }),
             forget_memo_after_spill: false,
+            deny: None,
         }
     }
 
@@ -696,6 +697,7 @@ mod cancel_walk {
             cancel_after_files: Some(n),
             swap: None,
             forget_memo_after_spill: false,
+            deny: None,
         }
     }
 

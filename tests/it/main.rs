@@ -18,6 +18,8 @@ mod demo;
 mod durability;
 mod framing;
 mod golden;
+#[cfg(feature = "fault-injection")]
+mod honest;
 mod host;
 mod hygiene;
 mod layers;

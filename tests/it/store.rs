@@ -521,7 +521,8 @@ fn countdown_io_failure_at_every_seam_call_never_mixes_states() {
         let post = post_state(&pre, &req);
         let r = run(&b, &req, &fast().with_fs(RecordingFs::failing_at(n)));
         let committed = match &r {
-            Ok(_) | Err(StoreError::Committed { .. }) => true,
+            Ok(_)
+            | Err(StoreError::Committed { .. } | StoreError::PublicationIncomplete { .. }) => true,
             Err(StoreError::Io { .. }) => false,
             Err(e) => panic!("call {n}: unexpected {e:?}"),
         };
@@ -999,9 +1000,12 @@ fn sto_11_private_state_path_must_be_a_real_directory() {
         (e.code.as_str(), e.message.as_str()),
         (
             "operation_rejected",
-            "private state path is not a directory"
+            "private state path is not a directory: .okf"
         )
     );
+    assert!(e.diagnostics[0]
+        .message
+        .starts_with(".okf is not a directory: move it out of the way"));
     assert_eq!(crate::util::snapshot(&c.path), snap);
 
     // A symlinked subdirectory is refused the same way.
