@@ -22,7 +22,6 @@ NOTES = {
     "MIG-13": "the store's in-process I/O trace; the capture reads each file once, and the planner reads each spilled document again (digest-checked) at most once per planning pass, as spec/migration.md §12.5 rule 1 amends \"one read per file\"",
     "TMP-14": "through the binary: a cancel before the boundary and a deadline after the receipt; the foreign change-set id and wrong request digest at library level (the classifier), since no real receipt can carry them",
     "AUT-06": "--root and --read-only through the binary; MCP roots (roots/list, list_changed) are not wired yet: the intersection with --root is tested at library level only",
-    "STO-18": "readers beside a writer: 5 s in every run; the 20 s run of the acceptance list is an #[ignore]d test (cargo test ... -- --ignored sto_18_readers_beside_a_writer_for_20_s)",
     "MIG-37": "1,000 documents always, 5,000 in .ci/run (an #[ignore]d test); the generated bundle keeps untyped references (pre-existing errors), so validation must find exactly those; peak RSS 1x vs 4x is measured by benches/migration.rs (docs/bench.md), not by a test",
 }
 
