@@ -1158,17 +1158,7 @@ impl Draft {
     }
 
     fn validate_temporal(&self, i: usize, profile: Profile) -> Result<(), ToolError> {
-        let datetime_ok = |s: &str| parse_offset_datetime(s).is_some();
-        if let Some(at) = self.generated.as_ref().and_then(|g| g.at.as_deref()) {
-            if !datetime_ok(at) {
-                return Err(op_err(i, "generated.at is not an offset datetime"));
-            }
-        }
-        if let Some(v) = &self.verification {
-            if !datetime_ok(&v.at) {
-                return Err(op_err(i, "verification.at is not an offset datetime"));
-            }
-        }
+        self.validate_datetimes(i)?;
         let mut windows: Vec<&Window> = Vec::new();
         for s in self.sources() {
             if let Some(lm) = &s.last_modified {
