@@ -128,29 +128,12 @@ pub fn usage_line(e: &clap::Error) -> String {
     }
 }
 
-/// The title of each tool, for `okf-mcp tools` (spec/surface.md §18.7 rule 1).
-#[must_use]
-pub fn title(tool: &str) -> &'static str {
-    match tool {
-        "apply_concept_patch" => "Apply a concept patch",
-        "apply_temporal_upgrade" => "Apply the temporal-profile upgrade",
-        "apply_v02_migration" => "Apply the OKF 0.2 migration",
-        "list_concepts" => "List concepts",
-        "preview_concept_patch" => "Preview a concept patch",
-        "preview_temporal_upgrade" => "Preview the temporal-profile upgrade",
-        "preview_v02_migration" => "Preview the OKF 0.2 migration",
-        "read_concept" => "Read one concept",
-        "validate_bundle" => "Validate a bundle",
-        "write_concept" => "Write a whole concept",
-        _ => "",
-    }
-}
-
-/// `okf-mcp tools`: one line per registered tool, `<name>  <title>`, sorted by name.
+/// `okf-mcp tools`: one line per registered tool, `<name>  <title>`, sorted by name
+/// (spec/surface.md §18.7 rule 1; the title is the one `tools/list` advertises).
 fn tools() -> i32 {
     let mut out = std::io::stdout().lock();
     for t in registry::all() {
-        if writeln!(out, "{:<26}{}", t.name, title(t.name)).is_err() {
+        if writeln!(out, "{:<26}{}", t.name, t.title).is_err() {
             return 1;
         }
     }
@@ -333,16 +316,4 @@ fn own_or_warning(m: &tracing::Metadata<'_>) -> bool {
     let t = m.target();
     let own = t == "okf_mcp" || t.starts_with("okf_mcp::");
     own || *m.level() <= tracing::Level::WARN
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_tool_has_a_title() {
-        for t in registry::all() {
-            assert!(!title(t.name).is_empty(), "{}", t.name);
-        }
-    }
 }

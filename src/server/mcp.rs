@@ -25,15 +25,16 @@ use crate::cancel::Cancel;
 use crate::envelope::ToolError;
 use crate::progress::{Progress, Update};
 use crate::server::framing::{self, RawEntry, SideTable};
+use crate::server::{discovery, scope};
 use crate::tools::Ctx;
 use crate::wire::dispatch::{self, ToolResult};
 use crate::wire::schema::advertised;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -102,6 +103,9 @@ pub struct OkfServer {
     /// Cancelled on stdin EOF and on SIGTERM/SIGINT: every request token is its child.
     shutdown: CancellationToken,
     inflight: InFlight,
+    /// Set while the client's MCP roots are being fetched (spec/surface.md §18.4 rule 2);
+    /// tool calls wait for it ([`scope::Pending::wait`]).
+    roots_ready: scope::Pending,
 }
 
 impl OkfServer {
@@ -115,14 +119,22 @@ impl OkfServer {
     }
 }
 
-/// The advertised tool list, sorted by name (spec/surface.md §2).
+/// The advertised tool list, sorted by name (spec/surface.md §2, §18.6): name, title,
+/// description, the advertised input schema ([`crate::wire::advertise`]) and annotations.
+///
+/// No `outputSchema` is advertised (spec/surface.md §18.6 rule 3 bounds `tools/list` to
+/// 36,000 bytes; the output schemas alone are about 50 KB): the checked-in
+/// `schemas/<tool>.output.schema.json` files stay the contract the server enforces on every
+/// result, and the first text item of every result is its JSON.
 #[must_use]
 pub fn tool_list() -> Vec<Tool> {
     crate::server::served_tools()
         .map(|t| {
             let r = t.read_only;
-            let mut tool = Tool::new(t.name, t.description, Arc::new(advertised(t.input_schema)));
-            tool.output_schema = Some(Arc::new(advertised(t.output_schema)));
+            let full = serde_json::Value::Object(advertised(t.input_schema));
+            let input = crate::wire::advertise::input_schema(&full);
+            let mut tool = Tool::new(t.name, t.description, Arc::new(input));
+            tool.title = Some(t.title.to_owned());
             tool.annotations = Some(
                 ToolAnnotations::new()
                     .read_only(r)
@@ -167,9 +179,53 @@ pub fn answer_call(name: &str, entry: Option<RawEntry>, ctx: &Ctx) -> Option<Too
 
 impl ServerHandler for OkfServer {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
-        info.server_info = Implementation::new("okf-mcp", env!("CARGO_PKG_VERSION"));
+        let mut info = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .build(),
+        );
+        let mut server = Implementation::new("okf-mcp", env!("CARGO_PKG_VERSION"));
+        server.title = Some(discovery::SERVER_TITLE.to_owned());
+        info.server_info = server;
+        info.instructions = Some(discovery::INSTRUCTIONS.to_owned());
         info
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult {
+            prompts: discovery::prompts(),
+            ..Default::default()
+        })
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        match discovery::get(&request.name, request.arguments.as_ref()) {
+            Ok(r) => Ok(r.into()),
+            Err(discovery::PromptError::Unknown) => {
+                Err(ErrorData::invalid_params("prompt not found", None))
+            }
+            Err(discovery::PromptError::Argument(a)) => Err(ErrorData::invalid_params(
+                format!("prompt argument {a} is required (a non-empty string)"),
+                None,
+            )),
+        }
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        scope::refresh(&context.peer, &self.roots_ready).await;
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        scope::refresh(&context.peer, &self.roots_ready).await;
     }
 
     async fn list_tools(
@@ -193,6 +249,7 @@ impl ServerHandler for OkfServer {
             return Err(ErrorData::invalid_params("tool not found", None));
         }
         let entry = self.side.take(&framing::id_key(&context.id));
+        self.roots_ready.wait(&context.peer).await;
         // The request's token: cancelled by `notifications/cancelled` (rmcp's token) or by
         // shutdown (stdin EOF, signals).
         let token = self.shutdown.child_token();

@@ -1,7 +1,9 @@
 //! The stdio MCP server: rmcp behind our own framing layer (spec/surface.md §1, §1.1).
 
+pub mod discovery;
 pub mod framing;
 pub mod mcp;
+pub mod scope;
 
 static READ_ONLY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 

@@ -128,6 +128,16 @@ pub fn set_client_roots(roots: Option<Vec<AllowedRoot>>) {
     }
 }
 
+/// Fail closed (spec/surface.md §18.4 rule 2): when the client advertises `roots` but none are
+/// known yet, nothing is allowed until its answer arrives. Known roots stay in force.
+pub fn close_client_roots_if_unknown() {
+    if let Ok(mut s) = SCOPE.write() {
+        if s.client.is_none() {
+            s.client = Some(Vec::new());
+        }
+    }
+}
+
 fn effective_scope() -> Option<Vec<AllowedRoot>> {
     SCOPE.read().ok().and_then(|s| s.effective())
 }

@@ -7,7 +7,6 @@ use crate::plan::patch::ops::parse_patch_request;
 use crate::tools::concept_patch::patch_input_root;
 use crate::tools::concept_patch::ConceptPatch;
 use crate::tools::def::{checked_in, mode_switch_alias, Alias};
-use crate::tools::describe::{input_errors, replay_protocol, retryable_note};
 use crate::tools::schema_parts::{
     closed, diagnostics_array, has_error, info_only, output_root, paths_array, r, status_branch,
     with, SchemaRoot,
@@ -20,6 +19,7 @@ use serde_json::{json, Value};
 /// spec/surface.md §2).
 pub const TOOL: ToolSpec = ToolSpec {
     name: "apply_concept_patch",
+    title: "Apply a concept patch",
     read_only: false,
     description: DESCRIPTION,
     input_schema: checked_in!("apply_concept_patch", "input"),
@@ -47,16 +47,7 @@ pub const TOOL: ToolSpec = ToolSpec {
 };
 
 /// The tool description (spec/surface.md §17.5).
-const DESCRIPTION: &str = concat!(
-    "Use to commit a patch the user approved after preview_concept_patch, its paired preview: pass the identical bundle_path, actor, temporal_profile and operations plus expected_revision (the preview's base_revision) and expected_plan_digest (the preview's plan_digest), both unchanged. The plan is rebuilt and must match; the commit is atomic and compare-and-swap. There is no dry-run or mode switch: rehearse with preview_concept_patch. Use write_concept only for whole-concept replacement. ",
-    "Returns status, base_revision, result_revision, plan_digest and changed_paths. ",
-    "Statuses: applied (committed, or answered from the stored receipt with one receipt_replayed diagnostic; next read_concept or validate_bundle to confirm); noop (nothing to change); rejected (ERROR diagnostics say why; fix the operations and preview again). ",
-    "Errors: revision_conflict (retryable: the bundle changed and no matching receipt exists; run preview_concept_patch again, review, apply the new values); plan_mismatch (the digest does not match the rebuilt plan or the arguments changed; preview again and pass its digest unchanged); idempotency_conflict (another request already committed under this plan; preview again); invalid_revision (use the exact base_revision of a fresh preview); operation_cancelled (retryable: outcome unknown, follow the replay protocol below); operation_rejected (storage fault or blocked publication: the recovery_step names the file to restore or delete).",
-    input_errors!(),
-    retryable_note!(),
-    replay_protocol!(),
-    " Limits: as preview_concept_patch."
-);
+const DESCRIPTION: &str = "Use to commit a patch the user approved after preview_concept_patch: the identical arguments plus expected_revision (the preview's base_revision, not result_revision) and expected_plan_digest (its plan_digest). Rebuilds the plan and commits atomically if the bundle did not move. revision_conflict: preview again. Next: read_concept or validate_bundle to confirm.";
 
 /// Runs the tool on schema-valid arguments.
 ///

@@ -5,7 +5,6 @@
 use crate::envelope::ToolError;
 use crate::plan::temporal::request::parse_request;
 use crate::tools::def::{checked_in, mode_switch_alias, Alias};
-use crate::tools::describe::{input_errors, replay_protocol, retryable_note};
 use crate::tools::schema_parts::{output_root, SchemaRoot};
 use crate::tools::spine;
 use crate::tools::temporal_upgrade::{apply_success, input_members, TemporalUpgrade};
@@ -15,6 +14,7 @@ use serde_json::Value;
 /// `apply_temporal_upgrade` as registered (spec/surface.md §2, §9.4).
 pub const TOOL: ToolSpec = ToolSpec {
     name: "apply_temporal_upgrade",
+    title: "Apply the date to instant upgrade",
     read_only: false,
     description: DESCRIPTION,
     input_schema: checked_in!("apply_temporal_upgrade", "input"),
@@ -42,15 +42,7 @@ pub const TOOL: ToolSpec = ToolSpec {
 };
 
 /// The tool description (spec/surface.md §17.5).
-const DESCRIPTION: &str = concat!(
-    "Use after a ready preview_temporal_upgrade, its paired preview, to publish the date to instant upgrade the user approved: pass the identical bundle_path, id, actor and mappings plus base_revision and plan_digest from the preview, unchanged. The plan is rebuilt on the same revision and must match; the commit is atomic. There is no dry-run or mode switch: rehearse with preview_temporal_upgrade. ",
-    "Returns status applied, request_digest, result_revision and diagnostics (empty after a fresh commit; one INFO receipt_replayed when the answer is the stored receipt of an earlier identical call). ",
-    "Errors: operation_rejected \"temporal upgrade plan or receipt did not match\" (recovery_step on plan_digest: preview again before applying a new plan); operation_rejected \"temporal upgrade apply failed\" (the bundle moved: recovery_step on base_revision, preview again; or the rebuilt preview is not ready, or a storage fault, with a diagnostic naming the cause); idempotency_conflict (a different request already committed under this plan digest); operation_cancelled \"temporal upgrade outcome is not confirmed\" (retryable: inspect, then repeat the same arguments). ",
-    "Limits: as preview_temporal_upgrade. Next step after success: validate_bundle with temporal_profile: \"instant-0b87c52\" (no temporal_profile_mismatch should remain), and preview_temporal_upgrade again (noop).",
-    input_errors!(),
-    retryable_note!(),
-    replay_protocol!()
-);
+const DESCRIPTION: &str = "Use after a ready preview_temporal_upgrade the user approved: the identical bundle_path, id, actor and mappings plus its base_revision and plan_digest, unchanged. Rebuilds the plan and commits atomically. If the bundle moved, preview again. Next: validate_bundle with temporal_profile instant-0b87c52.";
 
 /// Runs the tool on schema-valid arguments.
 ///

@@ -5,7 +5,6 @@
 use crate::envelope::ToolError;
 use crate::plan::migration::request::parse_request;
 use crate::tools::def::{checked_in, mode_switch_alias, Alias};
-use crate::tools::describe::{input_errors, replay_protocol, retryable_note};
 use crate::tools::migration::{
     apply_success, apply_target_noop, authorise, input_members, Migration,
 };
@@ -17,6 +16,7 @@ use serde_json::Value;
 /// `apply_v02_migration` as registered (spec/migration.md §2).
 pub const TOOL: ToolSpec = ToolSpec {
     name: "apply_v02_migration",
+    title: "Apply the 0.1 to 0.2 migration",
     read_only: false,
     description: DESCRIPTION,
     input_schema: checked_in!("apply_v02_migration", "input"),
@@ -44,15 +44,7 @@ pub const TOOL: ToolSpec = ToolSpec {
 };
 
 /// The tool description (spec/migration.md §2).
-const DESCRIPTION: &str = concat!(
-    "Use after reviewing preview_v02_migration to publish the OKF 0.1 to 0.2 migration: same arguments plus expected_source = the preview's source, proof and expected_plan_digest = its plan_digest, echoed unchanged (about 100 bytes of proof per written file, no document content). For a target noop omit proof and expected_plan_digest. ",
-    "Rebuilds the plan and publishes it in one transaction (root index.md last) or reports a conflict or noop. Returns status (applied, noop or rejected), source, base_revision, result_revision, plan_digest, changed_paths and diagnostics. Run validate_bundle afterwards. ",
-    "Limits: as preview_v02_migration (10,000 changed paths, arguments at most 16 MiB). Next step after success: validate_bundle with strict: true and target_version: \"0.2\". ",
-    "Errors: plan_mismatch (the arguments, proof or digest differ from the preview: preview again), source_conflict and revision_conflict (retryable: the bundle changed; preview again), unsupported_migration_source, and the first blocker's code when a target-noop check fails.",
-    input_errors!(),
-    retryable_note!(),
-    replay_protocol!()
-);
+const DESCRIPTION: &str = "Use after reviewing preview_v02_migration: the same arguments plus expected_source (its source), proof and expected_plan_digest (its plan_digest), unchanged; for a target noop omit proof and expected_plan_digest. Publishes in one transaction, root index.md last. source_conflict or revision_conflict: preview again. Next: validate_bundle with strict true and target_version 0.2.";
 
 /// Runs the tool on schema-valid arguments.
 ///

@@ -124,13 +124,14 @@ pub fn insert_profile(m: &mut Map<String, Value>, req: &PatchRequest) {
 }
 
 /// A fixed operation list that validates under both temporal profiles; the guidance for a
-/// missing or empty `operations` shows it (spec/surface.md §6.3, SCH-07).
+/// missing or empty `operations` shows it (spec/surface.md §6.3, SCH-07). It sets only the
+/// status, so an agent that copies it keeps the concept's `stale_after` (AUT-02).
 #[must_use]
 pub fn example_operations() -> Value {
     json!([{
         "kind": "set_lifecycle",
         "concept_id": "tables/orders",
-        "lifecycle": {"status": "stable", "stale_after": null}
+        "lifecycle": {"status": "deprecated"}
     }])
 }
 

@@ -46,9 +46,12 @@ pub struct ToolSpec {
     /// The MCP tool name (spec/surface.md §2); also the name of its module and of its schema
     /// files.
     pub name: &'static str,
+    /// The human-readable `title` of `tools/list` (spec/surface.md §18.6 rule 2).
+    pub title: &'static str,
     /// `readOnlyHint`; the other three hints follow from it (spec/surface.md §2).
     pub read_only: bool,
-    /// The tool description of spec/surface.md §17.5.
+    /// The tool description: what the tool is for, what it returns and the next step; the
+    /// protocol every tool shares is in `initialize` `instructions` (spec/surface.md §18.6).
     pub description: &'static str,
     /// The checked-in `schemas/<name>.input.schema.json` text, advertised and enforced.
     pub input_schema: &'static str,

@@ -10,7 +10,6 @@ use crate::okf::project;
 use crate::okf::version;
 use crate::tools::common::{capture_bundle, insert_profile, str_arg, ReadProfile};
 use crate::tools::def::checked_in;
-use crate::tools::describe::{input_errors, retryable_note};
 use crate::tools::schema_parts::{
     as_of_prop, boolean, card_props, closed, count, input_root, nullable_string, output_root,
     profile_branches, r, string_1_max, temporal_profile_prop, trust_enum, with, SchemaRoot,
@@ -24,6 +23,7 @@ use serde_json::{json, Map, Value};
 /// `list_concepts` as registered (spec/surface.md §2, §12.3; annotations spec/surface.md §2).
 pub const TOOL: ToolSpec = ToolSpec {
     name: "list_concepts",
+    title: "List concepts",
     read_only: true,
     description: DESCRIPTION,
     input_schema: checked_in!("list_concepts", "input"),
@@ -59,17 +59,7 @@ pub const BAD_CURSOR: &str =
     "cursor is not a next_cursor of list_concepts; list again without cursor";
 
 /// The tool description (spec/surface.md §17.5).
-const DESCRIPTION: &str = concat!(
-    "Use first to discover what an OKF bundle contains: lists the concepts (non-reserved .md files with a canonical id), sorted by id, one page at a time, each with its card: id, path, type, title, description, tags, status, trust tier, staleness, generated_at, source count, computation summary and legacy fallbacks, plus the bundle's version resolution, total (concepts matching the filters) and next_cursor. Read-only; never writes, never opens .okf/. ",
-    "Use read_concept instead for one concept's bytes and full projection, validate_bundle for conformance findings. ",
-    "Inputs: bundle_path (absolute path of the bundle root), optional temporal_profile (default auto: the profile the bundle's own values show; or \"date-3fcbb9f\" or \"instant-0b87c52\") and as_of (YYYY-MM-DD under the date profile, an offset datetime under the instant profile; without it staleness is null, the wall clock is never used); paging: limit (1..1000, default 200) and cursor (the next_cursor of the previous page, with the same other arguments); filters, exact matches combined with AND: stale (true or false; needs as_of), status, type, tag (one of the concept's tags), trust. ",
-    "Limits: a page holds at most limit concepts; when next_cursor is not null, call again with cursor set to it. A cursor is bound to the bundle's revision: after any change to the bundle it gives invalid_request (the bundle changed since this cursor); list again without cursor. ",
-    "A concept whose document cannot be parsed never makes this tool fail: its entry has parse_error set (invalid_encoding, unterminated_frontmatter or invalid_frontmatter) and every other member null, empty or false; repair it with write_concept. ",
-    "Errors:",
-    input_errors!(),
-    retryable_note!(),
-    " Next step after success: read_concept on the concepts of interest, or preview_concept_patch to change metadata."
-);
+const DESCRIPTION: &str = "Use first to see what an OKF bundle holds: one page of concept cards (id, path, type, title, tags, status, trust, staleness, sources, computation), sorted by id, plus the version resolution, total and next_cursor. Filters (exact, combined): stale (needs as_of), status, type, tag, trust. When next_cursor is not null, call again with cursor set to it and the same other arguments. A concept that does not parse has parse_error set; repair it with write_concept. Next: read_concept.";
 
 /// The filters of spec/surface.md §18.5 rule 1: exact matches, combined with AND.
 #[derive(Debug, Default)]

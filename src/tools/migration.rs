@@ -861,7 +861,7 @@ pub fn input_members(tool: &str, description: &str, apply: bool) -> Map<String, 
                 "type": "string",
                 "maxLength": 256,
                 "pattern": format!("^$|{}", crate::tools::schema_parts::DOCUMENT_ACTOR_PATTERN),
-                "description": format!("Who produced the migrated content, written as generated.by; empty or absent when not given: {}.", crate::tools::schema_parts::DOCUMENT_ACTOR_TEXT),
+                "description": format!("Who produced the migrated content, written as generated.by (human:<name>, process:<name> or producer/version). Empty or absent when not given; otherwise {}.", crate::tools::schema_parts::DOCUMENT_ACTOR_TEXT),
                 "examples": ["agent/1.0"]
             }),
         ),

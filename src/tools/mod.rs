@@ -22,7 +22,6 @@ use serde_json::Value;
 pub mod common;
 pub mod concept_patch;
 pub mod def;
-pub mod describe;
 pub mod migration;
 pub mod schema_parts;
 pub mod spine;
@@ -140,24 +139,14 @@ mod tests {
     }
 
     #[test]
-    fn every_description_states_the_shared_rules() {
+    fn aut_08_descriptions_are_short_titled_and_name_a_next_step() {
         for t in TOOLS {
             let (n, d) = (t.name, t.description);
-            assert!(d.contains("retryable: true means"), "{n}");
-            assert!(
-                d.contains("Next step") || d.contains("next read_concept"),
-                "{n}"
-            );
-            assert!(d.contains("Limits"), "{n}");
-            assert!(d.contains("schema_validation"), "{n}");
+            assert!(d.len() <= 600, "{n}: {} bytes", d.len());
+            assert!(d.contains("Next"), "{n}: no next step");
+            assert!(!t.title.is_empty() && t.title.len() <= 48, "{n}");
+            // The shared protocol moved to `initialize` instructions.
+            assert!(!d.contains("Replay protocol"), "{n}");
         }
-        for t in TOOLS.iter().filter(|t| !t.read_only) {
-            let (n, d) = (t.name, t.description);
-            assert!(d.contains("not authorisation"), "{n}");
-            assert!(d.contains("repeat the exact same arguments"), "{n}");
-        }
-        assert!(super::apply_concept_patch::TOOL
-            .description
-            .contains("preview_concept_patch, its paired preview"));
     }
 }

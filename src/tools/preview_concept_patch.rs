@@ -7,7 +7,6 @@ use crate::plan::stage::PlanStatus;
 use crate::tools::concept_patch::patch_input_root;
 use crate::tools::concept_patch::{insert_profile, ConceptPatch};
 use crate::tools::def::checked_in;
-use crate::tools::describe::{input_errors, retryable_note};
 use crate::tools::schema_parts::{
     boolean, closed, diagnostics_array, has_error, no_error, output_root, paths_array, r,
     status_branch, with, SchemaRoot,
@@ -20,6 +19,7 @@ use serde_json::{json, Value};
 /// spec/surface.md §2).
 pub const TOOL: ToolSpec = ToolSpec {
     name: "preview_concept_patch",
+    title: "Preview a concept patch",
     read_only: true,
     description: DESCRIPTION,
     input_schema: checked_in!("preview_concept_patch", "input"),
@@ -31,17 +31,7 @@ pub const TOOL: ToolSpec = ToolSpec {
 };
 
 /// The tool description (spec/surface.md §17.5).
-const DESCRIPTION: &str = concat!(
-    "Use to rehearse a bounded change of concept metadata: an ordered list of desired-state operations (set_generated, ensure_verification, remove_verification, put_source, remove_source, set_usage_window, set_lifecycle — an absent status or stale_after is kept, null removes it —, put_attested_computation, set_bundle_version, set_metadata for type, title, description and tags). Builds the plan in memory, validates the staged bundle strictly against OKF 0.2 and writes nothing. ",
-    "Use apply_concept_patch afterwards to commit the reviewed plan; use write_concept only to replace a whole concept. ",
-    "Returns status, base_revision, result_revision, plan_digest, a unified diff (at most 1 MiB; diff_truncated says when it was cut), affected_paths, diagnostics and unknown_preserved. ",
-    "Statuses: applicable (review the diff, then apply with the same actor, temporal_profile and operations plus expected_revision = base_revision and expected_plan_digest = plan_digest, unchanged); noop (nothing to change; nothing to apply); rejected (the ERROR diagnostics say why, e.g. missing_concept, ambiguous_presentation, staged_validation_failed; fix the operations and preview again; a rejected plan_digest cannot be applied usefully). ",
-    "Limits: 1 to 256 operations, actor 1 to 256 bytes, text fields at most 4096 bytes, inline_computation at most 1 MiB, arguments at most 16 MiB. ",
-    "Errors: invalid_request for per-operation domain faults (message operations[i]: reason).",
-    input_errors!(),
-    retryable_note!(),
-    " A preview is not authorisation: show the diff to the user before applying. Next step after success: apply_concept_patch with the values above once the user approves."
-);
+const DESCRIPTION: &str = "Use to rehearse a bounded metadata change; writes nothing. Operations run in order; kinds: set_generated, ensure_verification, remove_verification, put_source, remove_source, set_usage_window, set_lifecycle (an absent status or stale_after is kept, null removes it), put_attested_computation, set_bundle_version, set_metadata (type, title, description, tags). Returns status (applicable, noop, rejected), base_revision, plan_digest and the diff. Next, once approved: apply_concept_patch with the same arguments plus expected_revision = base_revision and expected_plan_digest = plan_digest.";
 
 /// Runs the tool on schema-valid arguments.
 ///

@@ -4,7 +4,6 @@
 use crate::envelope::ToolError;
 use crate::plan::migration::request::parse_request;
 use crate::tools::def::checked_in;
-use crate::tools::describe::{input_errors, retryable_note};
 use crate::tools::migration::{input_members, plan_live, preview_success, render_preview};
 use crate::tools::schema_parts::{output_root, SchemaRoot};
 use crate::tools::{Ctx, Success, ToolSpec};
@@ -13,6 +12,7 @@ use serde_json::Value;
 /// `preview_v02_migration` as registered (spec/migration.md §2).
 pub const TOOL: ToolSpec = ToolSpec {
     name: "preview_v02_migration",
+    title: "Preview the 0.1 to 0.2 migration",
     read_only: true,
     description: DESCRIPTION,
     input_schema: checked_in!("preview_v02_migration", "input"),
@@ -24,16 +24,7 @@ pub const TOOL: ToolSpec = ToolSpec {
 };
 
 /// The tool description (spec/migration.md §2).
-const DESCRIPTION: &str = concat!(
-    "Use to rehearse the OKF 0.1 to 0.2 migration of a bundle without publishing anything: legacy timestamp becomes generated {by, at}, each # Citations section becomes frontmatter sources plus footnotes [^id] (claims [N] and mapped inline notes ^[text] rewritten), and the root index.md declares okf_version \"0.2\" last. ",
-    "Only what the caller maps explicitly is rewritten: pass citation_mappings (may be [] on a first call; then copy proposed_citation_mappings after review), timestamp_policy, and generated_by for new generated blocks. Reserved index.md/log.md citations need an exact legacy_entry or an explicit resource (and title). Optional computations turn mapped concepts into Attested Computations from a caller-supplied contract (inline fence, or a file asset created with the given text, whose computation_path must resolve to asset.path). Date to instant upgrades belong to preview_temporal_upgrade. ",
-    "Returns status (applicable, noop or blocked), source (the resolution), proof and plan_digest (applicable and transition noop only), base_revision, result_revision, a unified diff (at most 1 MiB), affected_paths, blockers with manual_actions, diagnostics, proposed_citation_mappings and proposals_truncated. ",
-    "Limits: citation_mappings at most 10,000 documents and 100,000 entries, text fields at most 4096 bytes, generated_by at most 256 bytes, computations at most 256 (asset content at most 8 MiB, inline_computation at most 1 MiB), arguments at most 16 MiB; at most 10,000 blockers are returned (blockers_truncated) and 100,000 proposed entries (proposals_truncated). ",
-    "Next step: after the user approves the diff, call apply_v02_migration with the same arguments plus expected_source = source, proof and expected_plan_digest = plan_digest, unchanged (for a target noop omit proof and expected_plan_digest). Blocked: fix what the blockers name and preview again.",
-    input_errors!(),
-    retryable_note!(),
-    " A preview is not authorisation."
-);
+const DESCRIPTION: &str = "Use to rehearse the OKF 0.1 to 0.2 migration; publishes nothing. timestamp becomes generated {by, at}, # Citations sections become sources plus footnotes, and index.md declares okf_version 0.2. Only what citation_mappings maps is rewritten: start with [], review proposed_citation_mappings, pass them back. Returns status applicable, noop or blocked, source, proof, plan_digest, the diff and blockers. Next, after approval: apply_v02_migration with the same arguments plus expected_source = source, proof and expected_plan_digest = plan_digest.";
 
 /// Runs the tool on schema-valid arguments.
 ///

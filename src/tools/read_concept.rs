@@ -13,7 +13,6 @@ use crate::tools::common::{
     capture_bundle, concept_id_arg, insert_profile, parse_failure, str_arg, ReadProfile,
 };
 use crate::tools::def::checked_in;
-use crate::tools::describe::{input_errors, retryable_note};
 use crate::tools::schema_parts::{
     boolean, closed, concept_id_prop, input_root, nullable_string, output_root, r, status_enum,
     string_array, temporal_profile_prop, trust_enum, SchemaRoot, EXAMPLE_BUNDLE_PATH,
@@ -27,6 +26,7 @@ use serde_json::{json, Map, Value};
 /// `read_concept` as registered (spec/surface.md §2, §12.4; annotations spec/surface.md §2).
 pub const TOOL: ToolSpec = ToolSpec {
     name: "read_concept",
+    title: "Read a concept",
     read_only: true,
     description: DESCRIPTION,
     input_schema: checked_in!("read_concept", "input"),
@@ -38,16 +38,7 @@ pub const TOOL: ToolSpec = ToolSpec {
 };
 
 /// The tool description (spec/surface.md §17.5).
-const DESCRIPTION: &str = concat!(
-    "Use to inspect one concept before reviewing or changing it: returns the exact file bytes as text content and, structured, the id, path, version resolution, frontmatter_yaml (verbatim), body (verbatim), a typed projection (type, title, tags, sources, attributions, usage window, generated, verified events, trust, status, stale_after, attested computation) and legacy fallbacks. Read-only. ",
-    "Use list_concepts instead to find ids, validate_bundle for findings across the bundle. ",
-    "Inputs: bundle_path, concept_id (bundle-relative id without .md, e.g. tables/orders), optional temporal_profile. ",
-    "Limits: concept_id at most 4096 bytes; the bundle limits of every tool. ",
-    "Errors: concept_not_found (no concept with that id: find a current id with list_concepts); operation_rejected when the requested document cannot be parsed (the text content lists the findings; repair it with write_concept).",
-    input_errors!(),
-    retryable_note!(),
-    " Next step after success: preview_concept_patch for a bounded metadata change, or write_concept to replace the whole concept after review."
-);
+const DESCRIPTION: &str = "Use to inspect one concept: the exact file bytes (second text item) and its verbatim frontmatter_yaml and body with a typed projection (sources, generated, verified, trust, status, stale_after, computation). concept_not_found: find the id with list_concepts. Next: preview_concept_patch for a metadata change.";
 
 /// Runs the tool on schema-valid arguments.
 ///

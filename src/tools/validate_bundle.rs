@@ -9,7 +9,6 @@ use crate::okf::validate::{self, ValidationOptions};
 use crate::okf::version::Target;
 use crate::tools::common::{capture_bundle, insert_profile, str_arg, ReadProfile};
 use crate::tools::def::checked_in;
-use crate::tools::describe::{input_errors, retryable_note};
 use crate::tools::schema_parts::{
     as_of_prop, boolean, closed, closed_with, count, input_root, output_root, profile_branches, r,
     temporal_profile_prop, with, SchemaRoot, EXAMPLE_BUNDLE_PATH,
@@ -22,6 +21,7 @@ use serde_json::{json, Map, Value};
 /// `validate_bundle` as registered (spec/surface.md §2, §12.5; annotations spec/surface.md §2).
 pub const TOOL: ToolSpec = ToolSpec {
     name: "validate_bundle",
+    title: "Validate a bundle",
     read_only: true,
     description: DESCRIPTION,
     input_schema: checked_in!("validate_bundle", "input"),
@@ -39,16 +39,7 @@ pub const MAX_DIAGNOSTICS: u64 = 10_000;
 pub const DEFAULT_LIMIT: u64 = 1_000;
 
 /// The tool description (spec/surface.md §17.5).
-const DESCRIPTION: &str = concat!(
-    "Use to check a bundle against OKF: runs the validator and returns scanned_files, conformance {conformant, errors}, guidance {warnings, info} and diagnostics with stable codes sorted by file, code and message. A non-conformant bundle is a successful result (isError false); only ERROR findings make it non-conformant. Read-only. ",
-    "Use list_concepts or read_concept instead to inspect content. ",
-    "Inputs: bundle_path; optional strict, check_links, check_orphans (booleans, default false), target_version (auto, 0.1 or 0.2; auto never asserts a version), temporal_profile and as_of (as for list_concepts), limit (1..10000, default 1000: most diagnostics returned). ",
-    "Limits: diagnostics holds the first limit findings in sort order; diagnostic_counts counts every finding by code, the conformance and guidance counts cover every finding, and diagnostics_truncated says whether findings were left out (raise limit, or fix the reported ones and validate again); the bundle limits of every tool. ",
-    "Errors:",
-    input_errors!(),
-    retryable_note!(),
-    " Next step after success: fix ERROR findings with preview_concept_patch or write_concept, then validate again; after a temporal upgrade validate with temporal_profile \"instant-0b87c52\"."
-);
+const DESCRIPTION: &str = "Use to check a bundle against OKF: conformance {conformant, errors}, guidance {warnings, info}, diagnostics with stable codes (the first limit of them), diagnostic_counts per code. A non-conformant bundle is a successful result. Next: fix ERROR findings with preview_concept_patch or write_concept, then validate again.";
 
 /// Runs the tool on schema-valid arguments.
 ///

@@ -18,7 +18,6 @@ use crate::store::outcome::{self, ReceiptMatch};
 use crate::store::root::{self, Root};
 use crate::tools::common::{concept_id_arg, str_arg};
 use crate::tools::def::{checked_in, Alias, MODE_KEYS};
-use crate::tools::describe::{input_errors, replay_protocol, retryable_note};
 use crate::tools::schema_parts::{
     closed, closed_with, concept_id_prop, input_root, output_root, r, SchemaRoot,
     EXAMPLE_BUNDLE_PATH, EXAMPLE_CONCEPT_ID,
@@ -32,6 +31,7 @@ use std::collections::BTreeSet;
 /// `write_concept` as registered (spec/concept-patch.md §10; annotations spec/surface.md §2).
 pub const TOOL: ToolSpec = ToolSpec {
     name: "write_concept",
+    title: "Replace a whole concept",
     read_only: false,
     description: DESCRIPTION,
     input_schema: checked_in!("write_concept", "input"),
@@ -166,17 +166,7 @@ fn replayed_info() -> Value {
 }
 
 /// The tool description (spec/surface.md §17.5).
-const DESCRIPTION: &str = concat!(
-    "Compatibility tool: replaces one whole concept file (creating it if absent) with the given frontmatter (YAML text without --- fences, written verbatim) and Markdown body. There is no preview pair and no dry-run: review the current content with read_concept first, and prefer preview_concept_patch / apply_concept_patch for bounded metadata changes. Also the repair for a concept that cannot be parsed. ",
-    "The server derives the change id from the content; pass no revision, digest or idempotency token. The staged bundle is validated strictly (links and orphans included); only errors the write introduces block it. ",
-    "Returns {status: \"success\", path, diagnostics} with diagnostics {severity, message, file?}, each message starting with its code. An identical replacement also answers success without writing. ",
-    "Limits: frontmatter at most 1 MiB, body at most 16 MiB, the written file at most 16 MiB, concept_id at most 4096 bytes. ",
-    "Errors: operation_rejected when validation blocks the write (nothing written; the text content lists the findings; fix the content and call again); invalid_request for malformed frontmatter (check the YAML syntax and remove aliases) or a target that is a directory; revision_conflict (retryable: the bundle kept changing; read the concept again and repeat with reviewed content); idempotency_conflict and plan_mismatch (a stored result does not match this request; read the concept and decide again); operation_cancelled (retryable: outcome unknown, follow the replay protocol below).",
-    input_errors!(),
-    retryable_note!(),
-    replay_protocol!(),
-    " Next step after success: read_concept or validate_bundle to confirm."
-);
+const DESCRIPTION: &str = "Compatibility tool: replaces one concept file (or creates it) with frontmatter (YAML text without --- fences) and a Markdown body. No preview pair: read_concept first and prefer preview_concept_patch for metadata changes. Also the repair of a concept that does not parse. Only errors the write introduces block it (operation_rejected, nothing written). Next: validate_bundle.";
 
 /// Runs the tool on schema-valid arguments.
 ///

@@ -4,9 +4,11 @@
 //! cancellation → raw-argument boundary ([`raw`]) → curated aliases ([`alias`]) → JSON Schema
 //! ([`schema`]) → the tool's pure checks → the tool's I/O; then output enforcement.
 
+pub mod advertise;
 pub mod alias;
 pub mod dispatch;
 pub mod raw;
 pub mod registry;
 pub mod schema;
 pub mod schema_gen;
+pub mod scope;

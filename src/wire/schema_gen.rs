@@ -219,7 +219,7 @@ fn concept_id_def() -> Value {
         .map(|p| json!({"not": {"type": "string", "pattern": p}}))
         .collect();
     json!({
-        "description": "Bundle-relative concept path without .md: non-empty segments joined by '/', no '\\', ':' or control characters, no segment starting with '.', no surrounding whitespace, last segment not index or log (spec/surface.md §8).",
+        "description": "Bundle-relative concept path without .md, e.g. tables/orders. Non-empty segments joined by '/', no '\\', ':' or control characters, no segment starting with '.', no surrounding whitespace, last segment not index or log (spec/surface.md §8).",
         "type": "string",
         "minLength": 1,
         "maxLength": 4096,
@@ -230,7 +230,7 @@ fn concept_id_def() -> Value {
 
 fn temporal_profile_def() -> Value {
     json!({
-        "description": "Temporal profile: auto (the default; also \"\" or absent: the profile the bundle's own temporal values show, spec/temporal.md §11), date-3fcbb9f (calendar dates) or instant-0b87c52 (offset datetimes) (spec/temporal.md §1). Leave it out unless the bundle must be read under a profile it does not show.",
+        "description": "Temporal profile: auto (the default), date-3fcbb9f or instant-0b87c52. auto, \"\" or absent: the profile the bundle's own temporal values show (spec/temporal.md §11); date-3fcbb9f reads calendar dates, instant-0b87c52 offset datetimes (spec/temporal.md §1). Leave it out unless the bundle must be read under a profile it does not show.",
         "type": "string",
         "enum": ["", AUTO_PROFILE, DATE_PROFILE, INSTANT_PROFILE]
     })
@@ -311,7 +311,7 @@ fn digest_def() -> Value {
 
 fn actor_def() -> Value {
     json!({
-        "description": "Request actor: a transport identity of 1 to 256 bytes without surrounding whitespace or control characters; never written to a document (spec/surface.md §13.3).",
+        "description": "Request actor: who asks, never written to a document. A transport identity of 1 to 256 bytes without surrounding whitespace or control characters (spec/surface.md §13.3).",
         "type": "string",
         "minLength": 1,
         "maxLength": 256

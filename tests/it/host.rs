@@ -448,18 +448,22 @@ fn aut_09_tools_prints_every_registered_tool_with_its_title() {
     assert_eq!(out.code, 0);
     let mut mcp = crate::util::Mcp::start();
     let listed = mcp.request("tools/list", json!({}));
-    let names: Vec<String> = listed["result"]["tools"]
+    let tools: Vec<(String, String)> = listed["result"]["tools"]
         .as_array()
         .expect("tools")
         .iter()
-        .map(|t| t["name"].as_str().expect("name").to_owned())
+        .map(|t| {
+            let field = |k: &str| t[k].as_str().expect(k).to_owned();
+            (field("name"), field("title"))
+        })
         .collect();
     let lines: Vec<&str> = out.stdout.lines().collect();
-    assert_eq!(lines.len(), names.len(), "{}", out.stdout);
-    for (line, name) in lines.iter().zip(&names) {
+    assert_eq!(lines.len(), tools.len(), "{}", out.stdout);
+    for (line, (name, advertised)) in lines.iter().zip(&tools) {
         let (n, title) = line.split_once(' ').expect("name, then title");
         assert_eq!(n, name);
-        assert!(!title.trim().is_empty(), "{line}");
+        // The CLI prints the title tools/list advertises.
+        assert_eq!(title.trim(), advertised, "{line}");
     }
     assert!(out
         .stdout
@@ -790,4 +794,172 @@ fn aut_06_read_only_lists_and_runs_only_the_read_tools() {
     assert_eq!(r["isError"], false);
     assert_eq!(m.finish().0, 0);
     assert_eq!(snapshot(&b), before, "nothing written, no .okf/");
+}
+
+/// The client's side of the roots exchange: reads the server's `roots/list` request and
+/// answers it with `uris` (or with a JSON-RPC error when `uris` is `None`).
+fn answer_roots(m: &mut crate::util::Mcp, uris: Option<&[String]>) {
+    let req = m.read();
+    assert_eq!(req["method"], "roots/list", "{req}");
+    let id = req["id"].clone();
+    assert!(!id.is_null(), "{req}");
+    let reply = match uris {
+        Some(u) => {
+            let roots: Vec<Value> = u.iter().map(|x| json!({"uri": x, "name": "r"})).collect();
+            json!({"jsonrpc": "2.0", "id": id, "result": {"roots": roots}})
+        }
+        None => json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": "no"}}),
+    };
+    m.send_json(&reply);
+}
+
+/// A session whose client advertises `roots` (spec/surface.md §18.4 rule 2); the server's
+/// first `roots/list` is answered with `uris`.
+fn start_with_roots(args: &[&str], uris: Option<&[String]>) -> crate::util::Mcp {
+    let mut m = crate::util::Mcp::spawn_serve(args, &[]);
+    let init = m.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"roots": {"listChanged": true}},
+               "clientInfo": {"name": "it-roots", "version": "1"}}),
+    );
+    assert_eq!(init["result"]["serverInfo"]["name"], "okf-mcp", "{init}");
+    m.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    answer_roots(&mut m, uris);
+    m
+}
+
+fn file_uri(p: &Path) -> String {
+    // Percent-encode the space the test directory names hold.
+    format!("file://{}", s(p).replace(' ', "%20"))
+}
+
+#[test]
+fn aut_06_mcp_roots_bound_bundle_path_and_list_changed_refreshes_them() {
+    let top = scratch("aut06-mcp roots");
+    let (a, b) = (top.join("a"), top.join("b"));
+    generated_bundle(&a.join("x"), 2);
+    generated_bundle(&b.join("y"), 3);
+    let before_b = snapshot(&b);
+    let list = |m: &mut crate::util::Mcp, p: &Path| {
+        m.call("list_concepts", &json!({"bundle_path": s(p)}))["structuredContent"].clone()
+    };
+    let mut m = start_with_roots(&[], Some(&[file_uri(&a), "https://example.com/".into()]));
+    assert_eq!(list(&mut m, &a.join("x"))["total"], 2);
+    let out = list(&mut m, &b.join("y"));
+    assert_eq!(out["code"], "invalid_request", "{out}");
+    assert_eq!(
+        out["message"],
+        "bundle_path is outside the allowed roots: a"
+    );
+    // notifications/roots/list_changed: the server asks again; the new list replaces the old.
+    m.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}));
+    answer_roots(&mut m, Some(&[format!("{}/", file_uri(&b))]));
+    assert_eq!(list(&mut m, &b.join("y"))["total"], 3);
+    let out = list(&mut m, &a.join("x"));
+    assert_eq!(
+        out["message"],
+        "bundle_path is outside the allowed roots: b"
+    );
+    let (code, _, err) = m.finish();
+    assert_eq!((code, err.as_str()), (0, ""));
+
+    // Intersected with --root: only what both allow.
+    let mut m = start_with_roots(&["--root", s(&top)], Some(&[file_uri(&a)]));
+    assert_eq!(list(&mut m, &a.join("x"))["total"], 2);
+    assert_eq!(
+        list(&mut m, &b.join("y"))["message"],
+        "bundle_path is outside the allowed roots: a"
+    );
+    drop(m.finish());
+    let mut m = start_with_roots(&["--root", s(&a)], Some(&[file_uri(&b)]));
+    assert_eq!(
+        list(&mut m, &b.join("y"))["message"],
+        "bundle_path is outside the allowed roots: none"
+    );
+    drop(m.finish());
+
+    // Fail closed: a client that advertises roots and answers roots/list with an error, or
+    // with no usable root, allows nothing; no write reaches the bundle.
+    for uris in [None, Some(vec!["file://host/elsewhere".to_owned()])] {
+        let mut m = start_with_roots(&[], uris.as_deref());
+        let w = m.call(
+            "write_concept",
+            &json!({"bundle_path": s(&b.join("y")), "concept_id": "n/new", "frontmatter": "type: T\n", "body": "b\n"}),
+        );
+        assert_eq!(
+            w["structuredContent"]["message"], "bundle_path is outside the allowed roots: none",
+            "{w}"
+        );
+        drop(m.finish());
+    }
+    assert_eq!(snapshot(&b), before_b, "byte-identical, no .okf/");
+    assert!(!b.join("y/.okf").exists());
+    let _ = std::fs::remove_dir_all(&top);
+}
+
+#[test]
+fn aut_08_initialize_carries_instructions_titles_and_prompts() {
+    let mut m = crate::util::Mcp::spawn_serve(&[], &[]);
+    let init = m.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "it", "version": "1"}}),
+    );
+    let r = &init["result"];
+    assert_eq!(r["serverInfo"]["title"], "OKF knowledge bundle", "{init}");
+    let instructions = r["instructions"].as_str().expect("instructions");
+    for needle in [
+        "preview",
+        "base_revision",
+        "receipt_replayed",
+        "retryable",
+        "instant-0b87c52",
+        "process:<name>",
+    ] {
+        assert!(instructions.contains(needle), "{needle}");
+    }
+    assert!(r["capabilities"]["prompts"].is_object(), "{init}");
+    m.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let tools = m.request("tools/list", json!({}))["result"]["tools"].clone();
+    for t in tools.as_array().expect("tools") {
+        assert!(t["title"].as_str().is_some_and(|x| !x.is_empty()), "{t}");
+        // The shared protocol is said once, in the instructions.
+        assert!(!t["description"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Replay protocol"));
+    }
+    let prompts = m.request("prompts/list", json!({}))["result"]["prompts"].clone();
+    let names: Vec<&str> = prompts
+        .as_array()
+        .expect("prompts")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "review_stale_concepts",
+            "verify_concept",
+            "migrate_bundle_to_0_2"
+        ]
+    );
+    let got = m.request(
+        "prompts/get",
+        json!({"name": "migrate_bundle_to_0_2", "arguments": {"bundle_path": "/srv/okf/b"}}),
+    );
+    let text = got["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .expect("text");
+    assert!(
+        text.contains("/srv/okf/b") && text.contains("preview_v02_migration"),
+        "{text}"
+    );
+    let missing = m.request(
+        "prompts/get",
+        json!({"name": "verify_concept", "arguments": {}}),
+    );
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+    let (code, _, err) = m.finish();
+    assert_eq!((code, err.as_str()), (0, ""));
 }

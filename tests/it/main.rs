@@ -22,6 +22,7 @@ mod golden;
 mod honest;
 mod host;
 mod hygiene;
+mod inspector;
 mod layers;
 mod lockfirst;
 mod mcp;

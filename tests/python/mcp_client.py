@@ -1,23 +1,35 @@
 """Real-client conformance check with the official Python MCP SDK (spec/rust-notes.md §9.1).
 
-Usage: mcp_client.py <okf-mcp binary> <plan.json>
+Usage: mcp_client.py <okf-mcp binary> <plan.json> <schemas dir>
 
 The plan is {"calls": [{"tool": str, "args": object, "expect_error": bool}]}. For each mode
 ("legacy": initialize handshake; "auto": server/discover with fallback) the script lists the
-tools, then runs every call. The SDK itself re-validates structuredContent of every non-error
-result against the advertised outputSchema (a RuntimeError otherwise); error results are
-re-validated explicitly, since the output schemas admit the error envelope (surface.md §17.1).
+tools, then runs every call. No outputSchema is advertised (surface.md §18.6 rule 3), so the
+SDK validates nothing itself: every structuredContent, error envelopes included, is validated
+here against the checked-in <tool>.output.schema.json (surface.md §17.1), and the first text
+item must parse to exactly the structured object (§18.2 rule 1).
 Prints one JSON report on stdout; exit status 0 only when every check held.
 """
 
 import asyncio
 import json
+import os
 import sys
+
+import jsonschema
 
 from mcp import Client, StdioServerParameters
 
 
-async def run_mode(binary, plan, mode):
+def output_validator(schemas, tool):
+    with open(os.path.join(schemas, f"{tool}.output.schema.json"), encoding="utf-8") as f:
+        schema = json.load(f)
+    return jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+
+
+async def run_mode(binary, plan, mode, schemas):
     report = {"mode": mode, "tools": [], "calls": [], "failures": []}
     params = StdioServerParameters(command=binary, args=["serve"])
     async with Client(params, mode=mode) as client:
@@ -28,6 +40,7 @@ async def run_mode(binary, plan, mode):
                 {
                     "name": t.name,
                     "has_output_schema": t.output_schema is not None,
+                    "title": t.title,
                     "annotations": None
                     if ann is None
                     else {
@@ -45,8 +58,10 @@ async def run_mode(binary, plan, mode):
                 entry["is_error"] = bool(result.is_error)
                 entry["structured"] = result.structured_content
                 entry["text"] = result.content[0].text if result.content else None
-                # Re-validate every result, error envelopes included.
-                await client.session.validate_tool_result(call["tool"], result)
+                # Validate every result, error envelopes included.
+                output_validator(schemas, call["tool"]).validate(result.structured_content)
+                if json.loads(entry["text"]) != result.structured_content:
+                    raise ValueError("first text item differs from structuredContent")
                 entry["validated"] = True
                 if entry["is_error"] != call["expect_error"]:
                     report["failures"].append(f"{call['tool']}: isError={entry['is_error']}")
@@ -58,10 +73,10 @@ async def run_mode(binary, plan, mode):
 
 
 async def main():
-    binary, plan_path = sys.argv[1], sys.argv[2]
+    binary, plan_path, schemas = sys.argv[1], sys.argv[2], sys.argv[3]
     with open(plan_path, encoding="utf-8") as f:
         plan = json.load(f)
-    reports = [await run_mode(binary, plan, m) for m in ("legacy", "auto")]
+    reports = [await run_mode(binary, plan, m, schemas) for m in ("legacy", "auto")]
     print(json.dumps(reports))
     return 0 if all(not r["failures"] for r in reports) else 1
 

@@ -1,0 +1,84 @@
+//! The scope a host sets (spec/surface.md §18.4): the client's MCP roots, given as `file://`
+//! URIs, turned into allowed roots of the store ([`crate::store::root`]). The server layer
+//! runs the `roots/list` exchange ([`crate::server::scope`]) and hands the URIs here.
+
+use crate::store::root::{self, AllowedRoot};
+
+/// Installs the client's roots from their URIs (rule 2); a URI that is not a `file://` URI of
+/// an accessible directory allows nothing, so an empty or unusable list allows nothing.
+pub fn set_client_roots(uris: &[String]) {
+    root::set_client_roots(Some(uris.iter().filter_map(|u| allowed(u)).collect()));
+}
+
+/// Fail closed while the client's first answer is awaited (see
+/// [`root::close_client_roots_if_unknown`]).
+pub fn close_if_unknown() {
+    root::close_client_roots_if_unknown();
+}
+
+/// The allowed root of one `file://` root URI, or `None` (not a `file://` URI of an absolute
+/// path, not valid UTF-8 once decoded, or not an accessible directory).
+#[must_use]
+pub fn allowed(uri: &str) -> Option<AllowedRoot> {
+    let path = file_uri_path(uri)?;
+    root::resolve_root(std::path::Path::new(&path)).ok()
+}
+
+/// The absolute path of a `file://` URI with an empty or `localhost` authority, percent-decoded;
+/// `None` for any other URI, a query or fragment, or a path that decodes to invalid UTF-8 or
+/// holds NUL.
+#[must_use]
+pub fn file_uri_path(uri: &str) -> Option<String> {
+    let rest = uri.strip_prefix("file://")?;
+    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+    if !rest.starts_with('/') || rest.contains(['?', '#']) {
+        return None;
+    }
+    let decoded = percent_encoding::percent_decode_str(rest)
+        .decode_utf8()
+        .ok()?
+        .into_owned();
+    if decoded.contains('\0') {
+        return None;
+    }
+    // A trailing slash names the same directory.
+    let trimmed = decoded.trim_end_matches('/');
+    Some(if trimmed.is_empty() {
+        "/".to_owned()
+    } else {
+        trimmed.to_owned()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_uris_decode_to_absolute_paths_and_others_are_refused() {
+        assert_eq!(
+            file_uri_path("file:///srv/okf").as_deref(),
+            Some("/srv/okf")
+        );
+        assert_eq!(
+            file_uri_path("file:///srv/okf/").as_deref(),
+            Some("/srv/okf")
+        );
+        assert_eq!(
+            file_uri_path("file://localhost/a%20b/%D0%B6").as_deref(),
+            Some("/a b/ж")
+        );
+        assert_eq!(file_uri_path("file:///").as_deref(), Some("/"));
+        for bad in [
+            "https://example.com/x",
+            "file://host/x",
+            "file:relative",
+            "file:///a?b",
+            "file:///a#b",
+            "file:///a%00b",
+            "file:///%ff",
+        ] {
+            assert_eq!(file_uri_path(bad), None, "{bad}");
+        }
+    }
+}
