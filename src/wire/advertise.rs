@@ -39,6 +39,7 @@
 //!    and the `then`'s `required` (e.g. which payload each operation `kind` needs).
 //! 8. definitions no longer referenced are removed.
 
+use crate::wire::schema_gen::local_refs;
 use serde_json::{Map, Value};
 
 /// Keywords dropped from every node (rules 1–3).
@@ -292,36 +293,18 @@ fn test_of(node: &Value) -> Option<Value> {
     (!out.is_empty()).then_some(Value::Object(out))
 }
 
-/// Every `#/$defs/<name>` referenced in `v`.
-fn refs(v: &Value, out: &mut std::collections::BTreeSet<String>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                if k == "$ref" {
-                    if let Some(n) = x.as_str().and_then(|s| s.strip_prefix("#/$defs/")) {
-                        out.insert(n.to_owned());
-                    }
-                }
-                refs(x, out);
-            }
-        }
-        Value::Array(a) => a.iter().for_each(|x| refs(x, out)),
-        _ => {}
-    }
-}
-
 /// Rule 8: keeps the definitions reachable from the root's own members.
 fn prune_defs(m: &mut Map<String, Value>) {
     let Some(Value::Object(defs)) = m.remove("$defs") else {
         return;
     };
     let mut wanted = std::collections::BTreeSet::new();
-    refs(&Value::Object(m.clone()), &mut wanted);
+    local_refs(&Value::Object(m.clone()), &mut wanted);
     loop {
         let mut next = wanted.clone();
         for n in &wanted {
             if let Some(d) = defs.get(n) {
-                refs(d, &mut next);
+                local_refs(d, &mut next);
             }
         }
         if next == wanted {

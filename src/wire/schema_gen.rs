@@ -684,8 +684,9 @@ pub fn output_schema(tool: &str) -> Option<Value> {
 // Assembly
 // ---------------------------------------------------------------------------------------------
 
-/// Every `#/$defs/<name>` referenced anywhere in `v`.
-fn local_refs(v: &Value, out: &mut BTreeSet<String>) {
+/// Every `#/$defs/<name>` referenced anywhere in `v` (also used by
+/// [`crate::wire::advertise`]).
+pub fn local_refs(v: &Value, out: &mut BTreeSet<String>) {
     match v {
         Value::Object(m) => {
             for (k, x) in m {
