@@ -14,9 +14,9 @@ pub const SERVER_TITLE: &str = "OKF knowledge bundle";
 pub const INSTRUCTIONS: &str = "\
 okf-mcp reads and safely changes an OKF knowledge bundle: a directory of Markdown files with YAML frontmatter. bundle_path is the absolute path of the bundle root (no trailing /, no . or .. components, no symlinks); a concept_id is the bundle-relative path without .md, e.g. tables/orders.
 
-Protocol of every change: 1. preview (preview_concept_patch, preview_v02_migration, preview_temporal_upgrade) writes nothing and returns base_revision, plan_digest and a diff. 2. Show the diff to the user: a preview or a read is not authorisation. 3. Apply with the same arguments plus the preview's base_revision (never its result_revision) and plan_digest, unchanged; never build or edit a digest. 4. If an apply times out or answers operation_cancelled, the outcome is unknown: repeat the exact same call. A committed apply answers again from its stored receipt (receipt_replayed) and never writes twice; revision_conflict means the bundle moved and nothing was committed: preview again. write_concept replaces a whole concept and has no preview.
+Protocol of every change: 1. preview (preview_concept_patch, preview_v02_migration, preview_temporal_upgrade) writes nothing and returns the plan: its base revision, a plan digest, and a diff (the temporal upgrade lists the dates it will change). 2. Show the change to the user: a preview or a read is not authorisation. 3. Apply with the same arguments plus what the preview returned, unchanged, under the names the apply tool's schema and description give (apply_concept_patch: expected_revision = base_revision, never result_revision, and expected_plan_digest = plan_digest; apply_v02_migration: expected_source = source, proof, expected_plan_digest; apply_temporal_upgrade: base_revision, plan_digest); never build or edit a digest. 4. If an apply times out or answers operation_cancelled, the outcome is unknown: repeat the exact same call. A committed apply answers again from its stored receipt (receipt_replayed) and never writes twice; revision_conflict or source_conflict means the bundle moved and nothing was committed: preview again. write_concept replaces a whole concept and has no preview.
 
-Results: the first text item is the JSON result; errors and previews add a readable second item. retryable: true means the situation can clear, not that the same call will succeed: follow the recovery_step diagnostic. Input errors change nothing: schema_validation and unknown_parameter name the field at fault; invalid_request covers bad JSON, duplicate keys, non-canonical ids and bundle_path rules; resource_limit means narrow the request (limits: 10,000 files, 16 MiB per file, 64 MiB per bundle, 16 MiB of arguments).
+Results: the first text item is the JSON result; errors and previews add a readable second item. retryable: true means the situation can clear, not that the same call will succeed: follow the recovery_step diagnostic. Input errors change nothing: schema_validation and unknown_parameter name the field at fault; invalid_request covers bad JSON, duplicate keys, non-canonical ids and bundle_path rules; resource_limit means narrow the request (bundle limits: 10,000 files, 16 MiB per file, 64 MiB in total; each tool's argument limits are in its schema and errors).
 
 Temporal profiles: temporal_profile defaults to auto, the profile the bundle's own values show (echoed as temporal_profile with temporal_profile_source); date-3fcbb9f uses calendar dates YYYY-MM-DD, instant-0b87c52 RFC 3339 datetimes with an explicit offset. Pass as_of in the bundle's profile; the wall clock is never used.
 
@@ -45,7 +45,7 @@ const PROMPTS: [PromptSpec; 3] = [
 1. Call list_concepts with bundle_path, as_of and stale: true (follow next_cursor until it is null). \
 2. For each stale concept call read_concept and judge whether its content still holds. \
 3. Propose, per concept, one of: re-verify (ensure_verification), move stale_after (set_lifecycle with stale_after only), or deprecate (set_lifecycle with status deprecated only). \
-4. Show me the preview_concept_patch diff and wait for my approval before apply_concept_patch.",
+4. Call preview_concept_patch with an actor naming you (e.g. agent/1.0), show me the diff and wait for my approval before apply_concept_patch.",
     },
     PromptSpec {
         name: "verify_concept",
@@ -58,7 +58,7 @@ const PROMPTS: [PromptSpec; 3] = [
         ],
         template: "Verify the concept {concept_id} of the OKF bundle at {bundle_path} on behalf of {verified_by}. \
 1. Call read_concept and summarise what it claims and its sources. \
-2. Call preview_concept_patch with one ensure_verification operation (verification.by = {verified_by}, verification.at = the current time as an RFC 3339 datetime with an offset, e.g. 2026-01-02T03:04:05Z). \
+2. Call preview_concept_patch with an actor naming you (e.g. agent/1.0) and one ensure_verification operation (verification.by = {verified_by}, verification.at = the current time as an RFC 3339 datetime with an offset, e.g. 2026-01-02T03:04:05Z). \
 3. Show me the diff; after I approve, call apply_concept_patch with the same arguments plus expected_revision = base_revision and expected_plan_digest = plan_digest.",
     },
     PromptSpec {
@@ -69,7 +69,7 @@ const PROMPTS: [PromptSpec; 3] = [
         template: "Migrate the OKF bundle at {bundle_path} from 0.1 to 0.2. \
 1. Call preview_v02_migration with bundle_path, timestamp_policy preserve and citation_mappings []. \
 2. Show me proposed_citation_mappings and the blockers; pass the mappings I accept back as citation_mappings and preview again. \
-3. Show me the diff; after I approve, call apply_v02_migration with the same arguments plus expected_source = source, proof and expected_plan_digest = plan_digest, unchanged. \
+3. Show me the diff; after I approve, call apply_v02_migration with the same arguments plus expected_source = source, proof and expected_plan_digest = plan_digest, unchanged (when the status is noop because the bundle is already 0.2, pass expected_source only and omit proof and expected_plan_digest). \
 4. Call validate_bundle with strict true and target_version 0.2 and report the result.",
     },
 ];

@@ -249,7 +249,8 @@ impl ServerHandler for OkfServer {
             return Err(ErrorData::invalid_params("tool not found", None));
         }
         let entry = self.side.take(&framing::id_key(&context.id));
-        self.roots_ready.wait(&context.peer).await;
+        // Counted from here, so shutdown waits for a call that is still waiting for roots.
+        let guard = self.inflight.enter();
         // The request's token: cancelled by `notifications/cancelled` (rmcp's token) or by
         // shutdown (stdin EOF, signals).
         let token = self.shutdown.child_token();
@@ -304,11 +305,16 @@ impl ServerHandler for OkfServer {
             }
             None => (Progress::default(), None),
         };
+        // The client's MCP roots (spec/surface.md §18.4 rule 2): wait for the answer in
+        // flight; a cancel or shutdown ends the wait (the call then answers cancelled).
+        tokio::select! {
+            () = self.roots_ready.wait(&context.peer) => {}
+            () = token.cancelled() => {}
+        }
         let ctx = Ctx {
             cancel: Cancel::from_token(token.clone()),
             progress: progress.clone(),
         };
-        let guard = self.inflight.enter();
         let joined = tokio::task::spawn_blocking(move || {
             let _guard = guard;
             answer_call(&name, entry, &ctx)
@@ -351,6 +357,9 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    // A session starts with no client roots (one session per process in production; tests
+    // run several).
+    crate::wire::scope::reset();
     let server = OkfServer::new(side.clone());
     let shutdown = server.shutdown.clone();
     let inflight = server.inflight.clone();

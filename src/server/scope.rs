@@ -2,9 +2,10 @@
 //! `notifications/initialized` and again on `notifications/roots/list_changed`, turned into
 //! allowed roots ([`crate::wire::scope::set_client_roots`]), intersected with `--root`.
 //!
-//! Fail closed: while the first answer is awaited, tool calls wait for it (at most
-//! [`FIRST_ANSWER_WAIT`]); a client that advertises `roots` but does not answer, or answers
-//! with an error, leaves no directory allowed until a later answer. A root that is not a
+//! Fail closed: while an answer is awaited (the first one, or the one a `list_changed` asked
+//! for), tool calls wait for it (at most [`FIRST_ANSWER_WAIT`]); a client that advertises
+//! `roots` but does not answer in time, or answers with an error, leaves no directory allowed
+//! until a later answer. Only the newest exchange's answer is installed. A root that is not a
 //! `file://` URI of an accessible directory allows nothing. A client without the `roots`
 //! capability changes nothing (rule 4).
 
@@ -23,10 +24,10 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Default)]
 struct State {
-    /// Whether some `roots/list` exchange has ended (answered, failed or timed out).
-    settled: bool,
-    /// `roots/list` exchanges under way.
-    asking: usize,
+    /// Generation of the newest `roots/list` exchange started (0: none yet).
+    latest: u64,
+    /// Generation whose answer is in force (0: none yet).
+    installed: u64,
 }
 
 /// The roots exchange shared by the notification handlers and the tool calls.
@@ -34,24 +35,25 @@ struct State {
 pub struct Pending(Arc<(Mutex<State>, Notify)>);
 
 impl Pending {
-    fn update(&self, f: impl FnOnce(&mut State)) {
-        if let Ok(mut s) = self.0 .0.lock() {
-            f(&mut s);
-        }
+    fn update<T>(&self, f: impl FnOnce(&mut State) -> T) -> Option<T> {
+        let out = self.0 .0.lock().ok().map(|mut s| f(&mut s));
         self.0 .1.notify_waiters();
+        out
     }
 
+    /// Whether the newest exchange has ended and its answer is in force. A poisoned lock
+    /// reads as not quiet, so a call waits and then fails closed.
     fn quiet(&self) -> bool {
         self.0
              .0
             .lock()
-            .map_or(true, |s| s.settled && s.asking == 0)
+            .is_ok_and(|s| s.latest > 0 && s.installed == s.latest)
     }
 
-    /// Waits (at most [`FIRST_ANSWER_WAIT`]) until no `roots/list` exchange is under way and
-    /// one has ended, when `peer` advertises the `roots` capability; returns at once
-    /// otherwise. After the wait, the roots in force are used (none, when the client never
-    /// answered).
+    /// Waits (at most [`FIRST_ANSWER_WAIT`]) until the newest `roots/list` exchange has ended,
+    /// when `peer` advertises the `roots` capability; returns at once otherwise. When the
+    /// wait runs out, nothing is allowed until an answer comes (fail closed: neither "no
+    /// roots yet" nor the roots a `list_changed` is replacing are used).
     pub async fn wait(&self, peer: &Peer<RoleServer>) {
         if !advertises_roots(peer) {
             return;
@@ -65,8 +67,7 @@ impl Pending {
                 return;
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                // No answer in time: nothing is allowed until one comes (fail closed).
-                roots::close_if_unknown();
+                roots::close();
                 return;
             }
         }
@@ -89,7 +90,10 @@ pub async fn refresh(peer: &Peer<RoleServer>, pending: &Pending) {
     if !advertises_roots(peer) {
         return;
     }
-    pending.update(|s| s.asking += 1);
+    let generation = pending.update(|s| {
+        s.latest += 1;
+        s.latest
+    });
     roots::close_if_unknown();
     let answer = tokio::time::timeout(ANSWER_TIMEOUT, peer.list_roots()).await;
     let uris: Vec<String> = match answer {
@@ -97,9 +101,12 @@ pub async fn refresh(peer: &Peer<RoleServer>, pending: &Pending) {
         // An error or no answer: nothing is allowed (fail closed).
         _ => Vec::new(),
     };
-    roots::set_client_roots(&uris);
+    // Only the newest exchange installs its answer: an older one that ends later (or times
+    // out later) never overwrites it.
     pending.update(|s| {
-        s.asking = s.asking.saturating_sub(1);
-        s.settled = true;
+        if Some(s.latest) == generation {
+            roots::set_client_roots(&uris);
+            s.installed = s.latest;
+        }
     });
 }

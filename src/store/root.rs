@@ -138,8 +138,12 @@ pub fn close_client_roots_if_unknown() {
     }
 }
 
+/// The roots in force; a poisoned lock allows nothing (fail closed).
 fn effective_scope() -> Option<Vec<AllowedRoot>> {
-    SCOPE.read().ok().and_then(|s| s.effective())
+    match SCOPE.read() {
+        Ok(s) => s.effective(),
+        Err(_) => Some(Vec::new()),
+    }
 }
 
 /// The scope refusal. It names the allowed roots by their last component (`/` for the

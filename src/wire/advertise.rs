@@ -73,7 +73,9 @@ pub const ECHOED: [(&str, &str); 2] = [("expected_source", "source"), ("proof", 
 /// The advertised document-actor pattern (rule 5): `human:<name>`, `process:<name>` or
 /// `producer/version`; the server's exact grammar is `schemas/common.schema.json`
 /// `$defs/document_actor` (spec/surface.md §13.3).
-pub const ADVERTISED_ACTOR_PATTERN: &str = "^((human|process):.+|[^/]+/[^/]+)$";
+/// It uses no `.`: in ECMA-262 regexes (what JSON Schema clients run) `.` does not match
+/// U+2028/U+2029, which the exact grammar allows in a name.
+pub const ADVERTISED_ACTOR_PATTERN: &str = r"^((human|process):[^\x00-\x1f\x7f]+|[^/]+/[^/]+)$";
 
 /// The advertised input schema of a tool, from its checked-in input schema `full` (rules 1–8).
 #[must_use]
@@ -367,6 +369,30 @@ mod tests {
                 ]
             })
         );
+    }
+
+    #[test]
+    fn the_actor_pattern_is_a_readable_superset_without_a_dot() {
+        // ECMA-262 `.` skips U+2028/U+2029, which the exact grammar allows in a name.
+        assert!(!ADVERTISED_ACTOR_PATTERN.contains('.'));
+        let exact = regex_lite(crate::tools::schema_parts::DOCUMENT_ACTOR_PATTERN);
+        let adv = regex_lite(ADVERTISED_ACTOR_PATTERN);
+        for s in [
+            "human:alice",
+            "process:nightly",
+            "agent/1.0",
+            "human:a\u{2028}b",
+            "x/y z",
+        ] {
+            if exact.is_valid(&json!(s)) {
+                assert!(adv.is_valid(&json!(s)), "{s}");
+            }
+        }
+        assert!(!adv.is_valid(&json!("alice")));
+    }
+
+    fn regex_lite(p: &str) -> jsonschema::Validator {
+        jsonschema::validator_for(&json!({"type": "string", "pattern": p})).expect("pattern")
     }
 
     #[test]

@@ -4,10 +4,21 @@
 
 use crate::store::root::{self, AllowedRoot};
 
+/// Forgets the client's roots: a new session starts as if no client had advertised any.
+pub fn reset() {
+    root::set_client_roots(None);
+}
+
 /// Installs the client's roots from their URIs (rule 2); a URI that is not a `file://` URI of
 /// an accessible directory allows nothing, so an empty or unusable list allows nothing.
 pub fn set_client_roots(uris: &[String]) {
     root::set_client_roots(Some(uris.iter().filter_map(|u| allowed(u)).collect()));
+}
+
+/// Fail closed: nothing of the client's roots is allowed until its next answer (a wait for
+/// an answer ran out).
+pub fn close() {
+    root::set_client_roots(Some(Vec::new()));
 }
 
 /// Fail closed while the client's first answer is awaited (see

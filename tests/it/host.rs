@@ -963,3 +963,61 @@ fn aut_08_initialize_carries_instructions_titles_and_prompts() {
     let (code, _, err) = m.finish();
     assert_eq!((code, err.as_str()), (0, ""));
 }
+
+#[test]
+fn aut_06_only_the_newest_roots_answer_counts_and_a_pending_refresh_fails_closed() {
+    let top = scratch("aut06-newest");
+    let (a, b) = (top.join("a"), top.join("b"));
+    generated_bundle(&a.join("x"), 2);
+    generated_bundle(&b.join("y"), 3);
+    let list = |m: &mut crate::util::Mcp, p: &Path| {
+        m.call("list_concepts", &json!({"bundle_path": s(p)}))["structuredContent"].clone()
+    };
+    let mut m = start_with_roots(&[], Some(&[file_uri(&a)]));
+    assert_eq!(list(&mut m, &a.join("x"))["total"], 2);
+    // Two list_changed in a row: the older exchange answers last and is ignored.
+    m.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}));
+    m.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}));
+    let (r1, r2) = (m.read(), m.read());
+    assert_eq!(
+        (&r1["method"], &r2["method"]),
+        (&json!("roots/list"), &json!("roots/list"))
+    );
+    let reply = |id: &Value, p: &Path| json!({"jsonrpc": "2.0", "id": id, "result": {"roots": [{"uri": file_uri(p)}]}});
+    // rmcp numbers its requests in order: the larger id is the newer exchange.
+    let (older, newer) = if r1["id"].as_i64() < r2["id"].as_i64() {
+        (r1["id"].clone(), r2["id"].clone())
+    } else {
+        (r2["id"].clone(), r1["id"].clone())
+    };
+    m.send_json(&reply(&newer, &b));
+    m.send_json(&reply(&older, &a));
+    assert_eq!(list(&mut m, &b.join("y"))["total"], 3);
+    assert_eq!(
+        list(&mut m, &a.join("x"))["message"],
+        "bundle_path is outside the allowed roots: b"
+    );
+    // A list_changed the client does not answer: after the wait the old roots are not used.
+    m.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}));
+    let pending = m.read();
+    assert_eq!(pending["method"], "roots/list");
+    let out = list(&mut m, &b.join("y"));
+    assert_eq!(
+        out["message"], "bundle_path is outside the allowed roots: none",
+        "{out}"
+    );
+    // The late answer is installed.
+    m.send_json(&reply(&pending["id"], &b));
+    let mut allowed = Value::Null;
+    for _ in 0..50 {
+        allowed = list(&mut m, &b.join("y"));
+        if allowed["total"] == 3 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(allowed["total"], 3, "{allowed}");
+    let (code, _, err) = m.finish();
+    assert_eq!((code, err.as_str()), (0, ""));
+    let _ = std::fs::remove_dir_all(&top);
+}
