@@ -16,7 +16,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
 
-/// Longest wait of a tool call for the client's first `roots/list` answer.
+/// Longest wait of a tool call for a pending `roots/list` answer (the first one, or the one a
+/// `list_changed` asked for).
 pub const FIRST_ANSWER_WAIT: Duration = Duration::from_secs(5);
 
 /// Longest wait for one `roots/list` answer.
