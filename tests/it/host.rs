@@ -828,6 +828,11 @@ fn start_with_roots(args: &[&str], uris: Option<&[String]>) -> crate::util::Mcp 
     m
 }
 
+/// `list_concepts` on `p`; its structured result (a success or an error envelope).
+fn list_in(m: &mut crate::util::Mcp, p: &Path) -> Value {
+    m.call("list_concepts", &json!({"bundle_path": s(p)}))["structuredContent"].clone()
+}
+
 fn file_uri(p: &Path) -> String {
     // Percent-encode the space the test directory names hold.
     format!("file://{}", s(p).replace(' ', "%20"))
@@ -840,12 +845,9 @@ fn aut_06_mcp_roots_bound_bundle_path_and_list_changed_refreshes_them() {
     generated_bundle(&a.join("x"), 2);
     generated_bundle(&b.join("y"), 3);
     let before_b = snapshot(&b);
-    let list = |m: &mut crate::util::Mcp, p: &Path| {
-        m.call("list_concepts", &json!({"bundle_path": s(p)}))["structuredContent"].clone()
-    };
     let mut m = start_with_roots(&[], Some(&[file_uri(&a), "https://example.com/".into()]));
-    assert_eq!(list(&mut m, &a.join("x"))["total"], 2);
-    let out = list(&mut m, &b.join("y"));
+    assert_eq!(list_in(&mut m, &a.join("x"))["total"], 2);
+    let out = list_in(&mut m, &b.join("y"));
     assert_eq!(out["code"], "invalid_request", "{out}");
     assert_eq!(
         out["message"],
@@ -854,8 +856,8 @@ fn aut_06_mcp_roots_bound_bundle_path_and_list_changed_refreshes_them() {
     // notifications/roots/list_changed: the server asks again; the new list replaces the old.
     m.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}));
     answer_roots(&mut m, Some(&[format!("{}/", file_uri(&b))]));
-    assert_eq!(list(&mut m, &b.join("y"))["total"], 3);
-    let out = list(&mut m, &a.join("x"));
+    assert_eq!(list_in(&mut m, &b.join("y"))["total"], 3);
+    let out = list_in(&mut m, &a.join("x"));
     assert_eq!(
         out["message"],
         "bundle_path is outside the allowed roots: b"
@@ -865,15 +867,15 @@ fn aut_06_mcp_roots_bound_bundle_path_and_list_changed_refreshes_them() {
 
     // Intersected with --root: only what both allow.
     let mut m = start_with_roots(&["--root", s(&top)], Some(&[file_uri(&a)]));
-    assert_eq!(list(&mut m, &a.join("x"))["total"], 2);
+    assert_eq!(list_in(&mut m, &a.join("x"))["total"], 2);
     assert_eq!(
-        list(&mut m, &b.join("y"))["message"],
+        list_in(&mut m, &b.join("y"))["message"],
         "bundle_path is outside the allowed roots: a"
     );
     drop(m.finish());
     let mut m = start_with_roots(&["--root", s(&a)], Some(&[file_uri(&b)]));
     assert_eq!(
-        list(&mut m, &b.join("y"))["message"],
+        list_in(&mut m, &b.join("y"))["message"],
         "bundle_path is outside the allowed roots: none"
     );
     drop(m.finish());
@@ -970,11 +972,8 @@ fn aut_06_only_the_newest_roots_answer_counts_and_a_pending_refresh_fails_closed
     let (a, b) = (top.join("a"), top.join("b"));
     generated_bundle(&a.join("x"), 2);
     generated_bundle(&b.join("y"), 3);
-    let list = |m: &mut crate::util::Mcp, p: &Path| {
-        m.call("list_concepts", &json!({"bundle_path": s(p)}))["structuredContent"].clone()
-    };
     let mut m = start_with_roots(&[], Some(&[file_uri(&a)]));
-    assert_eq!(list(&mut m, &a.join("x"))["total"], 2);
+    assert_eq!(list_in(&mut m, &a.join("x"))["total"], 2);
     // Two list_changed in a row: the older exchange answers last and is ignored.
     m.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}));
     m.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}));
@@ -992,16 +991,16 @@ fn aut_06_only_the_newest_roots_answer_counts_and_a_pending_refresh_fails_closed
     };
     m.send_json(&reply(&newer, &b));
     m.send_json(&reply(&older, &a));
-    assert_eq!(list(&mut m, &b.join("y"))["total"], 3);
+    assert_eq!(list_in(&mut m, &b.join("y"))["total"], 3);
     assert_eq!(
-        list(&mut m, &a.join("x"))["message"],
+        list_in(&mut m, &a.join("x"))["message"],
         "bundle_path is outside the allowed roots: b"
     );
     // A list_changed the client does not answer: after the wait the old roots are not used.
     m.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}));
     let pending = m.read();
     assert_eq!(pending["method"], "roots/list");
-    let out = list(&mut m, &b.join("y"));
+    let out = list_in(&mut m, &b.join("y"));
     assert_eq!(
         out["message"], "bundle_path is outside the allowed roots: none",
         "{out}"
@@ -1010,7 +1009,7 @@ fn aut_06_only_the_newest_roots_answer_counts_and_a_pending_refresh_fails_closed
     m.send_json(&reply(&pending["id"], &b));
     let mut allowed = Value::Null;
     for _ in 0..50 {
-        allowed = list(&mut m, &b.join("y"));
+        allowed = list_in(&mut m, &b.join("y"));
         if allowed["total"] == 3 {
             break;
         }
