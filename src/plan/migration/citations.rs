@@ -91,6 +91,10 @@ pub struct MappingEntry {
     pub title: Option<String>,
     pub resource: Option<String>,
     pub inline_note: Option<String>,
+    /// Output only (spec/migration.md §12.7 rule 8): a proposed entry whose projected
+    /// resource looks like prose, not a link or a path. Never encoded (§7.1), never part of a
+    /// digest; `false` in every decoded input (the input member is accepted and ignored).
+    pub needs_review: bool,
 }
 
 /// One `citation_mappings[]` item (§3.3): the caller's mapping of one document.
@@ -2462,6 +2466,7 @@ fn proposal(path: &str, body: &str, kind: DocKind) -> Option<CitationMapping> {
             title,
             resource,
             inline_note,
+            needs_review: false,
         });
     }
     let item = CitationMapping {

@@ -365,6 +365,8 @@ fn parse_mappings(items: &[Value]) -> Result<(Vec<CitationMapping>, bool), ToolE
                 title: opt("title")?,
                 resource: opt("resource")?,
                 inline_note: opt("inline_note")?,
+                // Output only (§12.7 rule 8): accepted and ignored.
+                needs_review: false,
             });
         }
         entries.sort_by(|a, b| {
