@@ -125,26 +125,29 @@ impl Prepared {
         let bundle = work.to_string_lossy().into_owned();
         let mut a = json!({"bundle_path": bundle, "timestamp_policy": "remove_after_copy",
                            "generated_by": GENERATED_BY, "citation_mappings": []});
+        // The four-call sequence of spec/migration.md §12.7 rule 6: the first preview, the
+        // preview accepting its proposals by digest, the proofless apply.
         let blocked = dispatch("preview_v02_migration", &a)?;
-        if blocked["status"] != "blocked" || blocked["proposals_truncated"] != false {
+        if blocked["status"] != "blocked" || blocked["proposals_digest"] == "" {
             return Err(format!("first preview: {}", blocked["status"]).into());
         }
-        a["citation_mappings"] = blocked["proposed_citation_mappings"].clone();
+        a["accept_proposals"] = blocked["proposals_digest"].clone();
+        a["accept_needs_review"] = json!(true);
         let p = dispatch("preview_v02_migration", &a)?;
         if p["status"] != "applicable" {
             return Err(format!("preview with proposals: {}", p["blockers"]).into());
         }
         let mut x = a.clone();
         x["expected_source"] = p["source"].clone();
-        x["proof"] = p["proof"].clone();
+        x["base_revision"] = p["base_revision"].clone();
         x["expected_plan_digest"] = p["plan_digest"].clone();
         let preview_file = base.join("preview.json");
         std::fs::write(&preview_file, serde_json::to_vec(&a)?)?;
         eprintln!(
-            "[{documents} × {size}×] {} proposed mappings, {} affected paths, arguments {:.1} MiB",
-            a["citation_mappings"].as_array().map_or(0, Vec::len),
-            p["affected_paths"].as_array().map_or(0, Vec::len),
-            serde_json::to_vec(&x)?.len() as f64 / 1_048_576.0
+            "[{documents} × {size}×] {} proposed mappings, {} affected paths, apply arguments {:.1} KiB",
+            blocked["totals"]["proposed_citation_mappings"],
+            p["totals"]["affected_paths"],
+            serde_json::to_vec(&x)?.len() as f64 / 1024.0
         );
         Ok(Self {
             documents,

@@ -64,8 +64,15 @@ pub fn render(changes: &[FileChange<'_>]) -> Diff {
 /// [`DIFF_CAP`]; otherwise the longest prefix of whole sections that fits, `truncated: true`.
 #[must_use]
 pub fn assemble(sections: &[String]) -> Diff {
+    assemble_within(sections, DIFF_CAP)
+}
+
+/// [`assemble`] under a cap of `cap` bytes instead of [`DIFF_CAP`] (the migration's
+/// `diff_bytes`, spec/migration.md §12.7 rule 1).
+#[must_use]
+pub fn assemble_within(sections: &[String], cap: usize) -> Diff {
     let total: usize = sections.iter().map(String::len).sum();
-    if total <= DIFF_CAP {
+    if total <= cap {
         return Diff {
             text: sections.concat(),
             truncated: false,
@@ -73,7 +80,7 @@ pub fn assemble(sections: &[String]) -> Diff {
     }
     let mut text = String::new();
     for s in sections {
-        if text.len() + s.len() > DIFF_CAP {
+        if text.len() + s.len() > cap {
             break;
         }
         text.push_str(s);

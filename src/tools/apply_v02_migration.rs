@@ -44,7 +44,7 @@ pub const TOOL: ToolSpec = ToolSpec {
 };
 
 /// The tool description (spec/migration.md §2).
-const DESCRIPTION: &str = "Use after reviewing preview_v02_migration: the same arguments plus expected_source (its source), proof and expected_plan_digest (its plan_digest), unchanged; for a target noop omit proof and expected_plan_digest. Publishes in one transaction, root index.md last. source_conflict or revision_conflict: preview again. Next: validate_bundle with strict true and target_version 0.2.";
+const DESCRIPTION: &str = "Use after reviewing preview_v02_migration: the same arguments plus expected_source (its source), base_revision and expected_plan_digest (its plan_digest), unchanged; proof is optional; for a target noop omit the digest. Publishes in one transaction, root index.md last; an exact replay returns the stored result. source_conflict or revision_conflict: preview again. Next: validate_bundle with strict true and target_version 0.2.";
 
 /// Runs the tool on schema-valid arguments.
 ///

@@ -63,6 +63,7 @@ impl Workflow for ConceptPatch {
     fn resolve(
         req: &PatchRequest,
         capture: &Capture,
+        _root: &Root,
         replay: bool,
     ) -> Result<Option<PatchRequest>, ToolError> {
         match req.choice {

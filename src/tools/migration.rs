@@ -15,7 +15,8 @@ use crate::plan::migration::citations::DocKind;
 use crate::plan::migration::document;
 use crate::plan::migration::identity::{self, proof_json};
 use crate::plan::migration::request::{
-    authorisation_mismatch, Asset, Computation, MigrationRequest,
+    authorisation_mismatch, mapping_json, AnswerView, Asset, Computation, IncludeProof,
+    MigrationRequest, AUTO_PROOF_BYTES,
 };
 use crate::plan::migration::source::{self, Selector, SourceResolution};
 use crate::plan::migration::{self as planner, MigrationPlan, MigrationStatus};
@@ -111,7 +112,41 @@ impl Workflow for Migration {
         let digest = expected_source(req)
             .map(SourceResolution::digest)
             .unwrap_or_default();
-        identity::change_set(req, &digest, base_revision)
+        // §12.7 rule 4a: a caller-bound apply is bound to its explicit arguments, known
+        // before any I/O; the proof and plan digest still cover the full request.
+        if req.apply.as_ref().is_some_and(|a| a.caller_bound) {
+            identity::caller_change_set(req, &digest, base_revision)
+        } else {
+            identity::change_set(req, &digest, base_revision)
+        }
+    }
+
+    fn resolve(
+        req: &MigrationRequest,
+        capture: &Capture,
+        root: &Root,
+        replay: bool,
+    ) -> Result<Option<MigrationRequest>, ToolError> {
+        // Branch B answers from the receipt through the caller binding; it computes no
+        // proposal (§12.7 rule 4a).
+        if replay || req.accept_proposals.is_none() {
+            return Ok(None);
+        }
+        let bundle = validate::parse_for_validation(capture, &planner::validation_options())
+            .map_err(|f| f.to_tool_error())?;
+        // A resolution fault or a moved source is answered by `plan` (source_conflict).
+        let Ok((live, _)) = live_resolution(&bundle, req, root) else {
+            return Ok(None);
+        };
+        if !live.is_transition() {
+            return Ok(None);
+        }
+        let (merged, _) = accept(&bundle, req, root, &Cancel::default())?;
+        if merged.apply.as_ref().is_some_and(|a| a.proof.is_some()) {
+            // A passed proof is still validated (§12.7 rule 4), against the full request.
+            check_proof(&merged)?;
+        }
+        Ok(Some(merged))
     }
 
     fn validation_options(_req: &MigrationRequest) -> ValidationOptions {
@@ -154,7 +189,11 @@ impl Workflow for Migration {
         root: &Root,
     ) -> Result<(), ToolError> {
         let (live, _) = live_resolution(bundle, req, root)?;
-        if live.is_target_noop() {
+        // A caller-bound replay is answered by the receipt of its binding alone (§12.7
+        // rule 4a): the tree it sees may be the committed result, whose proposals and target
+        // replay no longer describe the explicit arguments.
+        let caller_bound = req.apply.as_ref().is_some_and(|a| a.caller_bound);
+        if live.is_target_noop() && !caller_bound {
             let plan = planner::plan(
                 bundle,
                 req,
@@ -179,7 +218,7 @@ impl Workflow for Migration {
     }
 
     fn render_apply(answer: &ApplyAnswer<'_>, req: &MigrationRequest) -> Value {
-        render_apply(answer, expected_source(req))
+        render_apply(answer, expected_source(req), req.view.limit)
     }
 }
 
@@ -294,17 +333,37 @@ impl Payloads for Producer<'_> {
     }
 }
 
-/// The apply's wire object (§5.2): `{status, source, base_revision, result_revision,
-/// plan_digest, changed_paths, diagnostics}`.
-fn render_apply(answer: &ApplyAnswer<'_>, source: Option<&SourceResolution>) -> Value {
+/// The apply's wire object (§5.2, §12.7 rule 1): `{status, source, base_revision,
+/// result_revision, plan_digest, changed_paths, diagnostics, totals, diagnostic_counts}`, each
+/// list cut to `limit` in its order, `totals` and `diagnostic_counts` with the full counts.
+fn render_apply(
+    answer: &ApplyAnswer<'_>,
+    source: Option<&SourceResolution>,
+    limit: usize,
+) -> Value {
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for d in &answer.diagnostics {
+        *counts
+            .entry(format!(
+                "{}/{}",
+                d["severity"].as_str().unwrap_or_default(),
+                d["code"].as_str().unwrap_or_default()
+            ))
+            .or_default() += 1;
+    }
     json!({
         "status": answer.status.as_str(),
         "source": source.map(SourceResolution::to_json),
         "base_revision": answer.base_revision,
         "result_revision": answer.result_revision,
         "plan_digest": answer.plan_digest,
-        "changed_paths": answer.changed_paths,
-        "diagnostics": answer.diagnostics,
+        "changed_paths": answer.changed_paths.iter().take(limit).collect::<Vec<_>>(),
+        "diagnostics": answer.diagnostics.iter().take(limit).collect::<Vec<_>>(),
+        "totals": {
+            "changed_paths": answer.changed_paths.len(),
+            "diagnostics": answer.diagnostics.len(),
+        },
+        "diagnostic_counts": counts,
     })
 }
 
@@ -338,9 +397,56 @@ fn to_stage_plan(p: MigrationPlan) -> Plan {
     }
 }
 
+/// The proposals of `bundle` accepted by `req.accept_proposals` (§12.7 rules 3 and 8): the
+/// request with every proposed item added as an explicit item
+/// ([`crate::plan::migration::request::with_accepted`]), and the paths of the accepted items
+/// that need review.
+///
+/// # Errors
+/// `invalid_request` when the proposals of this capture have another digest ("the proposals
+/// changed since they were shown") or hold an entry that needs review without
+/// `accept_needs_review: true`; the rereading and decoding errors.
+fn accept(
+    bundle: &Bundle<'_>,
+    req: &MigrationRequest,
+    root: &Root,
+    cancel: &Cancel,
+) -> Result<(MigrationRequest, Vec<String>), ToolError> {
+    let all = planner::proposals(bundle, req, &reader(root), cancel)?;
+    if req.accept_proposals.as_deref() != Some(identity::proposals_digest(&all).as_str()) {
+        return Err(ToolError::invalid_request(
+            "the proposals changed since they were shown",
+        )
+        .with_diagnostic(Diagnostic::recovery(
+            "accept_proposals",
+            "preview with the same citation_mappings and without accept_proposals, review the new proposals, then pass the new proposals_digest",
+        )));
+    }
+    let review: Vec<String> = all
+        .iter()
+        .filter(|m| planner::needs_review(m))
+        .map(|m| m.path.clone())
+        .collect();
+    if !review.is_empty() && !req.accept_needs_review {
+        return Err(ToolError::invalid_request(format!(
+            "{} of the accepted proposals have entries marked needs_review (the first: {}): they are unreviewed suggestions whose resource looks like prose",
+            review.len(),
+            review[0]
+        ))
+        .with_diagnostic(Diagnostic::recovery(
+            "accept_needs_review",
+            "look at the proposals marked needs_review; pass a citation_mappings item of your own for each document you correct, or accept_needs_review: true to accept them as shown",
+        )));
+    }
+    let merged = crate::plan::migration::request::with_accepted(req, &all)?;
+    Ok((merged, review))
+}
+
 /// Opens, captures and plans `req` with the live resolution under `from` (the preview, and
 /// the target-noop branch of the apply). `field` names the input of the recovery step of an
-/// unreadable declaration.
+/// unreadable declaration. With `accept_proposals` on a transition, the accepted proposals
+/// become explicit items first (§12.7 rule 3), and the plan records the accepted documents
+/// that need review.
 ///
 /// # Errors
 /// `bundle_path`, capture and resolution errors.
@@ -357,14 +463,22 @@ pub fn plan_live(
             let bundle = validate::parse_for_validation(capture, &planner::validation_options())
                 .map_err(|f| f.to_tool_error())?;
             let source = source::resolve(&bundle, req.from, field, &reader(&root))?;
-            planner::plan(
+            let accepted = if req.accept_proposals.is_some() && source.is_transition() {
+                Some(accept(&bundle, req, &root, &ctx.cancel)?)
+            } else {
+                None
+            };
+            let q = accepted.as_ref().map_or(req, |(m, _)| m);
+            let mut plan = planner::plan(
                 &bundle,
-                req,
+                q,
                 source,
                 &capture.revision,
                 &reader(&root),
                 &ctx.cancel,
-            )
+            )?;
+            plan.accepted_needing_review = accepted.map(|(_, r)| r).unwrap_or_default();
+            Ok(plan)
         })
     })?;
     Ok(plan)
@@ -411,7 +525,7 @@ pub fn apply_target_noop(req: &MigrationRequest, ctx: &Ctx) -> Result<Success, T
         changed_paths: Vec::new(),
         diagnostics: Vec::new(),
     };
-    let out = render_apply(&answer, Some(expected));
+    let out = render_apply(&answer, Some(expected), req.view.limit);
     Migration::check_apply_state(&out)?;
     Ok(Success::json(out))
 }
@@ -426,11 +540,6 @@ pub fn authorise(req: &MigrationRequest) -> Result<(), ToolError> {
     let Some(a) = &req.apply else {
         return Err(authorisation_mismatch("not an apply"));
     };
-    let (Some(proof), Some(digest)) = (&a.proof, &a.expected_plan_digest) else {
-        return Err(authorisation_mismatch(
-            "proof and expected_plan_digest are required",
-        ));
-    };
     // A preview of a computation whose path does not resolve to its asset is blocked, so no
     // proof can authorise it (§3.4 last rule).
     if req.computations.iter().any(|c| c.path_mismatch) {
@@ -438,6 +547,33 @@ pub fn authorise(req: &MigrationRequest) -> Result<(), ToolError> {
             "a computation_path does not resolve to its asset.path: the preview of these arguments is blocked (migration_computation_asset_path_mismatch)",
         ));
     }
+    if a.expected_plan_digest.is_none() {
+        return Err(authorisation_mismatch("expected_plan_digest is required"));
+    }
+    // Proof by digest (§12.7 rule 4): without a proof the rebuilt proof's digest is compared
+    // with expected_plan_digest under the capture. With accept_proposals the request digest
+    // is known only once the proposals are computed: a passed proof is validated then
+    // ([`Migration::resolve`]).
+    if a.proof.is_none() || req.accept_proposals.is_some() {
+        return Ok(());
+    }
+    check_proof(req)
+}
+
+/// The proof of `req` against the change set on `proof.base_revision` and
+/// `expected_source`, and its digest against `expected_plan_digest` (§9 A step 5, §7.2).
+///
+/// # Errors
+/// `plan_mismatch`.
+fn check_proof(req: &MigrationRequest) -> Result<(), ToolError> {
+    let Some(a) = &req.apply else {
+        return Err(authorisation_mismatch("not an apply"));
+    };
+    let (Some(proof), Some(digest)) = (&a.proof, &a.expected_plan_digest) else {
+        return Err(authorisation_mismatch(
+            "proof and expected_plan_digest are required",
+        ));
+    };
     let resolution = a.expected_source.digest();
     let cs = identity::change_set(req, &resolution, &proof.base_revision);
     let assets: Vec<&str> = req
@@ -455,94 +591,131 @@ pub fn authorise(req: &MigrationRequest) -> Result<(), ToolError> {
     Ok(())
 }
 
-/// The wire form of a mapping item (the proposals of §12.4).
+/// The readable preview text (spec/surface.md §18.2 rule 2, spec/migration.md §12.7 rules 1,
+/// 6 and 8): the status, the totals, then the count of each `severity/code`, then the shown
+/// items of `out` (the preview's wire object, already cut by `limit`): one line per migrated
+/// document (`<path>: changed`), per blocked document (`<path>: rejected: <code>`, each code
+/// once per path) and per manual action (`<path>: manual action: <code>`); then the ERROR
+/// diagnostics and the plain diff. Documents not listed are left as they are.
 #[must_use]
-pub fn mapping_json(m: &CitationMapping) -> Value {
-    let mut o = Map::new();
-    o.insert("path".into(), json!(m.path));
-    let entries: Vec<Value> = m
-        .entries
-        .iter()
-        .map(|e| {
-            let mut x = Map::new();
-            if let Some(n) = e.legacy_number {
-                x.insert("legacy_number".into(), json!(n));
-            }
-            if let Some(t) = &e.legacy_entry {
-                x.insert("legacy_entry".into(), json!(t));
-            }
-            x.insert("source_id".into(), json!(e.source_id));
-            if let Some(t) = &e.title {
-                x.insert("title".into(), json!(t));
-            }
-            if let Some(t) = &e.resource {
-                x.insert("resource".into(), json!(t));
-            }
-            if let Some(t) = &e.inline_note {
-                x.insert("inline_note".into(), json!(t));
-            }
-            Value::Object(x)
-        })
-        .collect();
-    o.insert("entries".into(), Value::Array(entries));
-    if m.claim_markers != Default::default() {
-        o.insert("claim_markers".into(), json!(m.claim_markers.as_str()));
-    }
-    if m.trailing_content != Default::default() {
-        o.insert(
-            "trailing_content".into(),
-            json!(m.trailing_content.as_str()),
-        );
-    }
-    Value::Object(o)
-}
-
-/// The readable preview text (spec/surface.md §18.2 rule 2): one line per migrated document
-/// (`<path>: changed`), one per blocked document (`<path>: rejected: <code>`, each code once
-/// per path) and per manual action (`<path>: manual action: <code>`); documents not listed are
-/// left as they are. Then the ERROR diagnostics and the plain diff of `out` (the preview's
-/// wire object).
-#[must_use]
-pub fn preview_summary(p: &MigrationPlan, out: &Value) -> String {
-    let mut lines: Vec<(String, String)> = Vec::new();
-    if p.status == MigrationStatus::Applicable {
-        lines.extend(
-            p.writes
-                .iter()
-                .map(|(x, _, _)| (x.clone(), "changed".to_owned())),
-        );
-    }
-    let mut seen = std::collections::BTreeSet::new();
-    for b in &p.blockers {
-        if seen.insert((b.path.as_str(), b.code.as_str())) {
-            lines.push((b.path.clone(), format!("rejected: {}", b.code)));
+pub fn preview_summary(p: &MigrationPlan, out: &Value, view: &AnswerView) -> String {
+    use std::fmt::Write as _;
+    let mut head = String::new();
+    let t = &out["totals"];
+    let _ = writeln!(
+        head,
+        "totals: {} affected paths, {} blockers, {} manual actions, {} diagnostics, {} proposed citation mappings ({} need review)",
+        t["affected_paths"], t["blockers"], t["manual_actions"], t["diagnostics"],
+        t["proposed_citation_mappings"], t["proposals_needing_review"]
+    );
+    if let Some(counts) = out["diagnostic_counts"].as_object() {
+        for (k, n) in counts {
+            let _ = writeln!(head, "count {k}: {n}");
         }
     }
-    lines.extend(
-        p.manual_actions
+    if p.proposals_total > 0 {
+        let _ = writeln!(
+            head,
+            "proposed_citation_mappings are unreviewed suggestions, a starting point to review: accept exactly this set with accept_proposals: {} (entries marked needs_review: true also need accept_needs_review: true), or pass your own citation_mappings items",
+            p.proposals_digest
+        );
+    }
+    if !p.accepted_needing_review.is_empty() {
+        let first: Vec<&str> = p
+            .accepted_needing_review
             .iter()
-            .map(|a| (a.path.clone(), format!("manual action: {}", a.code))),
-    );
-    crate::tools::text::preview_text(
+            .take(view.limit.min(10))
+            .map(String::as_str)
+            .collect();
+        let _ = writeln!(
+            head,
+            "accepted: {} proposals with entries marked needs_review, e.g. {}",
+            p.accepted_needing_review.len(),
+            first.join(", ")
+        );
+    }
+    if p.source.resolution_source == "legacy-probe" && p.source.candidates.len() > view.limit {
+        let _ = writeln!(
+            head,
+            "the source lists {} legacy candidates: pass from: \"0.1\" to resolve the source without them",
+            p.source.candidates.len()
+        );
+    }
+    if out["proof_omitted"] == true {
+        head.push_str("proof omitted (include_proof): apply with base_revision and expected_plan_digest instead of proof\n");
+    }
+    let mut lines: Vec<(String, String)> = Vec::new();
+    if let Some(paths) = out["affected_paths"].as_array() {
+        lines.extend(
+            paths
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|x| (x.to_owned(), "changed".to_owned())),
+        );
+    }
+    let mut seen = BTreeSet::new();
+    for b in out["blockers"].as_array().map_or(&[][..], Vec::as_slice) {
+        let (path, code) = (
+            b["path"].as_str().unwrap_or_default(),
+            b["code"].as_str().unwrap_or_default(),
+        );
+        if seen.insert((path, code)) {
+            lines.push((path.to_owned(), format!("rejected: {code}")));
+        }
+    }
+    for a in out["manual_actions"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice)
+    {
+        lines.push((
+            a["path"].as_str().unwrap_or_default().to_owned(),
+            format!("manual action: {}", a["code"].as_str().unwrap_or_default()),
+        ));
+    }
+    let body = crate::tools::text::preview_text(
         out["status"].as_str().unwrap_or_default(),
         &lines,
         out["diagnostics"].as_array().map_or(&[][..], Vec::as_slice),
         out["diff"].as_str().unwrap_or_default(),
         out["diff_truncated"] == true,
-    )
+    );
+    // The status line first, then the totals and counts, then the shown items.
+    match body.split_once('\n') {
+        Some((status, rest)) => format!("{status}\n{head}{rest}"),
+        None => format!("{body}{head}"),
+    }
 }
 
-/// The preview's wire object (§5.1).
+/// `diagnostic_counts` (§12.7 rule 1): `severity/code` → full count, sorted by key.
+fn diagnostic_counts<'a>(d: impl Iterator<Item = &'a Diagnostic>) -> Value {
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for x in d {
+        *counts
+            .entry(format!("{}/{}", x.severity.as_str(), x.code))
+            .or_default() += 1;
+    }
+    let mut o = Map::new();
+    for (k, n) in counts {
+        o.insert(k, json!(n));
+    }
+    Value::Object(o)
+}
+
+/// The preview's wire object (§5.1, §12.7): every list cut to `view.limit` in its sort order
+/// (blockers and manual actions of documents without a proposal first; proposals that need
+/// review first, then by path), with `totals` and `diagnostic_counts` giving the full counts;
+/// the proof included by `view.include_proof`.
 ///
 /// # Errors
-/// `resource_limit` past 10,000 paths or diagnostics (§8 step 6).
-pub fn render_preview(p: &MigrationPlan) -> Result<Value, ToolError> {
+/// `resource_limit` past 10,000 written paths (§8 step 6; no other list raises it).
+pub fn render_preview(p: &MigrationPlan, view: &AnswerView) -> Result<Value, ToolError> {
     let applicable = p.status == MigrationStatus::Applicable;
-    if p.writes.len() > 10_000 || p.diagnostics.len() > 10_000 {
+    if p.writes.len() > 10_000 {
         return Err(ToolError::resource_limit(
-            "the migration touches more than 10,000 paths or diagnostics",
+            "the migration writes more than 10,000 paths",
         ));
     }
+    let limit = view.limit;
     let status = match p.status {
         MigrationStatus::Applicable => "applicable",
         MigrationStatus::TransitionNoop | MigrationStatus::TargetNoop => "noop",
@@ -551,9 +724,23 @@ pub fn render_preview(p: &MigrationPlan) -> Result<Value, ToolError> {
     let mut o = Map::new();
     o.insert("status".into(), json!(status));
     o.insert("source".into(), p.source.to_json());
+    let mut proof_omitted = false;
     if let Some(proof) = &p.proof {
-        o.insert("proof".into(), proof_json(proof));
+        let proof = proof_json(proof);
+        let include = match view.include_proof {
+            IncludeProof::Always => true,
+            IncludeProof::Never => false,
+            IncludeProof::Auto => {
+                serde_json::to_vec(&proof).map_or(usize::MAX, |v| v.len()) <= AUTO_PROOF_BYTES
+            }
+        };
+        if include {
+            o.insert("proof".into(), proof);
+        } else {
+            proof_omitted = true;
+        }
     }
+    o.insert("proof_omitted".into(), json!(proof_omitted));
     o.insert("base_revision".into(), json!(p.base_revision));
     o.insert("result_revision".into(), json!(p.result_revision));
     o.insert("plan_digest".into(), json!(p.plan_digest));
@@ -562,7 +749,30 @@ pub fn render_preview(p: &MigrationPlan) -> Result<Value, ToolError> {
     } else {
         Vec::new()
     };
-    o.insert("affected_paths".into(), json!(affected));
+    let noop =
+        p.status == MigrationStatus::TargetNoop || p.status == MigrationStatus::TransitionNoop;
+    let diagnostics: &[Diagnostic] = if noop { &[] } else { &p.diagnostics };
+    let mut proposals: Vec<&CitationMapping> = p.proposals.iter().collect();
+    proposals.sort_by_key(|m| !planner::needs_review(m));
+    o.insert(
+        "totals".into(),
+        json!({
+            "affected_paths": affected.len(),
+            "blockers": p.blockers_total.max(p.blockers.len()),
+            "manual_actions": p.manual_actions_total.max(p.manual_actions.len()),
+            "diagnostics": diagnostics.len(),
+            "proposed_citation_mappings": p.proposals_total,
+            "proposals_needing_review": p.proposals_needing_review,
+        }),
+    );
+    o.insert(
+        "diagnostic_counts".into(),
+        diagnostic_counts(diagnostics.iter()),
+    );
+    o.insert(
+        "affected_paths".into(),
+        json!(affected.iter().take(limit).collect::<Vec<_>>()),
+    );
     o.insert(
         "diff".into(),
         json!(if applicable { p.diff.text.as_str() } else { "" }),
@@ -576,6 +786,7 @@ pub fn render_preview(p: &MigrationPlan) -> Result<Value, ToolError> {
         json!(p
             .blockers
             .iter()
+            .take(limit)
             .map(|b| json!({"code": b.code, "path": b.path, "location": {"start": b.start, "end": b.end}, "message": b.message}))
             .collect::<Vec<_>>()),
     );
@@ -584,22 +795,35 @@ pub fn render_preview(p: &MigrationPlan) -> Result<Value, ToolError> {
         json!(p
             .manual_actions
             .iter()
+            .take(limit)
             .map(|a| json!({"code": a.code, "path": a.path, "message": a.message}))
             .collect::<Vec<_>>()),
     );
-    let diagnostics: Vec<Value> =
-        if p.status == MigrationStatus::TargetNoop || p.status == MigrationStatus::TransitionNoop {
-            Vec::new()
-        } else {
-            p.diagnostics.iter().map(Diagnostic::to_wire).collect()
-        };
-    o.insert("diagnostics".into(), json!(diagnostics));
-    o.insert("blockers_truncated".into(), json!(p.blockers_truncated));
+    o.insert(
+        "diagnostics".into(),
+        json!(diagnostics
+            .iter()
+            .take(limit)
+            .map(Diagnostic::to_wire)
+            .collect::<Vec<_>>()),
+    );
+    o.insert(
+        "blockers_truncated".into(),
+        json!(p.blockers_truncated || p.blockers.len() > limit || p.manual_actions.len() > limit),
+    );
     o.insert(
         "proposed_citation_mappings".into(),
-        json!(p.proposals.iter().map(mapping_json).collect::<Vec<_>>()),
+        json!(proposals
+            .iter()
+            .take(limit)
+            .map(|m| mapping_json(m))
+            .collect::<Vec<_>>()),
     );
-    o.insert("proposals_truncated".into(), json!(p.proposals_truncated));
+    o.insert(
+        "proposals_truncated".into(),
+        json!(p.proposals_truncated || p.proposals.len() > limit),
+    );
+    o.insert("proposals_digest".into(), json!(p.proposals_digest));
     Ok(Value::Object(o))
 }
 
@@ -767,6 +991,7 @@ fn mapping_item_def() -> Value {
                         "title": string_max(4096),
                         "resource": string_max(4096),
                         "inline_note": text,
+                        "needs_review": {"type": "boolean", "description": "Output only: review this entry."},
                     },
                     "required": ["source_id"],
                     "anyOf": [{"required": ["legacy_number"]}, {"required": ["legacy_entry"]}],
@@ -889,6 +1114,33 @@ pub fn input_members(tool: &str, description: &str, apply: bool) -> Map<String, 
             json!({"type": "array", "maxItems": 256, "items": computation_item_def()}),
         ),
     ];
+    props.push((
+        "limit",
+        json!({"type": "integer", "minimum": 1, "maximum": 10000, "default": 200,
+            "description": "Items per list; see totals."}),
+    ));
+    props.push((
+        "diff_bytes",
+        json!({"type": "integer", "minimum": 1, "maximum": 1_048_576, "default": 65536}),
+    ));
+    props.push((
+        "accept_proposals",
+        with(
+            r("digest"),
+            "description",
+            json!("A preview's proposals_digest: accept exactly those suggestions."),
+        ),
+    ));
+    props.push(("accept_needs_review", json!({"type": "boolean"})));
+    {
+        // The apply takes the preview's arguments unchanged: there it is accepted and
+        // ignored (it has no proof to include).
+        props.push((
+            "include_proof",
+            json!({"anyOf": [{"type": "boolean"}, {"const": "auto"}], "default": "auto",
+                "description": "auto: if at most 64 KiB."}),
+        ));
+    }
     let mut required = vec!["bundle_path", "timestamp_policy", "citation_mappings"];
     if apply {
         props.push((
@@ -901,6 +1153,14 @@ pub fn input_members(tool: &str, description: &str, apply: bool) -> Map<String, 
         ));
         props.push(("proof", r("migration_proof")));
         props.push(("expected_plan_digest", r("digest")));
+        props.push((
+            "base_revision",
+            with(
+                r("revision"),
+                "description",
+                json!("The preview's base_revision; stands for an omitted proof."),
+            ),
+        ));
         required.push("expected_source");
     }
     let mut m = input_root(tool, description, &required, props);
@@ -910,7 +1170,7 @@ pub fn input_members(tool: &str, description: &str, apply: bool) -> Map<String, 
             "allOf".into(),
             json!([{
                 "if": {"properties": {"expected_source": {"properties": {"transition": {"const": "v0.1-to-v0.2"}}, "required": ["transition"], "additionalProperties": true}}, "required": ["expected_source"], "additionalProperties": true},
-                "then": {"required": ["proof", "expected_plan_digest"]},
+                "then": {"required": ["expected_plan_digest"], "anyOf": [{"required": ["proof"]}, {"required": ["base_revision"]}]},
                 "else": {"not": {"anyOf": [{"required": ["proof"]}, {"required": ["expected_plan_digest"]}]}}
             }]),
         );
@@ -969,11 +1229,32 @@ pub fn preview_success() -> Value {
             "blockers_truncated",
             "proposed_citation_mappings",
             "proposals_truncated",
+            "proof_omitted",
+            "totals",
+            "diagnostic_counts",
+            "proposals_digest",
         ],
         vec![
             ("status", json!({"enum": ["applicable", "noop", "blocked"]})),
             ("source", r("migration_source")),
             ("proof", r("migration_proof")),
+            ("proof_omitted", boolean()),
+            (
+                "totals",
+                closed(vec![
+                    ("affected_paths", count()),
+                    ("blockers", count()),
+                    ("manual_actions", count()),
+                    ("diagnostics", count()),
+                    ("proposed_citation_mappings", count()),
+                    ("proposals_needing_review", count()),
+                ]),
+            ),
+            ("diagnostic_counts", counts_def()),
+            (
+                "proposals_digest",
+                json!({"anyOf": [r("digest"), {"const": ""}]}),
+            ),
             ("base_revision", r("revision")),
             (
                 "result_revision",
@@ -1019,5 +1300,16 @@ pub fn apply_success() -> Value {
         ),
         ("changed_paths", paths_array()),
         ("diagnostics", diagnostics_array()),
+        (
+            "totals",
+            closed(vec![("changed_paths", count()), ("diagnostics", count())]),
+        ),
+        ("diagnostic_counts", counts_def()),
     ])
+}
+
+/// `diagnostic_counts` (§12.7 rule 1): `SEVERITY/code` → full count.
+fn counts_def() -> Value {
+    json!({"type": "object", "additionalProperties": count(),
+        "propertyNames": {"pattern": "^(ERROR|WARN|INFO)/.+$"}})
 }

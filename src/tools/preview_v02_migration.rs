@@ -24,7 +24,7 @@ pub const TOOL: ToolSpec = ToolSpec {
 };
 
 /// The tool description (spec/migration.md §2).
-const DESCRIPTION: &str = "Use to rehearse the OKF 0.1 to 0.2 migration; publishes nothing. timestamp becomes generated {by, at}, # Citations sections become sources plus footnotes, and index.md declares okf_version 0.2. Only what citation_mappings maps is rewritten: start with [], review proposed_citation_mappings, pass them back. Returns status applicable, noop or blocked, source, proof, plan_digest, the diff and blockers. Next, after approval: apply_v02_migration with the same arguments plus expected_source = source, proof and expected_plan_digest = plan_digest.";
+const DESCRIPTION: &str = "Use to rehearse the OKF 0.1 to 0.2 migration; writes nothing. Only mapped # Citations are rewritten: start with citation_mappings [], review proposed_citation_mappings (unreviewed suggestions), then preview with accept_proposals = proposals_digest or your own items. Lists stop at limit; totals counts all. Next: apply_v02_migration with the same arguments plus expected_source = source, base_revision and expected_plan_digest = plan_digest.";
 
 /// Runs the tool on schema-valid arguments.
 ///
@@ -38,8 +38,8 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     // (a 3.8 MiB `citation_mappings` takes ≈ 35 MiB as a `Value`) goes before any I/O.
     drop(args);
     let plan = plan_live(&req, ctx, "from")?;
-    let out = render_preview(&plan)?;
-    let text = crate::tools::migration::preview_summary(&plan, &out);
+    let out = render_preview(&plan, &req.view)?;
+    let text = crate::tools::migration::preview_summary(&plan, &out, &req.view);
     Ok(Success::with_second_text(out, text))
 }
 

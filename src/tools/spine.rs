@@ -65,7 +65,9 @@ pub trait Workflow {
         vec![Self::validation_options(req).temporal_profile]
     }
     /// The request as it runs on `capture` (spec/temporal.md §11 rule 1: `auto` resolves once
-    /// per request from the base capture). `Ok(None)` (the default): `req` as it is. `replay`
+    /// per request from the base capture; spec/migration.md §12.7 rule 3: accepted proposals
+    /// become explicit items; `root` is the bundle of `capture`, for a workflow that reads
+    /// spilled documents again). `Ok(None)` (the default): `req` as it is. `replay`
     /// is true in branch B of [`apply`] (the bundle moved; only a stored receipt can answer),
     /// where checks of the request against the bundle must not stand in the replay's way.
     ///
@@ -75,9 +77,10 @@ pub trait Workflow {
     fn resolve(
         req: &Self::Request,
         capture: &Capture,
+        root: &Root,
         replay: bool,
     ) -> Result<Option<Self::Request>, ToolError> {
-        let _ = (req, capture, replay);
+        let _ = (req, capture, root, replay);
         Ok(None)
     }
     /// The bundle-relative paths whose bytes the planner reads; every other document is
@@ -212,7 +215,7 @@ pub fn preview_resolved<W: Workflow>(
     // A preview is a reader (spec/store.md §16 rule 2).
     let (_, out) = crate::store::reader::reading(|| {
         with_capture::<W, _>(&root, req, &ctx.cancel, |capture| {
-            let resolved = W::resolve(req, capture, false)?;
+            let resolved = W::resolve(req, capture, &root, false)?;
             let q = resolved.as_ref().unwrap_or(req);
             let plan = plan_capture::<W>(capture, q, &capture.revision, &root, &ctx.cancel)?;
             Ok((plan, resolved))
@@ -370,7 +373,7 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
         &ctx.cancel,
         |capture| {
             let branch_b = capture.revision != auth.revision;
-            let resolved = W::resolve(req, capture, branch_b)?;
+            let resolved = W::resolve(req, capture, &root, branch_b)?;
             let q = resolved.as_ref().unwrap_or(req);
             let bundle = validate::parse_for_validation(capture, &W::validation_options(q))
                 .map_err(|f| f.to_tool_error())?;
@@ -570,7 +573,7 @@ fn with_revision_hint<W: Workflow>(
         ))
     } else {
         with_capture::<W, _>(root, req, cancel, |capture| {
-            let resolved = W::resolve(req, capture, false)?;
+            let resolved = W::resolve(req, capture, root, false)?;
             let q = resolved.as_ref().unwrap_or(req);
             let bundle = validate::parse_for_validation(capture, &W::validation_options(q))
                 .map_err(|f| f.to_tool_error())?;

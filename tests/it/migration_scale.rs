@@ -41,12 +41,16 @@ fn head(s: &str) -> &str {
     &s[..end]
 }
 
+/// The arguments of MIG-37 with every list whole and the proof inline (spec/migration.md
+/// §12.7: MIG-01…MIG-40 pass `limit: 10000` and `include_proof: true`).
 fn args(root: &Path, mappings: Value) -> Value {
     json!({
         "bundle_path": root.to_str().expect("utf8 path"),
         "timestamp_policy": "remove_after_copy",
         "generated_by": GENERATED_BY,
         "citation_mappings": mappings,
+        "limit": 10000,
+        "include_proof": true,
     })
 }
 

@@ -1,6 +1,7 @@
 //! Identity of a migration (spec/migration.md §7): the operation bytes, the change set and its
 //! id, the content-free proof (format version 2), its validation and the plan digest. Pure.
 
+use super::citations::CitationMapping;
 use super::request::{MigrationRequest, Proof};
 use crate::digest::{hex, sha256, Encoder};
 use crate::plan::identity::{sentinel_change_set_id, ChangeSet, Precondition};
@@ -31,18 +32,7 @@ pub fn operation_bytes(req: &MigrationRequest) -> Vec<u8> {
     }
     e.cnt(req.citation_mappings.len() as u64);
     for m in &req.citation_mappings {
-        e.str(&m.path)
-            .str(m.claim_markers.as_str())
-            .str(m.trailing_content.as_str())
-            .cnt(m.entries.len() as u64);
-        for x in &m.entries {
-            e.cnt(u64::from(x.legacy_number.unwrap_or(0)))
-                .str(x.legacy_entry.as_deref().unwrap_or(""))
-                .str(&x.source_id)
-                .str(x.title.as_deref().unwrap_or(""))
-                .str(x.resource.as_deref().unwrap_or(""))
-                .str(x.inline_note.as_deref().unwrap_or(""));
-        }
+        encode_mapping(&mut e, m);
     }
     e.cnt(req.computations.len() as u64);
     for c in &req.computations {
@@ -71,6 +61,72 @@ pub fn operation_bytes(req: &MigrationRequest) -> Vec<u8> {
         }
     }
     e.finish()
+}
+
+/// The §7.1 encoding of one citation document item. `needs_review` is output only and never
+/// encoded (§12.7 rule 8).
+fn encode_mapping(e: &mut Encoder, m: &CitationMapping) {
+    e.str(&m.path)
+        .str(m.claim_markers.as_str())
+        .str(m.trailing_content.as_str())
+        .cnt(m.entries.len() as u64);
+    for x in &m.entries {
+        e.cnt(u64::from(x.legacy_number.unwrap_or(0)))
+            .str(x.legacy_entry.as_deref().unwrap_or(""))
+            .str(&x.source_id)
+            .str(x.title.as_deref().unwrap_or(""))
+            .str(x.resource.as_deref().unwrap_or(""))
+            .str(x.inline_note.as_deref().unwrap_or(""));
+    }
+}
+
+/// `proposals_digest` (§12.7 rule 2): `digest(str("okf:migration-proposals:v1") cnt(n)
+/// [the §7.1 encoding of one item]*)` over every proposed item in path order; `""` when there
+/// is none.
+#[must_use]
+pub fn proposals_digest(items: &[CitationMapping]) -> String {
+    if items.is_empty() {
+        return String::new();
+    }
+    let mut e = Encoder::tagged("okf:migration-proposals:v1");
+    e.cnt(items.len() as u64);
+    for m in items {
+        encode_mapping(&mut e, m);
+    }
+    e.digest()
+}
+
+/// The receipt's caller binding of §12.7 rule 4a: `digest(str("okf:migration-caller:v1")
+/// str(<the §3.5 canonical input of the explicit arguments>) str(accept_proposals or "")
+/// str(resolution_digest))`.
+#[must_use]
+pub fn caller_binding(req: &MigrationRequest, resolution_digest: &str) -> String {
+    let mut e = Encoder::tagged("okf:migration-caller:v1");
+    e.bytes(&operation_bytes(req))
+        .str(req.accept_proposals.as_deref().unwrap_or(""))
+        .str(resolution_digest);
+    e.digest()
+}
+
+/// The change set the store binds a caller-bound apply to (§12.7 rule 4a): its one operation
+/// is the caller binding, so its request digest, the transaction id and the receipt are
+/// functions of the caller's explicit arguments (known before any I/O), not of the proposals
+/// that the capture yields. The proof and plan digest are still those of the full request.
+#[must_use]
+pub fn caller_change_set(req: &MigrationRequest, resolution_digest: &str, base: &str) -> ChangeSet {
+    let binding = caller_binding(req, resolution_digest);
+    let mut op = Encoder::tagged("okf:migration-caller-binding");
+    op.str(&binding);
+    ChangeSet {
+        id: format!(
+            "mcp-migration-caller-{}",
+            binding.strip_prefix("sha256:").unwrap_or(&binding)
+        ),
+        actor: ACTOR.to_owned(),
+        base_revision: base.to_owned(),
+        operations: vec![op.finish()],
+        preconditions: vec![Precondition::RevisionEquals(base.to_owned())],
+    }
 }
 
 /// The change-set id (§7.1): depends on the canonical input and the resolution only.

@@ -49,6 +49,8 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const MAX_BLOCKERS: usize = 10_000;
 /// Maximum proposed entries (§12.4 rule 4).
 pub const MAX_PROPOSED_ENTRIES: usize = 100_000;
+/// Maximum bytes of serialised proposals (§12.4 rule 4): 8 MiB.
+pub const MAX_PROPOSAL_BYTES: usize = 8 * 1_048_576;
 
 /// A wire blocker `{code, path, location: {start, end}, message}` (§5.1).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -100,8 +102,32 @@ pub struct MigrationPlan {
     pub blockers_truncated: bool,
     pub manual_actions: Vec<ManualAction>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The proposed items within the caps of §12.4 rule 4, in path order.
     pub proposals: Vec<CitationMapping>,
     pub proposals_truncated: bool,
+    /// `proposals_digest` over **every** proposed item, the ones the caps left out included
+    /// (§12.7 rule 2); `""` without proposals.
+    pub proposals_digest: String,
+    /// Every proposed item, counted before the caps.
+    pub proposals_total: usize,
+    /// Proposed items with a `needs_review` entry, counted before the caps (§12.7 rule 8).
+    pub proposals_needing_review: usize,
+    /// The full counts of `blockers` and `manual_actions` before [`MAX_BLOCKERS`].
+    pub blockers_total: usize,
+    pub manual_actions_total: usize,
+    /// The paths of every proposed item.
+    pub proposal_paths: BTreeSet<String>,
+    /// The documents whose accepted proposal (`accept_proposals`) holds a `needs_review`
+    /// entry, in path order (§12.7 rule 8; set by the caller of [`plan`]).
+    pub accepted_needing_review: Vec<String>,
+}
+
+impl MigrationPlan {
+    /// Whether `path` has a proposal (§12.7 rule 7 sorts the blockers of the others first).
+    #[must_use]
+    pub fn has_proposal(&self, path: &str) -> bool {
+        self.proposal_paths.contains(path)
+    }
 }
 
 /// The validator options of the target preflight (§6.4 rule 5): strict, OKF 0.2, date
@@ -172,7 +198,7 @@ impl Findings {
 
 fn action_message(code: &str) -> &'static str {
     match code {
-        "provide_citation_mapping" => "pass a citation_mappings item for this document (the preview's proposed_citation_mappings are a reviewed starting point)",
+        "provide_citation_mapping" => "pass a citation_mappings item for this document (the preview's proposed_citation_mappings are unreviewed suggestions, a starting point to review; accept them with accept_proposals)",
         "disambiguate_citation_entry" => "give the colliding entries distinct source ids or select them by legacy_entry",
         "disambiguate_citation_destination" => "pass the intended resource for this entry explicitly",
         "normalize_citations_section" => "rewrite the citations section by hand into the supported entry forms, or pass trailing_content: \"keep\"",
@@ -237,6 +263,13 @@ pub fn plan(
         diagnostics: Vec::new(),
         proposals: Vec::new(),
         proposals_truncated: false,
+        proposals_digest: String::new(),
+        proposals_total: 0,
+        proposals_needing_review: 0,
+        blockers_total: 0,
+        manual_actions_total: 0,
+        proposal_paths: BTreeSet::new(),
+        accepted_needing_review: Vec::new(),
         source,
     };
     if !out.source.blockers.is_empty() {
@@ -252,6 +285,7 @@ pub fn plan(
                 message: b.message.clone(),
             })
             .collect();
+        out.blockers_total = out.blockers.len();
         return Ok(out);
     }
     if out.source.is_target_noop() {
@@ -269,9 +303,25 @@ pub fn plan(
 }
 
 fn finish_findings(out: &mut MigrationPlan, f: Findings) {
+    out.blockers_total = f.blockers.len();
+    out.manual_actions_total = f.actions.len();
     let total = f.blockers.len().max(f.actions.len());
-    out.blockers = f.blockers.into_iter().take(MAX_BLOCKERS).collect();
-    out.manual_actions = f.actions.into_iter().take(MAX_BLOCKERS).collect();
+    // §12.7 rule 7: the findings of documents without a proposal first, each group in the
+    // §5.1 order; the cut at MAX_BLOCKERS keeps that order.
+    let (mut blockers, rest): (Vec<WireBlocker>, Vec<WireBlocker>) = f
+        .blockers
+        .into_iter()
+        .partition(|b| !out.proposal_paths.contains(&b.path));
+    blockers.extend(rest);
+    blockers.truncate(MAX_BLOCKERS);
+    let (mut actions, rest): (Vec<ManualAction>, Vec<ManualAction>) = f
+        .actions
+        .into_iter()
+        .partition(|a| !out.proposal_paths.contains(&a.path));
+    actions.extend(rest);
+    actions.truncate(MAX_BLOCKERS);
+    out.blockers = blockers;
+    out.manual_actions = actions;
     out.blockers_truncated = total > MAX_BLOCKERS;
 }
 
@@ -412,15 +462,18 @@ struct Staged<'b, 'c> {
     sections: Vec<(String, String)>,
     sections_bytes: usize,
     diff_complete: bool,
+    /// The diff's byte budget (`diff_bytes`, §12.7 rule 1).
+    diff_cap: usize,
 }
 
 impl<'b, 'c> Staged<'b, 'c> {
-    fn new(bundle: &'b Bundle<'c>) -> Self {
+    fn new(bundle: &'b Bundle<'c>, diff_cap: usize) -> Self {
         Staged {
             stage: BatchStage::new(bundle, validation_options()),
             sections: Vec::new(),
             sections_bytes: 0,
             diff_complete: true,
+            diff_cap,
         }
     }
 
@@ -430,7 +483,7 @@ impl<'b, 'c> Staged<'b, 'c> {
                 crate::plan::diff::file_section(&crate::plan::diff::FileChange { path, old, new });
             self.sections_bytes += section.len();
             self.sections.push((path.to_owned(), section));
-            if self.sections_bytes > 2 * crate::plan::diff::DIFF_CAP {
+            if self.sections_bytes > 2 * self.diff_cap {
                 self.diff_complete = false;
             }
         }
@@ -454,7 +507,7 @@ impl<'b, 'c> Staged<'b, 'c> {
         self.sections
             .sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         let texts: Vec<String> = self.sections.into_iter().map(|(_, t)| t).collect();
-        let mut diff = crate::plan::diff::assemble(&texts);
+        let mut diff = crate::plan::diff::assemble_within(&texts, self.diff_cap);
         diff.truncated |= !self.diff_complete;
         Ok((base, staged, digests, diff))
     }
@@ -490,22 +543,10 @@ fn transition(
             }
         }
     }
-    let mut staged = Staged::new(bundle);
+    let mut staged = Staged::new(bundle, req.view.diff_bytes);
     let mut proposals: Vec<CitationMapping> = Vec::new();
-    let mut proposed_entries = 0usize;
-    let mut propose = |path: &str, kind: DocKind, bytes: &[u8], out: &mut MigrationPlan| {
-        if proposed_entries >= MAX_PROPOSED_ENTRIES {
-            out.proposals_truncated = true;
-            return;
-        }
-        if let Some(p) = document::propose(path, kind, bytes) {
-            proposed_entries += p.entries.len();
-            if proposed_entries > MAX_PROPOSED_ENTRIES {
-                out.proposals_truncated = true;
-            } else {
-                proposals.push(p);
-            }
-        }
+    let mut propose = |path: &str, kind: DocKind, bytes: &[u8], _: &mut MigrationPlan| {
+        proposals.extend(document::propose(path, kind, bytes));
     };
     // Progress (spec/migration.md §12.5 rule 4): one report at the start and one at the end,
     // throttled in between; counted after the captured files so it keeps increasing.
@@ -569,7 +610,7 @@ fn transition(
         }
     }
     progress.finish(files + bundle.docs.len() as u64, total, "planning");
-    out.proposals = proposals;
+    set_proposals(out, proposals);
     let (base_report, staged_report, writes, diff) = staged.finish()?;
     // The target preflight (§6.4 rule 5, §12.3): pre-existing errors of documents the
     // migration does not write become `preexisting_error` warnings.
@@ -641,6 +682,82 @@ fn transition(
     Ok(())
 }
 
+/// Records every proposed item of a transition (§12.4, §12.7 rules 2 and 8): sorted by path,
+/// digested and counted whole, then kept within the caps of §12.4 rule 4 (whole documents in
+/// path order; `proposals_truncated` when an item is left out).
+fn set_proposals(out: &mut MigrationPlan, mut all: Vec<CitationMapping>) {
+    all.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    out.proposals_digest = identity::proposals_digest(&all);
+    out.proposals_total = all.len();
+    out.proposals_needing_review = all.iter().filter(|m| needs_review(m)).count();
+    out.proposal_paths = all.iter().map(|m| m.path.clone()).collect();
+    let mut entries = 0usize;
+    let mut bytes = 0usize;
+    let mut kept = Vec::with_capacity(all.len());
+    for m in all {
+        entries += m.entries.len();
+        bytes += serde_json::to_vec(&request::mapping_json(&m)).map_or(0, |v| v.len());
+        if entries > MAX_PROPOSED_ENTRIES || bytes > MAX_PROPOSAL_BYTES {
+            out.proposals_truncated = true;
+            break;
+        }
+        kept.push(m);
+    }
+    out.proposals = kept;
+}
+
+/// Whether a proposed item has an entry that needs a human look (§12.7 rule 8).
+#[must_use]
+pub fn needs_review(m: &CitationMapping) -> bool {
+    m.entries.iter().any(|e| e.needs_review)
+}
+
+/// Every proposed item of a transition of `bundle` under `req`, in path order: exactly the
+/// items [`plan`] proposes for the documents `req` does not map (§12.4 rule 1), without
+/// staging anything (the `accept_proposals` check of §12.7 rule 3).
+///
+/// # Errors
+/// `reread`'s errors; `operation_cancelled`.
+pub fn proposals(
+    bundle: &Bundle<'_>,
+    req: &MigrationRequest,
+    reread: &Reread<'_>,
+    cancel: &crate::cancel::Cancel,
+) -> Result<Vec<CitationMapping>, ToolError> {
+    let mut ignored = Findings::default();
+    let t = Targets::new(req, bundle, &mut ignored);
+    let mut all = Vec::new();
+    for doc in &bundle.docs {
+        cancel.check()?;
+        let Some(kind) = kind_of(doc) else { continue };
+        let path = doc.file.path.as_str();
+        if t.mappings.contains_key(path) {
+            continue;
+        }
+        let bytes = bytes_of(doc.file, reread)?;
+        if path == "index.md" {
+            if document::migrate_root(&bytes, None).has_section {
+                all.extend(document::propose(path, DocKind::Reserved, &bytes));
+            }
+            continue;
+        }
+        let explicit = t.explicit.get(path).copied();
+        let computation = t.computations.get(path).copied();
+        let o = document::migrate_document(kind, &bytes, req, None, explicit, computation);
+        // The mixed-state tolerance of `transition`: such a document is done, not proposed.
+        if !o.blockers.is_empty()
+            && document::replay_document(kind, &bytes, req, None, explicit, computation).is_empty()
+        {
+            continue;
+        }
+        if o.has_section {
+            all.extend(document::propose(path, kind, &bytes));
+        }
+    }
+    all.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    Ok(all)
+}
+
 /// Adds one document's blockers and notices.
 fn absorb(f: &mut Findings, notices: &mut Vec<Diagnostic>, path: &str, o: &document::DocOutcome) {
     for b in &o.blockers {
@@ -698,7 +815,7 @@ mod staged_tests {
                 b"---\nokf_version: \"0.2\"\n---\n# Root\n".to_vec(),
             )])
             .collect();
-        let mut staged = Staged::new(&bundle);
+        let mut staged = Staged::new(&bundle, crate::plan::diff::DIFF_CAP);
         for (p, b) in &writes {
             let old = capture
                 .get(p)

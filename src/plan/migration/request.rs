@@ -110,9 +110,12 @@ pub struct ApplyFields {
     /// Present iff the expected source is the transition.
     pub proof: Option<Proof>,
     pub expected_plan_digest: Option<String>,
-    /// `{proof.base_revision, expected_plan_digest}` of a transition apply (the spine's
-    /// authorisation, `crate::tools::spine`).
+    /// `{proof.base_revision or base_revision, expected_plan_digest}` of a transition apply
+    /// (the spine's authorisation, `crate::tools::spine`).
     pub auth: Option<Authorisation>,
+    /// The receipt is bound to the caller's explicit arguments, not to the request digest
+    /// (§12.7 rule 4a): with `accept_proposals`, or without `proof`.
+    pub caller_bound: bool,
 }
 
 /// A decoded, canonical migration request (§3.5).
@@ -134,6 +137,58 @@ pub struct MigrationRequest {
     pub computations: Vec<Computation>,
     /// The apply's fields; `None` for a preview.
     pub apply: Option<ApplyFields>,
+    /// How much of each answer list is shown (§12.7 rule 1); not encoded.
+    pub view: AnswerView,
+    /// `accept_proposals` (§12.7 rule 3): the `proposals_digest` of the proposal set the caller
+    /// accepts exactly; not encoded (the accepted items are, once added).
+    pub accept_proposals: Option<String>,
+    /// `accept_needs_review` (§12.7 rule 8); not encoded.
+    pub accept_needs_review: bool,
+}
+
+/// `include_proof` of the preview (§12.7 rule 5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IncludeProof {
+    /// Always include the proof.
+    Always,
+    /// Never include it (`proof_omitted: true`).
+    Never,
+    /// Include it when it serialises to at most [`AUTO_PROOF_BYTES`] (the default).
+    #[default]
+    Auto,
+}
+
+/// The largest proof `include_proof: "auto"` includes: 64 KiB of compact JSON (§12.7 rule 5).
+pub const AUTO_PROOF_BYTES: usize = 65_536;
+
+/// The members that shape an answer without changing any status, proof, digest, blocker or
+/// proposal (§12.7 rules 1 and 5): none of them is part of the canonical input (§3.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnswerView {
+    /// `limit`: at most this many items in each list member (1..=10,000, default 200).
+    pub limit: usize,
+    /// `diff_bytes`: the diff is cut by whole file sections at this many bytes
+    /// (1..=1,048,576, default 65,536).
+    pub diff_bytes: usize,
+    /// `include_proof` (preview only).
+    pub include_proof: IncludeProof,
+}
+
+/// Default `limit` (§12.7 rule 1).
+pub const DEFAULT_LIMIT: usize = 200;
+/// Largest `limit` (§12.7 rule 1, surface.md §11).
+pub const MAX_LIMIT: usize = 10_000;
+/// Default `diff_bytes` (§12.7 rule 1).
+pub const DEFAULT_DIFF_BYTES: usize = 65_536;
+
+impl Default for AnswerView {
+    fn default() -> Self {
+        AnswerView {
+            limit: DEFAULT_LIMIT,
+            diff_bytes: DEFAULT_DIFF_BYTES,
+            include_proof: IncludeProof::Auto,
+        }
+    }
 }
 
 /// Maximum `generated_at` items and `citation_mappings` items (§3.1).
@@ -213,8 +268,26 @@ pub fn parse_request(args: &Value, apply: bool) -> Result<MigrationRequest, Tool
     let (citation_mappings, label_collision) =
         parse_mappings(get_array(obj, "citation_mappings")?)?;
     let computations = parse_computations(get_array(obj, "computations")?)?;
+    let view = parse_view(obj)?;
+    let accept_proposals = match obj.get("accept_proposals") {
+        None => None,
+        Some(Value::String(d)) if is_canonical_digest(d) => Some(d.clone()),
+        Some(_) => return Err(ToolError::invalid_request(
+            "accept_proposals is not a digest: pass the proposals_digest of the preview, unchanged",
+        )),
+    };
+    let accept_needs_review = match obj.get("accept_needs_review") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(shape("accept_needs_review")),
+    };
     let apply = if apply {
-        Some(parse_apply_fields(obj, from, label_collision)?)
+        Some(parse_apply_fields(
+            obj,
+            from,
+            label_collision,
+            accept_proposals.is_some(),
+        )?)
     } else {
         None
     };
@@ -229,7 +302,136 @@ pub fn parse_request(args: &Value, apply: bool) -> Result<MigrationRequest, Tool
         label_collision,
         computations,
         apply,
+        view,
+        accept_proposals,
+        accept_needs_review,
     })
+}
+
+/// An optional integer member within `1..=max`.
+fn get_bounded(
+    obj: &Map<String, Value>,
+    key: &str,
+    max: usize,
+    default: usize,
+) -> Result<usize, ToolError> {
+    match obj.get(key) {
+        None => Ok(default),
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|n| (1..=max).contains(n))
+            .ok_or_else(|| {
+                ToolError::invalid_request(format!("{key} must be an integer from 1 to {max}"))
+            }),
+    }
+}
+
+/// `limit`, `diff_bytes` and `include_proof` (§12.7 rules 1 and 5).
+fn parse_view(obj: &Map<String, Value>) -> Result<AnswerView, ToolError> {
+    let include_proof = match obj.get("include_proof") {
+        None => IncludeProof::Auto,
+        Some(Value::Bool(true)) => IncludeProof::Always,
+        Some(Value::Bool(false)) => IncludeProof::Never,
+        Some(Value::String(s)) if s == "auto" => IncludeProof::Auto,
+        Some(_) => return Err(shape("include_proof")),
+    };
+    Ok(AnswerView {
+        limit: get_bounded(obj, "limit", MAX_LIMIT, DEFAULT_LIMIT)?,
+        diff_bytes: get_bounded(
+            obj,
+            "diff_bytes",
+            crate::plan::diff::DIFF_CAP,
+            DEFAULT_DIFF_BYTES,
+        )?,
+        include_proof,
+    })
+}
+
+/// The request with the accepted `proposals` added to its `citation_mappings`, exactly as if
+/// the caller had passed them (spec/migration.md §12.7 rule 3): each proposal goes through
+/// its wire form ([`mapping_json`]) and the same decoding and canonical ordering as an
+/// explicit item, so the canonical input, the request digest, the proof and the plan digest
+/// are those of the explicit request. An explicit item for a document wins over its
+/// proposal. `accept_proposals` stays on the request (it is not encoded) for the receipt's
+/// caller binding (§12.7 rule 4a).
+///
+/// # Errors
+/// The decoding errors of `citation_mappings` (`resource_limit` past 10,000 items or 100,000
+/// entries).
+pub fn with_accepted(
+    req: &MigrationRequest,
+    proposals: &[CitationMapping],
+) -> Result<MigrationRequest, ToolError> {
+    let explicit: BTreeSet<&str> = req
+        .citation_mappings
+        .iter()
+        .map(|m| m.path.as_str())
+        .collect();
+    let items: Vec<Value> = req
+        .citation_mappings
+        .iter()
+        .chain(
+            proposals
+                .iter()
+                .filter(|p| !explicit.contains(p.path.as_str())),
+        )
+        .map(mapping_json)
+        .collect();
+    let (citation_mappings, label_collision) = parse_mappings(&items)?;
+    let mut out = req.clone();
+    out.citation_mappings = citation_mappings;
+    out.label_collision |= label_collision;
+    Ok(out)
+}
+
+/// The wire form of a mapping item (§3.3; the proposals of §12.4). `needs_review` is written
+/// only when `true` (§12.7 rule 8).
+#[must_use]
+pub fn mapping_json(m: &CitationMapping) -> Value {
+    let mut o = Map::new();
+    o.insert("path".into(), Value::from(m.path.as_str()));
+    let entries: Vec<Value> = m
+        .entries
+        .iter()
+        .map(|e| {
+            let mut x = Map::new();
+            if let Some(n) = e.legacy_number {
+                x.insert("legacy_number".into(), Value::from(n));
+            }
+            if let Some(t) = &e.legacy_entry {
+                x.insert("legacy_entry".into(), Value::from(t.as_str()));
+            }
+            x.insert("source_id".into(), Value::from(e.source_id.as_str()));
+            if let Some(t) = &e.title {
+                x.insert("title".into(), Value::from(t.as_str()));
+            }
+            if let Some(t) = &e.resource {
+                x.insert("resource".into(), Value::from(t.as_str()));
+            }
+            if let Some(t) = &e.inline_note {
+                x.insert("inline_note".into(), Value::from(t.as_str()));
+            }
+            if e.needs_review {
+                x.insert("needs_review".into(), Value::Bool(true));
+            }
+            Value::Object(x)
+        })
+        .collect();
+    o.insert("entries".into(), Value::Array(entries));
+    if m.claim_markers != ClaimMarkers::default() {
+        o.insert(
+            "claim_markers".into(),
+            Value::from(m.claim_markers.as_str()),
+        );
+    }
+    if m.trailing_content != TrailingContent::default() {
+        o.insert(
+            "trailing_content".into(),
+            Value::from(m.trailing_content.as_str()),
+        );
+    }
+    Value::Object(o)
 }
 
 /// A concept id → its path `<id>.md` (§3.5 step 4).
@@ -684,6 +886,7 @@ fn parse_apply_fields(
     obj: &Map<String, Value>,
     from: Selector,
     label_collision: bool,
+    accepting: bool,
 ) -> Result<ApplyFields, ToolError> {
     let src = obj
         .get("expected_source")
@@ -719,29 +922,56 @@ fn parse_apply_fields(
             proof: None,
             expected_plan_digest: None,
             auth: None,
+            caller_bound: false,
         });
     }
-    let proof = obj
-        .get("proof")
-        .ok_or_else(|| ToolError::invalid_request("proof is required for a v0.1-to-v0.2 apply"))?;
-    let proof = parse_proof(proof)?;
-    if proof.format_version != 2 {
-        return Err(mismatch("unsupported proof format_version"));
-    }
-    if !is_canonical_digest(&proof.resolution_digest) {
-        return Err(mismatch("proof.resolution_digest is not canonical"));
-    }
-    if !is_canonical_digest(&proof.base_revision) || !is_canonical_digest(&proof.result_revision) {
-        return Err(ToolError::new(
-            codes::INVALID_REVISION,
-            "proof revision is not canonical",
-        ));
-    }
-    for r in proof.affected_refs.iter().chain(&proof.changed_refs) {
-        if !is_ref(r) {
+    // §12.7 rule 4: `base_revision` (the preview's, unchanged) stands for
+    // `proof.base_revision` when no proof is passed.
+    let base_revision =
+        match obj.get("base_revision") {
+            None => None,
+            Some(Value::String(r)) if is_canonical_digest(r) => Some(r.clone()),
+            Some(_) => return Err(ToolError::new(
+                codes::INVALID_REVISION,
+                "base_revision is not canonical: pass the base_revision of the preview, unchanged",
+            )),
+        };
+    let proof = match obj.get("proof") {
+        Some(v) => Some(parse_proof(v)?),
+        None if base_revision.is_some() => None,
+        None => {
             return Err(ToolError::invalid_request(
-                "proof holds a ref that does not parse",
+                "a v0.1-to-v0.2 apply needs base_revision (or proof) and expected_plan_digest from the preview",
+            ))
+        }
+    };
+    if let Some(proof) = &proof {
+        if proof.format_version != 2 {
+            return Err(mismatch("unsupported proof format_version"));
+        }
+        if !is_canonical_digest(&proof.resolution_digest) {
+            return Err(mismatch("proof.resolution_digest is not canonical"));
+        }
+        if !is_canonical_digest(&proof.base_revision)
+            || !is_canonical_digest(&proof.result_revision)
+        {
+            return Err(ToolError::new(
+                codes::INVALID_REVISION,
+                "proof revision is not canonical",
             ));
+        }
+        for r in proof.affected_refs.iter().chain(&proof.changed_refs) {
+            if !is_ref(r) {
+                return Err(ToolError::invalid_request(
+                    "proof holds a ref that does not parse",
+                ));
+            }
+        }
+        if base_revision
+            .as_ref()
+            .is_some_and(|b| *b != proof.base_revision)
+        {
+            return Err(mismatch("base_revision differs from proof.base_revision"));
         }
     }
     let digest = match obj.get("expected_plan_digest") {
@@ -754,15 +984,21 @@ fn parse_apply_fields(
             "two source ids of one document have the same normalised footnote label",
         ));
     }
-    let auth = Authorisation {
-        revision: proof.base_revision.clone(),
-        plan_digest: digest.clone(),
+    let revision = match (&proof, base_revision) {
+        (Some(p), _) => p.base_revision.clone(),
+        (None, Some(b)) => b,
+        (None, None) => return Err(mismatch("base_revision is required")),
     };
+    let caller_bound = accepting || proof.is_none();
     Ok(ApplyFields {
         expected_source,
-        proof: Some(proof),
-        expected_plan_digest: Some(digest),
-        auth: Some(auth),
+        proof,
+        expected_plan_digest: Some(digest.clone()),
+        auth: Some(Authorisation {
+            revision,
+            plan_digest: digest,
+        }),
+        caller_bound,
     })
 }
 
