@@ -27,6 +27,7 @@ mod layers;
 mod lockfirst;
 mod mcp;
 mod migration;
+mod migration_agents;
 mod migration_computations;
 #[cfg(feature = "fault-injection")]
 mod migration_crash;

@@ -691,19 +691,26 @@ fn set_proposals(out: &mut MigrationPlan, mut all: Vec<CitationMapping>) {
     out.proposals_total = all.len();
     out.proposals_needing_review = all.iter().filter(|m| needs_review(m)).count();
     out.proposal_paths = all.iter().map(|m| m.path.clone()).collect();
+    let (kept, truncated) = within_caps(all);
+    out.proposals = kept;
+    out.proposals_truncated |= truncated;
+}
+
+/// The leading items of `all` within [`MAX_PROPOSED_ENTRIES`] entries and
+/// [`MAX_PROPOSAL_BYTES`] of serialised items (§12.4 rule 4), and whether any was left out.
+fn within_caps(all: Vec<CitationMapping>) -> (Vec<CitationMapping>, bool) {
     let mut entries = 0usize;
     let mut bytes = 0usize;
     let mut kept = Vec::with_capacity(all.len());
     for m in all {
         entries += m.entries.len();
-        bytes += serde_json::to_vec(&request::mapping_json(&m)).map_or(0, |v| v.len());
+        bytes += serde_json::to_vec(&request::mapping_json(&m)).map_or(usize::MAX, |v| v.len());
         if entries > MAX_PROPOSED_ENTRIES || bytes > MAX_PROPOSAL_BYTES {
-            out.proposals_truncated = true;
-            break;
+            return (kept, true);
         }
         kept.push(m);
     }
-    out.proposals = kept;
+    (kept, false)
 }
 
 /// Whether a proposed item has an entry that needs a human look (§12.7 rule 8).
@@ -772,6 +779,41 @@ fn absorb(f: &mut Findings, notices: &mut Vec<Diagnostic>, path: &str, o: &docum
 mod staged_tests {
     use super::*;
     use crate::okf::capture::Capture;
+
+    /// MIG-42: items the 8 MiB cap leaves out of the answer are still covered by
+    /// `proposals_digest`, which is computed over the whole set before the cut.
+    #[test]
+    fn mig_42_the_caps_cut_whole_items_and_the_digest_covers_the_rest() {
+        let item = |i: usize| CitationMapping {
+            path: format!("c/d{i}.md"),
+            entries: (1..=1000)
+                .map(|n| citations::MappingEntry {
+                    legacy_number: Some(n),
+                    source_id: format!("s{n}"),
+                    resource: Some("r".repeat(4000)),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let all: Vec<CitationMapping> = (0..3).map(item).collect();
+        let (kept, truncated) = within_caps(all.clone());
+        assert!(truncated);
+        assert_eq!(
+            kept.len(),
+            2,
+            "two items of about 4 MB fit in 8 MiB, not three"
+        );
+        assert_eq!(kept[..], all[..2]);
+        assert_ne!(
+            identity::proposals_digest(&all),
+            identity::proposals_digest(&kept)
+        );
+        let (small, cut) = within_caps(all[..1].to_vec());
+        assert!(!cut);
+        assert_eq!(small.len(), 1);
+        assert_eq!(identity::proposals_digest(&[]), "");
+    }
 
     /// A concept of the base (v0.1 `timestamp`; every fifth without `title`, a finding of
     /// the strict 0.2 validation) and its written form (every seventh without `type`).
