@@ -123,7 +123,7 @@ impl Prepared {
             t.elapsed().as_secs_f64()
         );
         let bundle = work.to_string_lossy().into_owned();
-        let mut a = json!({"bundle_path": bundle, "timestamp_policy": "remove_after_copy",
+        let mut a = json!({"bundle_path": bundle, "from": "0.1", "timestamp_policy": "remove_after_copy",
                            "generated_by": GENERATED_BY, "citation_mappings": []});
         // The four-call sequence of spec/migration.md §12.7 rule 6: the first preview, the
         // preview accepting its proposals by digest, the proofless apply.
