@@ -698,6 +698,9 @@ struct Parsed<'a> {
     owned_span: (usize, usize),
     /// Whether content after the entries is kept (`trailing_content: keep`, §12.6 rule 2).
     kept: bool,
+    /// Whether a kept line is an entry-like line holding a link or autolink: a real citation
+    /// after the break, which `keep` would turn into prose (§12.8; no proposal then).
+    trailing_links: bool,
 }
 
 /// A blocker as found: located in the body (before its shift to document offsets), or at the
@@ -810,12 +813,32 @@ fn parse_section<'a>(lines: &[Ln<'a>], head: &Head, mode: TrailingContent) -> Pa
         after_blank = false;
     }
 
+    // Under `keep` (§12.6 rule 2, §12.8) the owned run is the unbroken run of entry and blank
+    // lines right after the heading: the first other non-blank line and every line after it,
+    // entry-like or not, is trailing content, kept byte for byte and never a blocker.
+    let first_other = cls
+        .iter()
+        .position(|c| matches!(c, Cls::Opaque | Cls::Unowned { .. }));
+    let keep = mode == TrailingContent::Keep && first_other.is_some();
+    let owned_lines = match (keep, first_other) {
+        (true, Some(t)) => t,
+        _ => cls.len(),
+    };
+    let trailing_links = cls[owned_lines..]
+        .iter()
+        .zip(&body_lines[owned_lines..])
+        .any(|(c, l)| match *c {
+            Cls::Entry { raw, .. } => !Legacy::parse(raw).links.is_empty(),
+            Cls::Unsupported(_) => !Legacy::parse(l.text).links.is_empty(),
+            _ => false,
+        });
+
     let mut blockers = Vec::new();
     let mut entries = Vec::new();
     // Ordered runs (§12.1 rule 2): (delimiter, start, count).
     let mut run: Option<(u8, u64, u64)> = None;
     let mut numbers: HashMap<u64, usize> = HashMap::new();
-    for (i, c) in cls.iter().enumerate() {
+    for (i, c) in cls.iter().enumerate().take(owned_lines) {
         let l = &body_lines[i];
         let number = match *c {
             Cls::Blank => continue,
@@ -878,19 +901,7 @@ fn parse_section<'a>(lines: &[Ln<'a>], head: &Head, mode: TrailingContent) -> Pa
         }
     }
 
-    // Content that is neither an entry nor blank: kept (`keep`, when nothing entry-like
-    // follows it) or a blocker.
-    let first_other = cls
-        .iter()
-        .position(|c| matches!(c, Cls::Opaque | Cls::Unowned { .. }));
-    let last_entry = cls.iter().rposition(|c| {
-        matches!(
-            c,
-            Cls::Entry { .. } | Cls::Unsupported(_) | Cls::Continuation
-        )
-    });
-    let keep = mode == TrailingContent::Keep
-        && first_other.is_some_and(|t| last_entry.is_none_or(|e| e < t));
+    // Content that is neither an entry nor blank, outside a kept tail: a blocker.
     if !keep {
         let mut i = 0;
         while i < cls.len() {
@@ -923,10 +934,7 @@ fn parse_section<'a>(lines: &[Ln<'a>], head: &Head, mode: TrailingContent) -> Pa
             i = j + 1;
         }
     }
-    let owned_end_line = match (keep, first_other) {
-        (true, Some(t)) => head.line + 1 + t,
-        _ => head.end_line,
-    };
+    let owned_end_line = head.line + 1 + owned_lines;
     let owned_span = (lines[head.line].start, lines[owned_end_line - 1].next);
     Parsed {
         entries,
@@ -934,6 +942,7 @@ fn parse_section<'a>(lines: &[Ln<'a>], head: &Head, mode: TrailingContent) -> Pa
         owned: (head.line, owned_end_line),
         owned_span,
         kept: keep,
+        trailing_links,
     }
 }
 
@@ -2382,7 +2391,7 @@ fn proposal(path: &str, body: &str, kind: DocKind) -> Option<CitationMapping> {
         return None;
     }
     let parsed = parse_section(&lines, head, TrailingContent::Keep);
-    if !parsed.blockers.is_empty() || parsed.entries.is_empty() {
+    if !parsed.blockers.is_empty() || parsed.entries.is_empty() || parsed.trailing_links {
         return None;
     }
     let owned = within(parsed.owned);
@@ -2459,6 +2468,7 @@ fn proposal(path: &str, body: &str, kind: DocKind) -> Option<CitationMapping> {
         } else if resource_less {
             resource = Some(e.raw.to_owned());
         }
+        let needs_review = !resource_like(resource.as_deref().unwrap_or(lr));
         entries.push(MappingEntry {
             legacy_number: by_number,
             legacy_entry: by_number.is_none().then(|| e.raw.to_owned()),
@@ -2466,7 +2476,7 @@ fn proposal(path: &str, body: &str, kind: DocKind) -> Option<CitationMapping> {
             title,
             resource,
             inline_note,
-            needs_review: false,
+            needs_review,
         });
     }
     let item = CitationMapping {
@@ -2490,6 +2500,22 @@ fn proposal(path: &str, body: &str, kind: DocKind) -> Option<CitationMapping> {
         Ok(false) => Some(item),
         _ => None,
     }
+}
+
+/// Whether a projected resource looks like one (§12.7 rule 8): `scheme://…`, or no whitespace,
+/// none of `<>[]()` and a `.` in its last `/`-separated segment. Anything else (e.g.
+/// `**Continuous mode**: Runs the pipeline continuously`) came from prose: the proposed entry
+/// gets `needs_review: true`.
+fn resource_like(r: &str) -> bool {
+    let scheme = r.split_once("://").is_some_and(|(s, rest)| {
+        !rest.is_empty()
+            && s.starts_with(|c: char| c.is_ascii_alphabetic())
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    });
+    scheme
+        || (!r.chars().any(|c| c.is_whitespace() || "<>[]()".contains(c))
+            && r.rsplit('/').next().is_some_and(|seg| seg.contains('.')))
 }
 
 /// Sorts entries canonically (§3.5 step 5): by `(legacy_number, legacy_entry, source_id,

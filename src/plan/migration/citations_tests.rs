@@ -828,15 +828,25 @@ fn mig_39_trailing_content() {
         ..item(vec![num(1, "a")])
     };
     assert_eq!(ok(body, &keep).0, "[^a]: a\n\nTrailing prose.\n");
-    // Entries after the first other content: interleaved, not settled by `keep`.
+    // Entry-like lines after the first other content are kept content (§12.8): a mapping
+    // entry selecting one selects no owned entry.
     let body = "# Citations\n[1] a\n\nProse.\n\n[2] b\n";
     let keep = CitationMapping {
         trailing_content: TrailingContent::Keep,
         ..item(vec![num(1, "a"), num(2, "b")])
     };
+    // (Its `[2]` is a claim marker in kept content, with no owned entry 2.)
     let o = run(body, DocKind::Concept, Some(&keep));
-    assert_eq!(codes(&o), ["unowned_citations_content"]);
-    assert!(o.notices.is_empty());
+    assert_eq!(
+        codes(&o),
+        ["incomplete_citation_mapping", "unresolved_claim_marker"]
+    );
+    let keep = CitationMapping {
+        trailing_content: TrailingContent::Keep,
+        claim_markers: ClaimMarkers::Ignore,
+        ..item(vec![num(1, "a")])
+    };
+    assert_eq!(ok(body, &keep).0, "[^a]: a\n\nProse.\n\n[2] b\n");
     // A multi-line entry is not settled either.
     let body = "# Citations\n- a\n  more\n";
     let keep = CitationMapping {
@@ -1351,7 +1361,10 @@ fn no_proposal_cases() {
         "# Citations\n- a\n# Citations\n- b\n",
         "# Citations\n[1] a\n[1] b\n",
         "# Citations\n- a\n  more\n",
-        "# Citations\n[1] a\n\nProse.\n\n[2] b\n",
+        "# Citations\n[1] a\n\nProse.\n\n[2] [b](https://b.test)\n",
+        "# Citations\n1. [a](a.md)\n\nProse.\n\n1. see <https://b.test>\n",
+        "# Citations\nProse first.\n\n1. [a](a.md)\n",
+        "# Citations\n1. [a](a.md)\nProse continuing the entry.\n\n## More\n",
         "# Citations\n- same\n- same\n",
         "# Citations\n- a\u{1}b\n",
         "# Citations\n\n",
@@ -1846,5 +1859,165 @@ mod generated {
                 prop_assert!(body.is_char_boundary(b.start) && body.is_char_boundary(b.end));
             }
         }
+    }
+}
+
+// ----- generator leftovers inside a citations section (§12.8) --------------------------------
+
+/// The §12.8 example: a document's whole section, behind a body with the entry's inline note.
+const MIG_45_EXAMPLE: &str = "Intro ^[guide.md].\n\n# Citations\n\n1. [guide.md](/references/guide-1a2b.md)\n2. guide.md>\n\nEvery step refers to the guide\n3. for the details. ^[guide.md\n\n## Lifecycle\n\n1. **Build**: create the agent\n4. evaluate it\n";
+
+#[test]
+fn mig_45_the_owned_run_is_the_run_after_the_heading_and_the_rest_is_kept() {
+    let body = MIG_45_EXAMPLE;
+    // With the defaults the later lines block, as the reference's rules say.
+    let p = propose("a.md", body, DocKind::Concept).expect("a proposal");
+    let block = CitationMapping {
+        trailing_content: TrailingContent::Block,
+        ..p.clone()
+    };
+    assert!(
+        codes(&run(body, DocKind::Concept, Some(&block))).contains(&"unowned_citations_content")
+    );
+    // The proposal maps the two owned lines, the bare path with its raw content, under keep.
+    assert_eq!(p.trailing_content, TrailingContent::Keep);
+    assert_eq!(p.claim_markers, ClaimMarkers::Rewrite);
+    assert_eq!(
+        p.entries
+            .iter()
+            .map(|e| (
+                e.legacy_number,
+                e.source_id.as_str(),
+                e.resource.as_deref(),
+                e.inline_note.as_deref(),
+                e.needs_review
+            ))
+            .collect::<Vec<_>>(),
+        [
+            (Some(1), "guide", None, Some("guide.md"), false),
+            (Some(2), "guide-md", Some("guide.md>"), None, true),
+        ]
+    );
+    let o = run(body, DocKind::Concept, Some(&p));
+    assert!(o.blockers.is_empty(), "{:#?}", o.blockers);
+    // No later line raises any of the four codes; one WARN says content was kept.
+    assert_eq!(
+        o.notices.iter().map(|n| n.code).collect::<Vec<_>>(),
+        ["citations_trailing_content_kept"]
+    );
+    // The proposal passes its own static validation and replay (the §12.4 rule 3 round trip).
+    assert_eq!(round_trip(body, DocKind::Concept), p);
+    let new = o.body.expect("a rewrite");
+    // The heading and the two owned lines became the definitions; every line from "Every
+    // step" to "4. evaluate it" is byte-identical (`^[guide.md`, never closed, is passive).
+    assert_eq!(
+        new,
+        "Intro [^guide].\n\n[^guide]: [guide.md](/references/guide-1a2b.md)\n[^guide-md]: guide.md>\n\nEvery step refers to the guide\n3. for the details. ^[guide.md\n\n## Lifecycle\n\n1. **Build**: create the agent\n4. evaluate it\n"
+    );
+    let tail = &body[body.find("Every step").expect("tail")..];
+    assert!(new.ends_with(tail));
+    assert!(replay_check(&new, 0, DocKind::Concept, Some(&p), &o.sources).is_empty());
+}
+
+#[test]
+fn mig_45_markers_and_mapped_notes_in_kept_content_are_rewritten() {
+    let body = "Claim [1].\n\n# Citations\n\n1. [A](https://a.test)\n2. [b.md](/refs/b.md)\n\nSee also [1] and ^[b.md] here.\n3. more text [2]\n1. again\n\n### Steps\n\n2. **Run**: ^[b.md, nothing.md]\n";
+    let p = round_trip(body, DocKind::Concept);
+    assert_eq!(p.trailing_content, TrailingContent::Keep);
+    assert_eq!(ids(&p), ["a", "b"]);
+    assert!(p.entries.iter().all(|e| !e.needs_review));
+    let (new, sources) = ok(body, &p);
+    assert_eq!(sources.len(), 2);
+    assert_eq!(
+        new,
+        "Claim [^a].\n\n[^a]: [A](https://a.test)\n[^b]: [b.md](/refs/b.md)\n\nSee also [^a] and [^b] here.\n3. more text [^b]\n1. again\n\n### Steps\n\n2. **Run**: ^[b.md, nothing.md]\n"
+    );
+}
+
+#[test]
+fn mig_45_repeated_numbers_sub_headings_and_unsupported_lines_after_the_run_raise_nothing() {
+    let body = "# Citations\n\n1. [a](a.md)\n2. [b](b.md)\n\nThen:\n1. first\n1. first again\n01. zero-led\n   - indented\n\n## Sub\n\n2. second\n";
+    let keep = CitationMapping {
+        trailing_content: TrailingContent::Keep,
+        ..item(vec![num(1, "a"), num(2, "b")])
+    };
+    let o = run(body, DocKind::Concept, Some(&keep));
+    assert!(o.blockers.is_empty(), "{:#?}", o.blockers);
+    let (new, _) = ok(body, &keep);
+    assert!(new.ends_with(
+        "\n\nThen:\n1. first\n1. first again\n01. zero-led\n   - indented\n\n## Sub\n\n2. second\n"
+    ));
+    // A mapping entry that selects a kept line selects no owned entry.
+    for extra in [num(3, "c"), ent("first", "c"), ent("second", "c")] {
+        let m = CitationMapping {
+            trailing_content: TrailingContent::Keep,
+            ..item(vec![num(1, "a"), num(2, "b"), extra])
+        };
+        assert_eq!(
+            codes(&run(body, DocKind::Concept, Some(&m))),
+            ["incomplete_citation_mapping"]
+        );
+    }
+    // The proposal suggests keep and maps only the owned run.
+    let p = round_trip(body, DocKind::Concept);
+    assert_eq!(p.trailing_content, TrailingContent::Keep);
+    assert_eq!(p.entries.len(), 2);
+}
+
+#[test]
+fn mig_45_bare_path_entries_are_ordinary_entries() {
+    for (line, resource, review) in [
+        ("2. page.md>", Some("page.md>"), true),
+        ("2. page.md", None, false),
+        ("2. docs/page.html", None, false),
+    ] {
+        let body = format!("# Citations\n\n1. [a](https://a.test/x)\n{line}\n");
+        let p = round_trip(&body, DocKind::Concept);
+        let e = &p.entries[1];
+        assert_eq!(e.legacy_number, Some(2), "{line}");
+        assert_eq!(e.resource.as_deref(), resource, "{line}");
+        assert_eq!(e.needs_review, review, "{line}");
+        assert_eq!(p.trailing_content, TrailingContent::Block, "{line}");
+    }
+}
+
+#[test]
+fn mig_45_needs_review_marks_resources_that_came_from_prose() {
+    let body = "# Citations\n\n1. **Continuous mode**: Runs the pipeline continuously\n2. [x](https://x.test)\n3. [Doc](#anchor)\n4. [Guide](../guide)\n5. [Spec](spec.md#part)\n6. <https://auto.test/p>\n";
+    let p = round_trip(body, DocKind::Concept);
+    assert_eq!(
+        p.entries.iter().map(|e| e.needs_review).collect::<Vec<_>>(),
+        [true, false, true, true, false, false]
+    );
+    assert_eq!(
+        p.entries[0].resource.as_deref(),
+        Some("**Continuous mode**: Runs the pipeline continuously")
+    );
+    // needs_review is output only: the §7.1 encoding ignores it.
+    let mut cleared = p.clone();
+    for e in &mut cleared.entries {
+        e.needs_review = false;
+    }
+    assert_eq!(
+        super::super::identity::proposals_digest(std::slice::from_ref(&p)),
+        super::super::identity::proposals_digest(std::slice::from_ref(&cleared))
+    );
+    for (r, like) in [
+        ("https://a.test", true),
+        ("git+ssh://host/repo", true),
+        ("s3://bucket/key with space", true),
+        ("://nothing", false),
+        ("1http://x", false),
+        ("https://", false),
+        ("/references/page-1a2b.md", true),
+        ("page.md", true),
+        ("a/b.c/readme", false),
+        ("page.md>", false),
+        ("my page.md", false),
+        ("[x].md", false),
+        ("", false),
+        ("Spec", false),
+    ] {
+        assert_eq!(resource_like(r), like, "{r:?}");
     }
 }
