@@ -196,16 +196,19 @@ pub fn run() -> i32 {
     let first = json!({"bundle_path": v01, "generated_by": "okf-mcp-demo/1.0",
         "timestamp_policy": "remove_after_copy", "citation_mappings": []});
     let blocked = step(
-        "9. preview the 0.1 → 0.2 migration with no mappings: blocked, with proposals",
+        "9. preview the 0.1 → 0.2 migration with no mappings: blocked, with unreviewed suggestions",
         "preview_v02_migration",
-        first,
+        first.clone(),
     );
     expect(&blocked, "status", "blocked");
-    let mappings = blocked["proposed_citation_mappings"].clone();
-    let args = json!({"bundle_path": v01, "generated_by": "okf-mcp-demo/1.0",
-        "timestamp_policy": "remove_after_copy", "citation_mappings": mappings});
+    println!(
+        "--- proposed_citation_mappings are unreviewed suggestions, a starting point to review; \
+         this demo accepts them as shown, by their proposals_digest ---"
+    );
+    let mut args = first;
+    args["accept_proposals"] = blocked["proposals_digest"].clone();
     let preview = step(
-        "10. preview again with the reviewed proposals: applicable",
+        "10. preview again, accepting exactly those suggestions by their proposals_digest: applicable",
         "preview_v02_migration",
         args.clone(),
     );
@@ -215,10 +218,10 @@ pub fn run() -> i32 {
     }
     let mut apply = args.clone();
     apply["expected_source"] = preview["source"].clone();
-    apply["proof"] = preview["proof"].clone();
+    apply["base_revision"] = preview["base_revision"].clone();
     apply["expected_plan_digest"] = preview["plan_digest"].clone();
     let applied = step(
-        "11. apply it with the preview's source, proof and digest",
+        "11. apply it with the preview's source, base_revision and plan digest (no proof to echo)",
         "apply_v02_migration",
         apply,
     );
