@@ -357,46 +357,97 @@ fn digest_or_none(v: &Value, k: &str) -> String {
 }
 
 /// The first [`SHOWN_DOCUMENTS`] documents of `blockers` then `manual_actions` (the tool's
-/// order: documents no proposal covers first, §12.7 rule 7), each with its blockers and
-/// manual actions among the shown items.
+/// order: documents no proposal covers first, §12.7 rule 7), one line each naming its
+/// blockers and manual actions among the shown items by code; then what each code says,
+/// once. A code whose shown items say different things is explained on its documents'
+/// lines instead.
 fn blocked_documents(out: &mut String, p: &Value) {
     let list = |k: &str| p[k].as_array().map_or(&[][..], Vec::as_slice);
-    let (blockers, actions) = (list("blockers"), list("manual_actions"));
-    if blockers.is_empty() && actions.is_empty() {
+    let items: Vec<(&str, &Value)> = list("blockers")
+        .iter()
+        .map(|b| ("blocker", b))
+        .chain(list("manual_actions").iter().map(|m| ("manual action", m)))
+        .collect();
+    if items.is_empty() {
         return;
     }
     let mut paths: Vec<&str> = Vec::new();
-    for x in blockers.iter().chain(actions) {
+    for (_, x) in &items {
         let path = x["path"].as_str().unwrap_or_default();
         if !paths.contains(&path) {
             paths.push(path);
         }
     }
+    paths.truncate(SHOWN_DOCUMENTS);
+    let shown_items: Vec<(&str, String, String)> = items
+        .iter()
+        .filter(|(_, x)| paths.contains(&x["path"].as_str().unwrap_or_default()))
+        .map(|(kind, x)| (*kind, text(x, "code"), text(x, "message")))
+        .collect();
+    // (kind, code) → its one message among the shown items, or None when they differ.
+    let mut legend: Vec<((&str, &str), Option<&str>)> = Vec::new();
+    for (kind, code, message) in &shown_items {
+        match legend
+            .iter_mut()
+            .find(|(k, _)| *k == (*kind, code.as_str()))
+        {
+            Some((_, said)) => {
+                if *said != Some(message.as_str()) {
+                    *said = None;
+                }
+            }
+            None => legend.push(((kind, code), Some(message))),
+        }
+    }
+    let one_message = |kind: &str, code: &str| {
+        legend
+            .iter()
+            .any(|(k, said)| *k == (kind, code) && said.is_some())
+    };
     let t = &p["totals"];
     let _ = writeln!(
         out,
         "blocked documents (the first {} shown; {} blockers and {} manual actions in all):",
-        paths.len().min(SHOWN_DOCUMENTS),
+        paths.len(),
         count(t, "blockers"),
         count(t, "manual_actions")
     );
-    for path in paths.iter().take(SHOWN_DOCUMENTS) {
-        let _ = writeln!(out, "  {}", shown(path));
-        for b in blockers.iter().filter(|b| b["path"] == *path) {
-            let _ = writeln!(
-                out,
-                "    blocker {}: {}",
-                text(b, "code"),
-                text(b, "message")
-            );
+    for path in &paths {
+        let mine: Vec<(&str, &Value)> = items
+            .iter()
+            .filter(|(_, x)| x["path"] == *path)
+            .copied()
+            .collect();
+        let mut codes: Vec<String> = Vec::new();
+        let mut own: Vec<String> = Vec::new();
+        for (kind, x) in &mine {
+            let code = text(x, "code");
+            let named = format!("{kind} {code}");
+            if one_message(kind, &code) {
+                if !codes.contains(&named) {
+                    codes.push(named);
+                }
+            } else {
+                own.push(format!("{named}: {}", text(x, "message")));
+            }
         }
-        for m in actions.iter().filter(|m| m["path"] == *path) {
-            let _ = writeln!(
-                out,
-                "    manual action {}: {}",
-                text(m, "code"),
-                text(m, "message")
-            );
+        if codes.is_empty() {
+            let _ = writeln!(out, "  {}:", shown(path));
+        } else {
+            let _ = writeln!(out, "  {}: {}", shown(path), codes.join(", "));
+        }
+        for line in own {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    let said: Vec<_> = legend
+        .iter()
+        .filter_map(|((kind, code), m)| m.map(|m| (kind, code, m)))
+        .collect();
+    if !said.is_empty() {
+        out.push_str("what the codes say:\n");
+        for (kind, code, message) in said {
+            let _ = writeln!(out, "  {kind} {code}: {message}");
         }
     }
 }
@@ -675,6 +726,97 @@ mod tests {
         assert_eq!(exit_code(&r("applied", false)), 0);
         assert_eq!(exit_code(&r("noop", false)), 0);
         assert_eq!(exit_code(&r("blocked", true)), 1);
+    }
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        a: MigrateArgs,
+    }
+
+    fn parsed(args: &[&str]) -> MigrateArgs {
+        use clap::Parser as _;
+        let mut all = vec!["migrate", "b", "--generated-by", "agent/1.0"];
+        all.extend_from_slice(&["--timestamp-policy", "preserve"]);
+        all.extend_from_slice(args);
+        Cli::try_parse_from(all).expect("valid flags").a
+    }
+
+    fn blocked_with_proposals(needing_review: u64) -> Value {
+        let flagged = json!({"path": "a.md", "entries": [
+            {"legacy_number": 1, "source_id": "x", "needs_review": true}]});
+        let plain = json!({"path": "b.md", "entries": [{"legacy_number": 1, "source_id": "y"}]});
+        json!({
+            "status": "blocked",
+            "source": {"from_version": "0.1", "to_version": "0.2",
+                       "resolution_source": "explicit", "transition": "v0.1-to-v0.2"},
+            "totals": {"affected_paths": 0, "blockers": 3, "manual_actions": 1,
+                       "diagnostics": 0, "proposed_citation_mappings": 2,
+                       "proposals_needing_review": needing_review},
+            "diagnostic_counts": {},
+            "blockers": [
+                {"code": "c1", "path": "a.md", "message": "first a"},
+                {"code": "c1", "path": "b.md", "message": "first b"},
+                {"code": "c2", "path": "b.md", "message": "same"},
+            ],
+            "manual_actions": [{"code": "m", "path": "b.md", "message": "do \u{1b}[2J it"}],
+            "proposed_citation_mappings": [flagged, plain],
+            "proposals_truncated": false,
+            "proposals_digest": "sha256:ab",
+            "plan_digest": "",
+            "base_revision": "sha256:cd",
+        })
+    }
+
+    #[test]
+    fn a_code_saying_one_thing_is_explained_once_and_one_saying_more_on_its_lines() {
+        let s = preview_summary(&blocked_with_proposals(0), &parsed(&[]));
+        assert!(s.contains("\n  a.md:\n    blocker c1: first a\n"), "{s}");
+        assert!(
+            s.contains("\n  b.md: blocker c2, manual action m\n    blocker c1: first b\n"),
+            "{s}"
+        );
+        assert!(
+            s.contains(
+                "what the codes say:\n  blocker c2: same\n  manual action m: do \\u{1b}[2J it\n"
+            ),
+            "{s}"
+        );
+        assert!(!s.contains('\u{1b}'), "{s}");
+        assert!(!s.contains("needs_review"), "{s}");
+        assert!(s.ends_with(
+            "next: accept exactly these suggestions:\n  okf-mcp migrate b --generated-by agent/1.0 --timestamp-policy preserve --accept sha256:ab\n"
+        ), "{s}");
+        // a.md, the first blocked document, has a proposal: every blocked document has one.
+        assert!(!s.contains("still blocks"), "{s}");
+    }
+
+    #[test]
+    fn proposals_needing_review_are_named_and_their_flag_is_left_to_the_user() {
+        let s = preview_summary(&blocked_with_proposals(1), &parsed(&[]));
+        assert!(
+            s.contains("1 of them have entries marked needs_review (first: a.md): look at those; accepting them needs --accept-needs-review added to the command below."),
+            "{s}"
+        );
+        assert!(
+            !s.contains("--accept sha256:ab --accept-needs-review"),
+            "{s}"
+        );
+        // Once passed, the flag stays on the apply command.
+        let mut p = blocked_with_proposals(0);
+        p["status"] = json!("applicable");
+        p["plan_digest"] = json!("sha256:ef");
+        p["proposals_digest"] = json!("");
+        p["source"]["candidates"] = json!([]);
+        let s = preview_summary(
+            &p,
+            &parsed(&["--accept", "sha256:ab", "--accept-needs-review"]),
+        );
+        assert!(
+            !s.contains(" --from")
+                && s.contains("--accept sha256:ab --accept-needs-review --apply sha256:ef --base-revision sha256:cd --expected-source '{"),
+            "{s}"
+        );
     }
 
     #[test]

@@ -224,12 +224,22 @@ fn assert_summary_is_the_answer(r: &Run, p: &Value) {
     }
     if let Some(b) = p["blockers"].get(0) {
         let path = b["path"].as_str().expect("path");
+        let code = b["code"].as_str().expect("code");
+        // The document's line and the lines under it.
+        let head = format!("  {path}:");
+        let mut lines = s.lines().skip_while(|l| !l.starts_with(&head));
+        let first = lines
+            .next()
+            .unwrap_or_else(|| panic!("the first blocked document is not listed: {ctx}"));
+        let block: Vec<&str> = std::iter::once(first)
+            .chain(lines.take_while(|l| l.starts_with("    ")))
+            .collect();
+        let block = block.join("\n");
+        assert!(block.contains(&format!("blocker {code}")), "{block}: {ctx}");
+        let message = b["message"].as_str().expect("message");
         assert!(
-            s.contains(&format!(
-                "\n  {path}\n    blocker {}: ",
-                b["code"].as_str().expect("code")
-            )),
-            "the first blocked document: {ctx}"
+            s.contains(&format!("blocker {code}: {message}\n")),
+            "what the blocker says: {ctx}"
         );
     }
     let digest = |k: &str| match p[k].as_str() {
@@ -440,7 +450,8 @@ fn migrate_cli_a_blocked_bundle_exits_2_and_names_what_to_fix() {
     assert_eq!(p1.code, 2, "{}", p1.context());
     assert_eq!(field(&p1.stdout, "status"), Some("blocked"));
     assert!(
-        p1.stdout.contains("\n  broken.md\n    blocker "),
+        p1.stdout
+            .contains("\n  broken.md: blocker invalid_legacy_timestamp\n"),
         "{}",
         p1.context()
     );
@@ -494,6 +505,22 @@ fn migrate_cli_json_prints_the_call_tool_result() {
         .to_owned();
     let (code, p1) = json_run(&["--accept", &digest]);
     assert_eq!(code, 0);
+    let mut acc = preview_args(&root, None);
+    acc["accept_proposals"] = json!(digest);
+    let by_call = call("preview_v02_migration", &acc);
+    assert_eq!(
+        identity(&p1),
+        identity(by_call.result.as_ref().expect("result"))
+    );
+    // --accept-needs-review passes accept_needs_review: true.
+    let (code, p2) = json_run(&["--accept", &digest, "--accept-needs-review"]);
+    assert_eq!(code, 0);
+    acc["accept_needs_review"] = json!(true);
+    let by_call = call("preview_v02_migration", &acc);
+    assert_eq!(
+        identity(&p2),
+        identity(by_call.result.as_ref().expect("result"))
+    );
     let s = &p1["structuredContent"];
     assert_eq!(s["status"], "applicable");
     assert_eq!(s["proof_omitted"], true, "include_proof is false");
