@@ -62,8 +62,7 @@ enum Command {
     },
     /// Copy an embedded demo bundle to a temporary directory and run the tools end to end.
     Demo,
-    /// Migrate a bundle from OKF 0.1 to 0.2 step by step: preview, accept the proposed
-    /// citation mappings by digest, apply the previewed plan by digest.
+    /// Migrate a bundle from OKF 0.1 to 0.2: preview, accept the proposals, apply by digest.
     Migrate(migrate::MigrateArgs),
 }
 

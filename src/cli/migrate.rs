@@ -90,8 +90,8 @@ pub struct MigrateArgs {
     /// The bundle directory (a relative path is taken from the current directory).
     #[arg(value_name = "BUNDLE")]
     bundle: OsString,
-    /// Who produces the migrated content (`generated.by`): human:<name>, process:<name> or
-    /// producer/version.
+    /// Who produces the migrated content (`generated.by`): `human:<name>`, `process:<name>`
+    /// or `producer/version`.
     #[arg(long = "generated-by", value_name = "ACTOR")]
     generated_by: String,
     /// Keep or remove the legacy `timestamp` once copied into `generated.at`.

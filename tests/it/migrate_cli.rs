@@ -356,7 +356,8 @@ fn full_sequence(dir: &Path, root: &Path, runner: fn(&Path, &str) -> Run) -> Vec
 
 /// MIG-44 through `okf-mcp migrate` over pipes on 300 generated documents: preview (exit 2,
 /// nothing written) → the printed accept command (exit 0, nothing written) → a wrong plan
-/// digest (exit 1, `plan_mismatch`, nothing written) → the printed apply command (exit 0,
+/// digest (exit 1, `plan_mismatch`, nothing written) → the printed apply command on a copy
+/// that moved (exit 1, `revision_conflict`, nothing written) → the printed apply command (exit 0,
 /// applied) → the same command again (exit 0, replayed) → a preview of the migrated bundle
 /// (noop, exit 0). With stderr a pipe nothing is drawn.
 #[test]
@@ -391,6 +392,24 @@ fn mig_44_migrate_cli_the_full_sequence_over_pipes() {
     );
     assert_eq!(snapshot(&root), pristine, "a wrong digest writes nothing");
     assert!(!root.join(".okf").exists());
+
+    // The same command on a bundle that moved since the preview (a copy with one file more,
+    // at `b` in another directory): the tool's revision_conflict, nothing written.
+    let other = tempfile::tempdir().expect("tempdir");
+    let moved = other.path().join("b");
+    copy_dir(&root, &moved);
+    std::fs::write(moved.join("notes-added.md"), "# Added\n").expect("write");
+    let moved_state = snapshot(&moved);
+    let e = run_printed(other.path(), &apply);
+    assert_eq!(e.code, 1, "{}", e.context());
+    assert!(e.stdout.contains("(revision_conflict)"), "{}", e.context());
+    assert!(e.stdout.contains("error: next step: "), "{}", e.context());
+    assert_eq!(
+        snapshot(&moved),
+        moved_state,
+        "a moved bundle: nothing written"
+    );
+    assert!(!moved.join(".okf").exists());
 
     for r in full_sequence(dir, &root, run_printed) {
         assert_eq!(
@@ -635,4 +654,45 @@ fn migrate_cli_usage_errors_exit_2_and_help_lists_the_exit_codes() {
     ] {
         assert!(h.stdout.contains(want), "{want}: {}", h.context());
     }
+}
+
+/// A handler panic (test hook of a `fault-injection` build) in the preview and in the apply:
+/// exit 3, nothing on stdout, the one fixed stderr line, nothing written.
+#[cfg(feature = "fault-injection")]
+#[test]
+fn migrate_cli_a_handler_panic_exits_3_with_one_fixed_stderr_line() {
+    let (tmp, root) = demo_v01();
+    let pristine = snapshot(&root);
+    let d = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+    let base = ["b", "--generated-by", ACTOR, "--timestamp-policy", POLICY];
+    let apply = [
+        "--apply",
+        d,
+        "--base-revision",
+        d,
+        "--expected-source",
+        "{}",
+    ];
+    for (tool, extra) in [
+        ("preview_v02_migration", &[][..]),
+        ("apply_v02_migration", &apply[..]),
+    ] {
+        let out = Command::new(bin())
+            .arg("migrate")
+            .args(base)
+            .args(extra)
+            .current_dir(tmp.path())
+            .env("OKF_MCP_TEST_PANIC", tool)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(3), "{tool}");
+        assert!(out.stdout.is_empty(), "{tool}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "okf-mcp: internal error in tool handler\n",
+            "{tool}"
+        );
+    }
+    assert_eq!(snapshot(&root), pristine);
 }
