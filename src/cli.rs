@@ -1,13 +1,16 @@
 //! Command line: `okf-mcp [serve]`, `okf-mcp call <tool> --args JSON | --args-file F|-
-//! [--pretty]`, `okf-mcp tools`, `okf-mcp demo` (spec/surface.md §1.2, §18.7).
+//! [--pretty]`, `okf-mcp tools`, `okf-mcp demo` (spec/surface.md §1.2, §18.7), and
+//! `okf-mcp migrate <bundle> …`, the guided 0.1 → 0.2 migration (`src/cli/migrate.rs`).
 //!
-//! Exit codes: 0 success, 1 tool error (`isError: true`), 2 usage error, 3 internal fault.
+//! Exit codes: 0 success, 1 tool error (`isError: true`), 2 usage error, 3 internal fault;
+//! `migrate` also exits 2 when the migration is blocked (see its module docs).
 //!
-//! When stderr is a terminal (and `TERM` is set and not `dumb`), `call` draws the call's
-//! progress there (`src/cli/bar.rs`); otherwise it writes nothing but its result and the
-//! fault or usage lines below.
+//! When stderr is a terminal (and `TERM` is set and not `dumb`), `call` and `migrate` draw the
+//! call's progress there (`src/cli/bar.rs`); otherwise they write nothing but their result and
+//! the fault or usage lines below.
 
 mod bar;
+mod migrate;
 
 use crate::cancel::Cancel;
 use crate::tools::Ctx;
@@ -59,6 +62,8 @@ enum Command {
     },
     /// Copy an embedded demo bundle to a temporary directory and run the tools end to end.
     Demo,
+    /// Migrate a bundle from OKF 0.1 to 0.2: preview, accept the proposals, apply by digest.
+    Migrate(migrate::MigrateArgs),
 }
 
 /// Exit code of a usage error.
@@ -164,6 +169,7 @@ pub fn main() -> i32 {
         Some(Command::Serve { roots, read_only }) => serve(&roots, read_only),
         Some(Command::Demo) => crate::demo::run(),
         Some(Command::Tools) => tools(),
+        Some(Command::Migrate(a)) => migrate::run(&a),
         Some(Command::Call {
             tool,
             args,
@@ -217,27 +223,7 @@ fn call(tool: &str, args: Option<OsString>, args_file: Option<OsString>, pretty:
         },
         _ => return usage("give exactly one of --args and --args-file"),
     };
-    let cancel = Cancel::new();
-    install_signal_cancel(&cancel);
-    let progress = bar::CallProgress::for_stderr(bar::draws_on(
-        std::io::stderr().is_terminal(),
-        std::env::var_os("TERM").as_deref(),
-    ));
-    let ctx = Ctx {
-        cancel,
-        progress: progress.sink(),
-    };
-    let tool = tool.to_owned();
-    // The default hook would print the panic payload; the fixed line below replaces it.
-    std::panic::set_hook(Box::new(|_| {}));
-    // After a panic the progress is only closed and its bar erased (a poisoned lock skips
-    // the erase); the process answers and exits.
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-        crate::server::test_panic(&tool);
-        dispatch::call(&tool, Some(&raw), &ctx)
-    }));
-    // The bar is gone before anything else is printed.
-    progress.clear();
+    let result = run_tool(tool, &raw);
     match result {
         Ok(Some(r)) => {
             let v = r.to_call_tool_result_json();
@@ -253,11 +239,45 @@ fn call(tool: &str, args: Option<OsString>, args_file: Option<OsString>, pretty:
             i32::from(r.is_error)
         }
         Ok(None) => usage("unknown tool name"),
-        Err(_) => {
+        Err(Fault) => {
             eprintln!("{INTERNAL_FAULT_LINE}");
             EXIT_INTERNAL
         }
     }
+}
+
+/// A handler panic caught by [`run_tool`]; it carries no panic data.
+struct Fault;
+
+/// Runs `tool` on the raw argument bytes `raw` through the MCP dispatcher, as `call` and
+/// `migrate` do: SIGINT/SIGTERM cancel it, its progress is drawn on stderr when stderr is a
+/// terminal ([`bar::draws_on`]) and erased before this returns, and a handler panic is caught
+/// (the default hook, which would print its payload, is replaced by a silent one).
+///
+/// `Ok(None)` when no tool of that name is registered.
+fn run_tool(tool: &str, raw: &[u8]) -> Result<Option<dispatch::ToolResult>, Fault> {
+    let cancel = Cancel::new();
+    install_signal_cancel(&cancel);
+    let progress = bar::CallProgress::for_stderr(bar::draws_on(
+        std::io::stderr().is_terminal(),
+        std::env::var_os("TERM").as_deref(),
+    ));
+    let ctx = Ctx {
+        cancel,
+        progress: progress.sink(),
+    };
+    let tool = tool.to_owned();
+    // The default hook would print the panic payload; the caller prints a fixed line.
+    std::panic::set_hook(Box::new(|_| {}));
+    // After a panic the progress is only closed and its bar erased (a poisoned lock skips
+    // the erase); the process answers and exits.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        crate::server::test_panic(&tool);
+        dispatch::call(&tool, Some(raw), &ctx)
+    }));
+    // The bar is gone before anything else is printed.
+    progress.clear();
+    result.map_err(|_| Fault)
 }
 
 /// SIGINT/SIGTERM cancel the running CLI request (spec/surface.md §1.2).

@@ -1,5 +1,6 @@
-//! The progress bar of `okf-mcp call` (spec/migration.md §12.5 rule 4): the reports of a
-//! long call's [`Progress`] sink (`reading`, `staging`), drawn on stderr with `indicatif`.
+//! The progress bar of `okf-mcp call` and `okf-mcp migrate` (spec/migration.md §12.5 rule 4):
+//! the reports of a long call's [`Progress`] sink (`reading`, `staging`), drawn on stderr with
+//! `indicatif`.
 //!
 //! Invariants:
 //! - only when stderr is a terminal that can redraw a line ([`draws_on`]: `TERM` set and not
@@ -15,8 +16,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::ffi::OsStr;
 use std::sync::{Arc, Mutex};
 
-/// Whether `okf-mcp call` draws a bar: stderr is a terminal and `TERM` (`term`) names one
-/// that can move the cursor (set, and not `dumb`).
+/// Whether `okf-mcp call` (or `migrate`) draws a bar: stderr is a terminal and `TERM`
+/// (`term`) names one that can move the cursor (set, and not `dumb`).
 #[must_use]
 pub fn draws_on(stderr_is_terminal: bool, term: Option<&OsStr>) -> bool {
     stderr_is_terminal && term.is_some_and(|t| !t.is_empty() && t != "dumb")
