@@ -169,7 +169,7 @@ fn paragraph(i: usize, p: usize, concepts: usize) -> String {
 
 /// The §12.8 variant of concept `i`, when it has leftovers (one concept in `every`).
 fn leftover_variant(i: usize, every: usize) -> Option<usize> {
-    (every > 0 && i % every == every / 2).then_some((i / every) % 3)
+    (every > 0 && i % every == every / 2).then(|| (i / every) % 3)
 }
 
 /// Appends generator leftovers to a citations section of `k` ordered entries (§12.8),
