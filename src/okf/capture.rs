@@ -10,6 +10,18 @@ use crate::digest;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+/// The stat tuple of a file as a capture read it (spec/store.md §17 rule 1): identity, size,
+/// modification and change times in nanoseconds, and mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatStamp {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime_ns: i128,
+    pub ctime_ns: i128,
+    pub mode: u32,
+}
+
 /// One visible regular file.
 ///
 /// Its bytes are **resident** (held in memory) unless the capture was taken with a
@@ -29,6 +41,10 @@ pub struct CapturedFile {
     pub digest: [u8; 32],
     /// `Some(miss flag of the capture)` when the bytes were spilled.
     spilled: Option<Arc<AtomicBool>>,
+    /// The stat tuple of the handle the capture read, when it is not racy (spec/store.md §17
+    /// rule 2): a later read in the same call whose handle has this tuple reads the same
+    /// bytes. `None` for files built in memory and racy files. Not part of equality.
+    stamp: Option<StatStamp>,
 }
 
 impl CapturedFile {
@@ -42,6 +58,7 @@ impl CapturedFile {
             bytes,
             digest,
             spilled: None,
+            stamp: None,
         }
     }
 
@@ -60,7 +77,19 @@ impl CapturedFile {
             size,
             digest,
             spilled,
+            stamp: None,
         }
+    }
+
+    /// Records the stat tuple a capture found not racy (spec/store.md §17 rule 2).
+    pub(crate) fn set_stamp(&mut self, stamp: Option<StatStamp>) {
+        self.stamp = stamp;
+    }
+
+    /// The trusted stat tuple of the read, if any (see the field).
+    #[must_use]
+    pub fn stamp(&self) -> Option<&StatStamp> {
+        self.stamp.as_ref()
     }
 
     /// The exact bytes read. For a spilled file: the empty slice, and the capture is marked
@@ -82,7 +111,7 @@ impl CapturedFile {
 
 impl PartialEq for CapturedFile {
     /// Same path, size, digest and residency (the bytes of two resident files with equal
-    /// digests are compared too).
+    /// digests are compared too); the stat tuple is not content and is not compared.
     fn eq(&self, other: &Self) -> bool {
         self.path == other.path
             && self.size == other.size

@@ -914,25 +914,12 @@ pub fn apply_edits(text: &str, edits: &[Edit]) -> Result<String, EditError> {
     Ok(out)
 }
 
-/// The mandatory post-check of spec/concept-patch.md §4.1 rule 3 for `new_text`, the result of
-/// `edits` on `original`:
-/// - **byte**: every byte of `original` outside the edited ranges appears unchanged, in order,
-///   in `new_text`, and nothing else changed length;
-/// - **semantic**: `new_text` re-parses and its projection equals `expected`.
-///
-/// The re-parse goes through [`yaml::parse_full`] (the event parser), never the fast path of
-/// [`yaml::parse`], so the check does not depend on the code whose output it checks.
-///
-/// Returns the re-parsed tree.
+/// The byte half of [`verify`]: every byte of `original` outside the edited ranges appears
+/// unchanged, in order, in `new_text`, the replacements in between, and nothing else.
 ///
 /// # Errors
-/// `Invalid` (`invalid_presentation`) when either check fails.
-pub fn verify(
-    original: &str,
-    edits: &[Edit],
-    new_text: &str,
-    expected: &Value,
-) -> Result<Yaml, EditError> {
+/// `Invalid` (`invalid_presentation`) when it fails.
+pub fn verify_bytes(original: &str, edits: &[Edit], new_text: &str) -> Result<(), EditError> {
     const BYTES: &str = "bytes outside the edited spans changed";
     let mut sorted: Vec<&Edit> = edits.iter().collect();
     sorted.sort_by_key(|e| (e.range.start, e.range.end));
@@ -953,12 +940,35 @@ pub fn verify(
     if n.get(np..) != o.get(op..) {
         return Err(EditError::Invalid(BYTES));
     }
-    let y = yaml::parse_full(new_text)
-        .map_err(|_| EditError::Invalid("the edited frontmatter does not parse"))?;
+    Ok(())
+}
+
+const NO_PARSE: &str = "the edited frontmatter does not parse";
+const NOT_EXPECTED: &str = "the edited frontmatter does not hold the expected value";
+
+/// The mandatory post-check of spec/concept-patch.md §4.1 rule 3 for `new_text`, the result of
+/// `edits` on `original`:
+/// - **byte**: every byte of `original` outside the edited ranges appears unchanged, in order,
+///   in `new_text`, and nothing else changed length;
+/// - **semantic**: `new_text` re-parses and its projection equals `expected`.
+///
+/// The re-parse goes through [`yaml::parse_full`] (the event parser), never the fast path of
+/// [`yaml::parse`], so the check does not depend on the code whose output it checks.
+///
+/// Returns the re-parsed tree.
+///
+/// # Errors
+/// `Invalid` (`invalid_presentation`) when either check fails.
+pub fn verify(
+    original: &str,
+    edits: &[Edit],
+    new_text: &str,
+    expected: &Value,
+) -> Result<Yaml, EditError> {
+    verify_bytes(original, edits, new_text)?;
+    let y = yaml::parse_full(new_text).map_err(|_| EditError::Invalid(NO_PARSE))?;
     if y.value() != *expected {
-        return Err(EditError::Invalid(
-            "the edited frontmatter does not hold the expected value",
-        ));
+        return Err(EditError::Invalid(NOT_EXPECTED));
     }
     Ok(y)
 }
@@ -1019,11 +1029,22 @@ pub fn model_append_item(root: &mut Value, path: &[Seg<'_>], value: Value) {
 
 /// A frontmatter text under edit. Every method either applies one primitive and passes the
 /// post-check, or returns an error and leaves the text unchanged.
+///
+/// With [`Frontmatter::defer_full_check`], a step runs the byte check of [`verify`] and
+/// compares the projection of the new text's tree ([`yaml::parse`], the tree the next step
+/// plans on) with the expected value, and the independent re-parse of [`verify`]
+/// ([`yaml::parse_full`]) runs once, on the final text, in [`Frontmatter::check`]: a caller
+/// that edits several times pays one full parse instead of one per step, and MUST call
+/// `check` before it uses the text.
 #[derive(Debug, Clone)]
 pub struct Frontmatter {
     text: String,
     yaml: Yaml,
     nl: &'static str,
+    /// The full re-parse of each step is left to [`Frontmatter::check`].
+    deferred: bool,
+    /// A step was applied since the last full re-parse.
+    unchecked: bool,
 }
 
 impl Frontmatter {
@@ -1044,7 +1065,33 @@ impl Frontmatter {
             text: text.to_owned(),
             yaml,
             nl: if crlf { "\r\n" } else { "\n" },
+            deferred: false,
+            unchecked: false,
         })
+    }
+
+    /// Leaves the full re-parse of every following step to one [`Frontmatter::check`] (see
+    /// the type's docs).
+    pub fn defer_full_check(&mut self) {
+        self.deferred = true;
+    }
+
+    /// The full post-check of the steps since the last one: the text re-parses with
+    /// [`yaml::parse_full`] and its projection equals the expected value of the last step
+    /// (the projection of the current tree). Immediate without deferred steps.
+    ///
+    /// # Errors
+    /// `Invalid` (`invalid_presentation`) when it fails; the text then MUST NOT be used.
+    pub fn check(&mut self) -> Result<(), EditError> {
+        if !self.unchecked {
+            return Ok(());
+        }
+        let y = yaml::parse_full(&self.text).map_err(|_| EditError::Invalid(NO_PARSE))?;
+        if y.value() != self.yaml.value() {
+            return Err(EditError::Invalid(NOT_EXPECTED));
+        }
+        self.unchecked = false;
+        Ok(())
     }
 
     /// The current text.
@@ -1078,7 +1125,17 @@ impl Frontmatter {
             return Ok(edits);
         }
         let new_text = apply_edits(&self.text, &edits)?;
-        let yaml = verify(&self.text, &edits, &new_text, expected)?;
+        let yaml = if self.deferred {
+            verify_bytes(&self.text, &edits, &new_text)?;
+            let y = yaml::parse(&new_text).map_err(|_| EditError::Invalid(NO_PARSE))?;
+            if y.value() != *expected {
+                return Err(EditError::Invalid(NOT_EXPECTED));
+            }
+            self.unchecked = true;
+            y
+        } else {
+            verify(&self.text, &edits, &new_text, expected)?
+        };
         self.text = new_text;
         self.yaml = yaml;
         Ok(edits)

@@ -20,10 +20,10 @@
 use crate::cancel::Cancel;
 use crate::digest;
 use crate::envelope::{codes, Diagnostic, Severity, ToolError};
-use crate::okf::capture::{Capture, CapturedFile};
+use crate::okf::capture::{Capture, CapturedFile, StatStamp};
 use crate::store::root::{same_identity, Root};
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
-use cap_std::fs::{Dir, Metadata, OpenOptions};
+use cap_std::fs::{Dir, Metadata, MetadataExt as _, OpenOptions};
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::Read;
@@ -119,6 +119,8 @@ struct FileRead {
     /// read from its size: the file changed under the read (spec/store.md §16 rule 3).
     /// Reported after the limit checks, which a grown file meets first.
     changed: bool,
+    /// The stat tuple of the handle read.
+    stamp: StatStamp,
 }
 
 /// A read, or the read-phase error.
@@ -314,6 +316,8 @@ struct Walk<'a> {
     /// The call's progress sink (reports once more than [`crate::progress::LARGE`] files
     /// were accepted).
     progress: crate::progress::Progress,
+    /// The newest `ctime_ns` of every file and directory seen (spec/store.md §17 rule 2).
+    newest_ctime: i128,
     #[cfg(feature = "fault-injection")]
     hooks: crate::store::hooks::CaptureHooks,
 }
@@ -450,7 +454,9 @@ fn capture_once(
     };
     let pipe = Pipe::default();
     let dir = &root.dir;
-    let (result, mut files, miss) = std::thread::scope(|s| {
+    // The wall clock before the first lstat (spec/store.md §17 rule 2).
+    let started = now_ns();
+    let (result, files, miss, newest) = std::thread::scope(|s| {
         let start = || {
             pipe.lock().helper_alive = true;
             let spawned = std::thread::Builder::new()
@@ -480,10 +486,21 @@ fn capture_once(
         let walked = walk_dir(dir, None, "", 0, &mut w);
         // The files found before a walk problem come first in walk order: their reads decide.
         let result = w.flush().and(walked);
-        (result, w.files, w.miss)
+        (result, w.files, w.miss, w.newest_ctime)
     });
+    let (result, mut files, miss, newest_ctime) = (result, files, miss, newest);
     result?;
     cancel.check()?;
+    // spec/store.md §17 rule 2: a stat tuple is trusted only when both its times are more
+    // than 2 s older than the clock read before the walk and than the newest ctime seen.
+    let limit = started.min(newest_ctime).saturating_sub(RACY_NS);
+    for f in &mut files {
+        let stamp = f
+            .stamp()
+            .copied()
+            .filter(|s| s.mtime_ns < limit && s.ctime_ns < limit);
+        f.set_stamp(stamp);
+    }
     files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
     let revision = digest::revision(files.iter().map(|f| (f.path.as_str(), &f.digest)));
     let n = files.len() as u64;
@@ -491,6 +508,32 @@ fn capture_once(
         crate::progress::current().finish(n, Some(n), "reading");
     }
     Ok(Capture::walked(files, revision, miss))
+}
+
+/// The racy window of spec/store.md §17 rule 2: 2 s.
+const RACY_NS: i128 = 2_000_000_000;
+
+/// The wall clock in nanoseconds since the Unix epoch (`i128::MIN` before it: then no stat
+/// tuple is trusted).
+fn now_ns() -> i128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(i128::MIN, |d| {
+            i128::try_from(d.as_nanos()).unwrap_or(i128::MIN)
+        })
+}
+
+/// The stat tuple of spec/store.md §17 rule 1 of `m`.
+fn stamp_of(m: &Metadata) -> StatStamp {
+    let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+    StatStamp {
+        dev: m.dev(),
+        ino: m.ino(),
+        size: m.size(),
+        mtime_ns: ns(m.mtime(), m.mtime_nsec()),
+        ctime_ns: ns(m.ctime(), m.ctime_nsec()),
+        mode: m.mode(),
+    }
 }
 
 /// Reads the bytes of `file` (a file of a capture of `root`) again, through the same
@@ -507,8 +550,9 @@ pub fn reread(root: &Root, file: &CapturedFile) -> Result<Vec<u8>, ToolError> {
 }
 
 /// [`reread`] for one streamed pass over the files of a capture (in path order): keeps the
-/// handles of the directories on the last file's path, so a file in the same directory as
-/// the one before costs one no-follow open instead of one per path component.
+/// handles of the directories on the last file's path (one set per reading thread), so a
+/// file in the same directory as the one before costs one no-follow open instead of one per
+/// path component.
 ///
 /// Every directory is still opened no-follow, and every file no-follow, checked to be a
 /// regular file and checked against its captured size and digest, so no symlink is followed
@@ -517,30 +561,76 @@ pub fn reread(root: &Root, file: &CapturedFile) -> Result<Vec<u8>, ToolError> {
 /// still read from the directory the capture walked, and must still equal the captured
 /// bytes); the next pass, and publication's own no-follow walk (spec/store.md §10.1 C11),
 /// see the replacement.
+///
+/// [`Rereader::within_call`] checks a file whose capture recorded a trusted stat tuple
+/// ([`CapturedFile::stamp`]) by that tuple instead of its digest: the open handle must have
+/// exactly that tuple (identity, size, both times, mode) and yield exactly `size` bytes;
+/// anything else is read and hashed as above (spec/store.md §17 rule 2). It serves planning
+/// passes over a capture of the same call; the store's checks (C5, and the payloads produced
+/// again at C8) use [`Rereader::new`], which always compares bytes.
 pub struct Rereader<'r> {
     root: &'r Root,
-    /// The open directories of the last path: (component, handle), outermost first.
-    dirs: std::cell::RefCell<Vec<(String, Dir)>>,
+    /// Check files with a trusted stat tuple by the tuple (see the type's docs).
+    trust_stat: bool,
+    /// Per reading thread: the open directories of its last path, (component, handle),
+    /// outermost first.
+    dirs: Mutex<Vec<(std::thread::ThreadId, OpenDirs)>>,
 }
 
+/// The open directories of a path, (component, handle), outermost first.
+type OpenDirs = Vec<(String, Dir)>;
+
 impl<'r> Rereader<'r> {
-    /// A reader of files of captures of `root`, holding no directory yet.
+    /// A reader of files of captures of `root`, holding no directory yet; every file is
+    /// checked against its captured digest.
     #[must_use]
     pub fn new(root: &'r Root) -> Self {
         Rereader {
             root,
-            dirs: std::cell::RefCell::new(Vec::new()),
+            trust_stat: false,
+            dirs: Mutex::new(Vec::new()),
         }
     }
 
-    /// [`reread`] of `file`, reusing the directories it shares with the previous file.
+    /// A reader for planning passes over a capture taken in the same call: files with a
+    /// trusted stat tuple are checked by it instead of being hashed again (see the type's
+    /// docs).
+    #[must_use]
+    pub fn within_call(root: &'r Root) -> Self {
+        Rereader {
+            trust_stat: true,
+            ..Rereader::new(root)
+        }
+    }
+
+    /// [`reread`] of `file`, reusing the directories it shares with the previous file this
+    /// thread read.
     ///
     /// # Errors
     /// As [`reread`].
     pub fn read(&self, file: &CapturedFile) -> Result<Vec<u8>, ToolError> {
         #[cfg(feature = "fault-injection")]
         crate::store::hooks::record(|| crate::store::hooks::IoEvent::Reread(file.path.clone()));
-        let mut dirs = self.dirs.borrow_mut();
+        let me = std::thread::current().id();
+        let mut dirs = {
+            let mut pool = self
+                .dirs
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            pool.iter()
+                .position(|(t, _)| *t == me)
+                .map(|i| pool.swap_remove(i).1)
+                .unwrap_or_default()
+        };
+        let out = self.read_with(&mut dirs, file);
+        self.dirs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((me, dirs));
+        out
+    }
+
+    fn read_with(&self, dirs: &mut OpenDirs, file: &CapturedFile) -> Result<Vec<u8>, ToolError> {
         let comps: Vec<&str> = file.path.split('/').collect();
         let Some((name, parents)) = comps.split_last() else {
             return Err(changed());
@@ -568,17 +658,19 @@ impl<'r> Rereader<'r> {
         }
         done.push_str(name);
         let parent = dirs.last().map_or(&self.root.dir, |(_, d)| d);
-        read_checked(parent, name, &done, file)
+        read_checked(parent, name, &done, file, self.trust_stat)
     }
 }
 
 /// Opens `name` in `parent` (no-follow) and reads it, checked against `file`'s captured size
-/// and digest; `done` is its bundle-relative path for refusals.
+/// and digest (or, with `trust_stat`, against its trusted stat tuple when it has one and the
+/// handle's is identical); `done` is its bundle-relative path for refusals.
 fn read_checked(
     parent: &Dir,
     name: &str,
     done: &str,
     file: &CapturedFile,
+    trust_stat: bool,
 ) -> Result<Vec<u8>, ToolError> {
     let mut opts = OpenOptions::new();
     opts.read(true).follow(FollowSymlinks::No).nonblock(true);
@@ -592,12 +684,13 @@ fn read_checked(
     if meta.len() != file.size {
         return Err(changed());
     }
+    let trusted = trust_stat && file.stamp() == Some(&stamp_of(&meta));
     let mut bytes = Vec::with_capacity(usize::try_from(file.size).unwrap_or(0).saturating_add(1));
     f.into_std()
         .take(file.size + 1)
         .read_to_end(&mut bytes)
         .map_err(|_| unreadable_at(done))?;
-    if bytes.len() as u64 != file.size || digest::sha256(&bytes) != file.digest {
+    if bytes.len() as u64 != file.size || (!trusted && digest::sha256(&bytes) != file.digest) {
         return Err(changed());
     }
     Ok(bytes)
@@ -713,11 +806,9 @@ fn walk_dir(
 ) -> Result<(), ToolError> {
     // A directory whose entries change during its walk (a rename, a new or removed entry)
     // changes its modification time: the attempt restarts (spec/store.md §16 rule 3).
-    let stamp = dir
-        .dir_metadata()
-        .map_err(|_| unreadable_at(prefix))?
-        .modified()
-        .ok();
+    let meta = dir.dir_metadata().map_err(|_| unreadable_at(prefix))?;
+    w.newest_ctime = w.newest_ctime.max(stamp_of(&meta).ctime_ns);
+    let stamp = meta.modified().ok();
     let mut names: Vec<OsString> = Vec::new();
     for entry in dir.entries().map_err(|_| unreadable_at(prefix))? {
         names.push(entry.map_err(|_| unreadable_at(prefix))?.file_name());
@@ -800,6 +891,7 @@ impl<'a> Walk<'a> {
             start_helper,
             scratch: Vec::new(),
             progress: crate::progress::current(),
+            newest_ctime: i128::MIN,
             #[cfg(feature = "fault-injection")]
             hooks: crate::store::hooks::CaptureHooks::default(),
         }
@@ -971,13 +1063,17 @@ impl<'a> Walk<'a> {
         self.total += n;
         #[cfg(feature = "fault-injection")]
         crate::store::hooks::record(|| crate::store::hooks::IoEvent::Read(job.path.clone()));
-        self.files.push(CapturedFile::read(
+        let mut file = CapturedFile::read(
             job.path,
             read.bytes,
             read.len,
             read.digest,
             (!read.keep).then(|| Arc::clone(&self.miss)),
-        ));
+        );
+        self.newest_ctime = self.newest_ctime.max(read.stamp.ctime_ns);
+        // Kept only if not racy, decided once the walk is over (`capture_once`).
+        file.set_stamp(Some(read.stamp));
+        self.files.push(file);
         let n = self.files.len() as u64;
         if n > crate::progress::LARGE {
             self.progress.report(n, None, "reading");
@@ -1057,6 +1153,7 @@ fn read_one(
         digest,
         keep,
         changed,
+        stamp: stamp_of(&opened),
     })
 }
 
@@ -1117,6 +1214,51 @@ mod tests {
         assert_eq!(e.message, "bundle changed while it was captured");
         // A root file after deeper paths.
         assert_eq!(r.read(&file("top.md")).expect("top"), b"top.md");
+    }
+
+    /// spec/store.md §17 rule 2 within one call: files written in the last 2 s before the
+    /// capture (or within 2 s of the newest ctime it saw) carry no trusted stat tuple; older
+    /// ones do, and [`Rereader::within_call`] then checks them by the tuple while
+    /// [`Rereader::new`] still compares the digest. A rewrite changes the tuple, so the
+    /// bytes are hashed again and a change is seen.
+    #[test]
+    fn stat_tuples_are_trusted_only_outside_the_racy_window() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let b = t.path();
+        fs::create_dir(b.join("d")).expect("mkdir");
+        fs::write(b.join("d/old.md"), b"old bytes").expect("write");
+        fs::write(b.join("d/other.md"), b"other").expect("write");
+        let root = open(b);
+        let c = capture(&root, &Cancel::new()).expect("capture");
+        assert!(c.files.iter().all(|f| f.stamp().is_none()), "all racy");
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        fs::write(b.join("new.md"), b"new").expect("write");
+        let c = capture(&root, &Cancel::new()).expect("capture");
+        let file = |p: &str| c.files.iter().find(|f| f.path == p).expect("file").clone();
+        assert!(file("d/old.md").stamp().is_some(), "{c:?}");
+        assert!(file("new.md").stamp().is_none(), "newest ctime: racy");
+        // A file with the trusted tuple but another digest: only the tuple is checked.
+        let old = file("d/old.md");
+        let mut forged = CapturedFile::read(old.path.clone(), Vec::new(), old.size, [0; 32], None);
+        forged.set_stamp(old.stamp().copied());
+        let within = Rereader::within_call(&root);
+        assert_eq!(within.read(&forged).expect("trusted"), b"old bytes");
+        assert!(
+            Rereader::new(&root).read(&forged).is_err(),
+            "digest compared"
+        );
+        assert_eq!(within.read(&old).expect("old"), b"old bytes");
+        // Same size, other bytes: the tuple changed, the digest is compared, the change seen.
+        fs::write(b.join("d/old.md"), b"old BYTES").expect("write");
+        let e = within.read(&old).expect_err("changed");
+        assert_eq!(e.message, MSG_CHANGED);
+        // Rewritten with the same bytes: the tuple changed, the digest still matches.
+        fs::write(b.join("d/old.md"), b"old bytes").expect("write");
+        assert_eq!(within.read(&old).expect("same bytes"), b"old bytes");
+        assert!(
+            within.read(&forged).is_err(),
+            "tuple changed: digest compared"
+        );
     }
 
     #[test]

@@ -241,10 +241,12 @@ fn own_journal_pending(req: &MigrationRequest, root: &Root) -> bool {
     root::journal_pending(root, &crate::digest::txn_id(&request_digest, &key))
 }
 
-/// Reads spilled documents of `root` again, for one pass in path order
-/// ([`crate::store::capture::Rereader`]).
-fn reader(root: &Root) -> impl Fn(&CapturedFile) -> Result<Vec<u8>, ToolError> + '_ {
-    let r = capture::Rereader::new(root);
+/// Reads spilled documents of `root` again for a planning pass over a capture of this call,
+/// in path order on up to two threads ([`crate::store::capture::Rereader::within_call`]: a
+/// file whose trusted stat tuple is unchanged is not hashed again). The payloads of C8 are
+/// read by [`Producer`], which compares bytes.
+fn reader(root: &Root) -> impl Fn(&CapturedFile) -> Result<Vec<u8>, ToolError> + Sync + '_ {
+    let r = capture::Rereader::within_call(root);
     move |f| r.read(f)
 }
 

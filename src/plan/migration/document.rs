@@ -148,31 +148,34 @@ pub fn migrate_document(
         match split.frontmatter.clone() {
             Some(r) => match Frontmatter::parse(&split.text[r.clone()], split.crlf) {
                 Ok(mut fm) => {
-                    let before = fm.text().to_owned();
-                    let res = frontmatter::migrate_generated(&mut fm, r.start, req, explicit_at)
-                        .and_then(|()| {
-                            frontmatter::insert_sources(&mut fm, r.start, &body.sources)
-                        });
-                    match res {
-                        Ok(()) => {
-                            if let Some(c) = computation {
-                                let current = new_body.as_deref().unwrap_or(split.body_text());
-                                let at = new_body.is_none().then_some(split.body.start);
-                                match computation_step(fm.clone(), split.crlf, current, at, c) {
-                                    Ok((f, b)) => {
-                                        fm = f;
-                                        if b.is_some() {
-                                            new_body = b;
-                                        }
-                                    }
-                                    Err(bs) => out.blockers.extend(bs),
-                                }
-                            }
-                            if fm.text() != before {
-                                new_fm = Some(fm.text().to_owned());
-                            }
+                    let cx = FrontmatterEdit {
+                        split,
+                        at: r.start,
+                        req,
+                        explicit_at,
+                        sources: &body.sources,
+                        computation,
+                    };
+                    // One full post-check for all edits of the document; should it fail, the
+                    // edits are made again with a full post-check after each (whose result,
+                    // and first refusal, then stand).
+                    fm.defer_full_check();
+                    let edited = cx.run(fm, new_body.clone()).or_else(|()| {
+                        Frontmatter::parse(&split.text[r.clone()], split.crlf)
+                            .map_err(|_| ())
+                            .and_then(|fm| cx.run(fm, new_body.clone()))
+                    });
+                    match edited {
+                        Ok(e) => {
+                            new_fm = e.frontmatter;
+                            new_body = e.body;
+                            out.blockers.extend(e.blockers);
                         }
-                        Err(bs) => out.blockers.extend(bs),
+                        Err(()) => out.blockers.push(simple(
+                            "migration_document_invalid",
+                            "the frontmatter cannot be edited",
+                            None,
+                        )),
                     }
                 }
                 Err(_) => out.blockers.push(simple(
@@ -199,6 +202,67 @@ pub fn migrate_document(
         ));
     }
     out
+}
+
+/// The frontmatter steps of a concept's transition (§6.5, §6.3 rule 3, §6.6): `generated`,
+/// `timestamp`, `sources`, then the computation.
+struct FrontmatterEdit<'x> {
+    split: &'x Split<'x>,
+    /// The frontmatter's offset in the document (blocker spans).
+    at: usize,
+    req: &'x MigrationRequest,
+    explicit_at: Option<&'x str>,
+    sources: &'x [citations::Source],
+    computation: Option<&'x Computation>,
+}
+
+/// What [`FrontmatterEdit::run`] made: the new frontmatter text (`None`: unchanged), the
+/// body (the one it was given, or the computation's), and the blockers.
+struct Edited {
+    frontmatter: Option<String>,
+    body: Option<String>,
+    blockers: Vec<Blocker>,
+}
+
+impl FrontmatterEdit<'_> {
+    /// Runs the steps on `fm` with the body so far `body` (`None`: the document's own).
+    /// `Err(())` only when `fm` defers its full post-check and that check fails on the final
+    /// text (the caller then runs the steps again without deferring).
+    fn run(&self, mut fm: Frontmatter, mut body: Option<String>) -> Result<Edited, ()> {
+        let split = self.split;
+        let before = fm.text().to_owned();
+        let mut blockers = Vec::new();
+        let mut frontmatter = None;
+        let res = frontmatter::migrate_generated(&mut fm, self.at, self.req, self.explicit_at)
+            .and_then(|()| frontmatter::insert_sources(&mut fm, self.at, self.sources));
+        match res {
+            Ok(()) => {
+                if let Some(c) = self.computation {
+                    let current = body.as_deref().unwrap_or(split.body_text());
+                    let at = body.is_none().then_some(split.body.start);
+                    match computation_step(fm.clone(), split.crlf, current, at, c) {
+                        Ok((f, b)) => {
+                            fm = f;
+                            if b.is_some() {
+                                body = b;
+                            }
+                        }
+                        Err(bs) => blockers.extend(bs),
+                    }
+                }
+                if fm.text() != before {
+                    fm.check().map_err(|_| ())?;
+                    frontmatter = Some(fm.text().to_owned());
+                }
+            }
+            Err(bs) => blockers.extend(bs),
+        }
+        Ok(Edited {
+            frontmatter,
+            body,
+            blockers,
+        })
+    }
 }
 
 fn at_span(code: &'static str, span: (usize, usize), message: &str) -> Blocker {

@@ -211,8 +211,8 @@ fn action_message(code: &str) -> &'static str {
 }
 
 /// Reads the bytes of a spilled file again (the store's `capture::reread`), checked against
-/// its captured size and digest.
-pub type Reread<'r> = dyn Fn(&CapturedFile) -> Result<Vec<u8>, ToolError> + 'r;
+/// its captured file; the planner may call it from two threads at once.
+pub type Reread<'r> = dyn Fn(&CapturedFile) -> Result<Vec<u8>, ToolError> + Sync + 'r;
 
 /// The bytes of `file`: resident, or read again.
 ///
@@ -513,9 +513,18 @@ impl<'b, 'c> Staged<'b, 'c> {
     }
 }
 
+/// What the transition computes of one document apart from the plan's shared state: its
+/// bytes, its outcome and its proposal (the documents the mixed-state tolerance settles, and
+/// the root index, have none).
+struct Worked<'b> {
+    bytes: Cow<'b, [u8]>,
+    outcome: document::DocOutcome,
+    proposal: Option<CitationMapping>,
+}
+
 /// The transition (§8 step 5) into `out`.
-fn transition(
-    bundle: &Bundle<'_>,
+fn transition<'b, 'c>(
+    bundle: &'b Bundle<'c>,
     req: &MigrationRequest,
     out: &mut MigrationPlan,
     resolution_digest: &str,
@@ -545,24 +554,22 @@ fn transition(
     }
     let mut staged = Staged::new(bundle, req.view.diff_bytes);
     let mut proposals: Vec<CitationMapping> = Vec::new();
-    let mut propose = |path: &str, kind: DocKind, bytes: &[u8], _: &mut MigrationPlan| {
-        proposals.extend(document::propose(path, kind, bytes));
-    };
     // Progress (spec/migration.md §12.5 rule 4): one report at the start and one at the end,
     // throttled in between; counted after the captured files so it keeps increasing.
     let progress = crate::progress::current();
     let files = capture.files.len() as u64;
     let total = Some(files + bundle.docs.len() as u64);
     progress.finish(files, total, "planning");
-    let mut root_doc: Option<&Doc<'_>> = None;
-    for (i, doc) in bundle.docs.iter().enumerate() {
-        cancel.check()?;
-        progress.report(files + i as u64, total, "planning");
-        let Some(kind) = kind_of(doc) else { continue };
+    let mut root_doc: Option<&'b Doc<'c>> = None;
+    // The pure part of each document (reread, transition, mixed-state check, proposal) runs
+    // on two threads; the findings, proposals and staged writes are taken in path order.
+    let work = |doc: &'b Doc<'c>| -> Result<Option<Worked<'c>>, ToolError> {
+        let Some(kind) = kind_of(doc) else {
+            return Ok(None);
+        };
         let path = doc.file.path.as_str();
         if path == "index.md" {
-            root_doc = Some(doc);
-            continue;
+            return Ok(None);
         }
         let bytes = bytes_of(doc.file, reread)?;
         let mapping = t.mappings.get(path).copied();
@@ -578,16 +585,37 @@ fn transition(
             && document::replay_document(kind, &bytes, req, mapping, explicit, computation)
                 .is_empty()
         {
-            continue;
+            return Ok(None);
         }
-        absorb(&mut f, &mut notices, path, &o);
-        if mapping.is_none() && o.has_section {
-            propose(path, kind, &bytes, out);
+        let proposal = if mapping.is_none() && o.has_section {
+            document::propose(path, kind, &bytes)
+        } else {
+            None
+        };
+        Ok(Some(Worked {
+            bytes,
+            outcome: o,
+            proposal,
+        }))
+    };
+    crate::okf::par::stream(&bundle.docs, work, |i, doc, worked| {
+        cancel.check()?;
+        progress.report(files + i as u64, total, "planning");
+        if doc.file.path == "index.md" && kind_of(doc).is_some() {
+            root_doc = Some(doc);
+            return Ok(());
         }
-        if let Some(text) = o.text {
-            staged.push(path, &bytes, text)?;
+        let Some(w) = worked? else {
+            return Ok(());
+        };
+        let path = doc.file.path.as_str();
+        absorb(&mut f, &mut notices, path, &w.outcome);
+        proposals.extend(w.proposal);
+        if let Some(text) = w.outcome.text {
+            staged.push(path, &w.bytes, text)?;
         }
-    }
+        Ok(())
+    })?;
     // Then the computation assets (§6.1 rule 3, §6.6 rule 4).
     for (path, a) in &t.assets {
         match document::asset_outcome(capture, a) {
@@ -603,7 +631,7 @@ fn transition(
         let o = document::migrate_root(&bytes, mapping);
         absorb(&mut f, &mut notices, "index.md", &o);
         if mapping.is_none() && o.has_section {
-            propose("index.md", DocKind::Reserved, &bytes, out);
+            proposals.extend(document::propose("index.md", DocKind::Reserved, &bytes));
         }
         if let Some(text) = o.text {
             staged.push("index.md", &bytes, text)?;
@@ -734,19 +762,20 @@ pub fn proposals(
     let mut ignored = Findings::default();
     let t = Targets::new(req, bundle, &mut ignored);
     let mut all = Vec::new();
-    for doc in &bundle.docs {
-        cancel.check()?;
-        let Some(kind) = kind_of(doc) else { continue };
+    let work = |doc: &Doc<'_>| -> Result<Option<CitationMapping>, ToolError> {
+        let Some(kind) = kind_of(doc) else {
+            return Ok(None);
+        };
         let path = doc.file.path.as_str();
         if t.mappings.contains_key(path) {
-            continue;
+            return Ok(None);
         }
         let bytes = bytes_of(doc.file, reread)?;
         if path == "index.md" {
             if document::migrate_root(&bytes, None).has_section {
-                all.extend(document::propose(path, DocKind::Reserved, &bytes));
+                return Ok(document::propose(path, DocKind::Reserved, &bytes));
             }
-            continue;
+            return Ok(None);
         }
         let explicit = t.explicit.get(path).copied();
         let computation = t.computations.get(path).copied();
@@ -755,12 +784,18 @@ pub fn proposals(
         if !o.blockers.is_empty()
             && document::replay_document(kind, &bytes, req, None, explicit, computation).is_empty()
         {
-            continue;
+            return Ok(None);
         }
         if o.has_section {
-            all.extend(document::propose(path, kind, &bytes));
+            return Ok(document::propose(path, kind, &bytes));
         }
-    }
+        Ok(None)
+    };
+    crate::okf::par::stream(&bundle.docs, work, |_, _, item| {
+        cancel.check()?;
+        all.extend(item?);
+        Ok(())
+    })?;
     all.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
     Ok(all)
 }
