@@ -2,7 +2,8 @@
 //! against the floor (walk + read + SHA-256 of every visible file, one file at a time), on a
 //! generated v0.1 bundle of 5,000 documents in the generator dialect of issue 10
 //! (`tests/it/migration_scale/gen.rs`: 4,500 concepts with ordered-list citations, inline
-//! notes and `[N]` claims, 500 untyped reference documents, a root `index.md`), at document
+//! notes and `[N]` claims, the §12.8 generator leftovers in 1 % of the concepts, 500 untyped
+//! reference documents, a root `index.md`), at document
 //! size 1× (≈ 8 KB bodies) and 4×. Results and their reading: `docs/bench.md`.
 //!
 //! Run: `cargo bench --bench migration` (release profile). `harness = false`: this file owns
@@ -13,9 +14,11 @@
 //!   measure peak memory of each scenario in a child process;
 //! - `--child <scenario> <path>`: run one scenario once and print `VmHWM` (kB) from
 //!   `/proc/self/status`, so peaks never mix: `idle`, `floor <bundle>`, `preview <args.json>`,
-//!   `apply <args.json>` (the parent makes a fresh copy of the bundle first);
+//!   `apply <args.json>` (the parent makes a fresh copy of the bundle first), `first
+//!   <first.json>` (the first preview of the sequence, `blocked`);
 //!   `--child generate <dir> <documents> <size>` writes a bench bundle (for profiling by hand);
-//!   `--child prepare <dir> <documents> <size>` also writes `<dir>/preview.json` and
+//!   `--child prepare <dir> <documents> <size>` also writes `<dir>/preview.json` (the
+//!   accepting preview), `<dir>/d<documents>x<size>/first.json` (the first preview) and
 //!   `<dir>/apply.json` for the bundle `<dir>/d<documents>x<size>/work` (an apply changes that
 //!   bundle: copy `…/pristine` over it again before each run of the `apply` child);
 //!   `--child time-preview <args.json> <n>` times n first-call previews in one process.
@@ -102,9 +105,16 @@ struct Prepared {
     base: PathBuf,
     copies: std::cell::Cell<usize>,
     preview_file: PathBuf,
+    /// The first preview of the sequence (`citation_mappings: []`, nothing accepted).
+    first_args: Value,
+    /// Its `proposals_digest` (a changed one would measure the wrong thing).
+    proposals_digest: Value,
     preview_args: Value,
     apply_args: Value,
     plan_digest: Value,
+    /// The files the apply changes, with their new bytes (path relative to the bundle), in
+    /// path order: what the durable-write floor writes.
+    changes: Vec<(PathBuf, Vec<u8>)>,
     bytes: u64,
 }
 
@@ -114,7 +124,8 @@ impl Prepared {
         let pristine = base.join("pristine");
         let work = base.join("work");
         let t = Instant::now();
-        let g = gen::generate(&pristine, gen::Spec { documents, size });
+        // With the §12.8 generator leftovers in one concept of 100, as in MIG-44.
+        let g = gen::generate_with_leftovers(&pristine, gen::Spec { documents, size }, 100);
         copy_dir(&pristine, &work)?;
         eprintln!(
             "[{documents} × {size}×] generated {} files, {:.1} MiB in {:.1} s",
@@ -127,6 +138,7 @@ impl Prepared {
                            "generated_by": GENERATED_BY, "citation_mappings": []});
         // The four-call sequence of spec/migration.md §12.7 rule 6: the first preview, the
         // preview accepting its proposals by digest, the proofless apply.
+        let first_args = a.clone();
         let blocked = dispatch("preview_v02_migration", &a)?;
         if blocked["status"] != "blocked" || blocked["proposals_digest"] == "" {
             return Err(format!("first preview: {}", blocked["status"]).into());
@@ -143,6 +155,16 @@ impl Prepared {
         x["expected_plan_digest"] = p["plan_digest"].clone();
         let preview_file = base.join("preview.json");
         std::fs::write(&preview_file, serde_json::to_vec(&a)?)?;
+        std::fs::write(base.join("first.json"), serde_json::to_vec(&first_args)?)?;
+        // The apply's writes, for the durable-write floor: apply once on a scratch copy and
+        // keep every file whose bytes changed (untimed).
+        let scratch = base.join("scratch");
+        copy_dir(&pristine, &scratch)?;
+        let mut xs = x.clone();
+        xs["bundle_path"] = json!(scratch.to_string_lossy());
+        apply(&xs)?;
+        let mut changes = Vec::new();
+        changed_files(&pristine, &scratch, Path::new(""), &mut changes)?;
         eprintln!(
             "[{documents} × {size}×] {} proposed mappings, {} affected paths, apply arguments {:.1} KiB",
             blocked["totals"]["proposed_citation_mappings"],
@@ -157,9 +179,12 @@ impl Prepared {
             base,
             copies: std::cell::Cell::new(0),
             preview_file,
+            proposals_digest: blocked["proposals_digest"].clone(),
+            first_args,
             preview_args: a,
             apply_args: x,
             plan_digest: p["plan_digest"].clone(),
+            changes,
             bytes: g.bytes,
         })
     }
@@ -189,6 +214,46 @@ impl Prepared {
     fn mib(&self) -> f64 {
         self.bytes as f64 / 1_048_576.0
     }
+}
+
+/// The files of `new` (root `.okf` skipped) that are absent from `old` or differ, with their
+/// bytes, in path order.
+fn changed_files(old: &Path, new: &Path, rel: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) -> Res<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(new.join(rel))?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    for e in entries {
+        if rel.as_os_str().is_empty() && e.file_name() == ".okf" {
+            continue;
+        }
+        let r = rel.join(e.file_name());
+        if e.file_type()?.is_dir() {
+            changed_files(old, new, &r, out)?;
+        } else {
+            let bytes = std::fs::read(e.path())?;
+            if std::fs::read(old.join(&r)).ok().as_ref() != Some(&bytes) {
+                out.push((r, bytes));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The durable-write floor: a plain program writes the apply's changed files into `root`
+/// (each into a staging file of its own, then renamed over its target) and makes all of it
+/// durable with one `syncfs`.
+fn write_floor(root: &Path, changes: &[(PathBuf, Vec<u8>)]) -> Res<()> {
+    let stage = root.join(".floor-staging");
+    std::fs::create_dir_all(&stage)?;
+    for (i, (_, bytes)) in changes.iter().enumerate() {
+        std::fs::write(stage.join(i.to_string()), bytes)?;
+    }
+    for (i, (rel, _)) in changes.iter().enumerate() {
+        std::fs::rename(stage.join(i.to_string()), root.join(rel))?;
+    }
+    let dir = std::fs::File::open(root)?;
+    rustix::fs::syncfs(&dir)?;
+    std::fs::remove_dir(&stage)?;
+    Ok(())
 }
 
 fn copy_dir(src: &Path, dst: &Path) -> Res<()> {
@@ -263,6 +328,15 @@ fn preview(args: &Value, digest: &Value) -> Res<()> {
     Ok(())
 }
 
+/// The first preview of the sequence: `blocked`, with the expected proposals digest.
+fn preview_blocked(args: &Value, proposals: &Value) -> Res<()> {
+    let p = dispatch("preview_v02_migration", args)?;
+    if p["status"] != "blocked" || &p["proposals_digest"] != proposals {
+        return Err(format!("first preview status {}", p["status"]).into());
+    }
+    Ok(())
+}
+
 /// The apply, which must commit (a fresh copy: never a replay).
 fn apply(args: &Value) -> Res<()> {
     apply_bytes(&serde_json::to_vec(args)?)
@@ -293,6 +367,10 @@ struct Times {
     reps: usize,
     mib: f64,
     floor: Duration,
+    /// The durable-write floor ([`write_floor`]) on a fresh copy.
+    write_floor: Duration,
+    /// The first preview of the sequence (`citation_mappings: []`), first call of a process.
+    preview_blocked: Duration,
     preview_first: Duration,
     preview_warm: Option<Duration>,
     apply_first: Duration,
@@ -318,6 +396,28 @@ fn timing(b: &Prepared, reps: usize, warm: bool) -> Res<Times> {
         Ok(t.elapsed())
     })?;
     eprintln!("{tag} floor median {:.1} ms", ms(fl));
+    let wf = timed(&mut || {
+        let (a, _) = b.fresh()?;
+        let root = PathBuf::from(a["bundle_path"].as_str().ok_or("path")?);
+        let t = Instant::now();
+        write_floor(&root, &b.changes)?;
+        Ok(t.elapsed())
+    })?;
+    eprintln!(
+        "{tag} durable-write floor ({} files) median {:.1} ms",
+        b.changes.len(),
+        ms(wf)
+    );
+    let preview_blocked_t = timed(&mut || {
+        memo::clear();
+        let t = Instant::now();
+        preview_blocked(&b.first_args, &b.proposals_digest)?;
+        Ok(t.elapsed())
+    })?;
+    eprintln!(
+        "{tag} first preview (blocked, first call) median {:.1} ms",
+        ms(preview_blocked_t)
+    );
     let preview_first = timed(&mut || {
         memo::clear();
         let t = Instant::now();
@@ -365,6 +465,8 @@ fn timing(b: &Prepared, reps: usize, warm: bool) -> Res<Times> {
         reps,
         mib: b.mib(),
         floor: fl,
+        write_floor: wf,
+        preview_blocked: preview_blocked_t,
         preview_first,
         preview_warm,
         apply_first,
@@ -472,6 +574,13 @@ fn child(args: &[String]) -> Res<()> {
             }
         }
         "apply" => apply_bytes(&std::fs::read(arg(1)?)?)?,
+        // `first <first.json>`: the first preview of the sequence (blocked, with proposals).
+        "first" => {
+            let p = dispatch_bytes("preview_v02_migration", &std::fs::read(arg(1)?)?)?;
+            if p["status"] != "blocked" {
+                return Err(format!("first preview status {}", p["status"]).into());
+            }
+        }
         // `time-preview <args.json> <n>`: n first-call previews in this process (memo cleared
         // before each), one line of milliseconds each (for profiling by hand).
         "time-preview" => {
@@ -513,14 +622,24 @@ fn report(cols: &[Column<'_>]) -> String {
     }
     out.push_str("---|\n");
     type Pick = fn(&Times) -> Option<Duration>;
-    let rows: [(&str, Pick, Option<f64>); 5] = [
+    let rows: [(&str, Pick, Option<f64>); 7] = [
         (
             "floor: walk + read + SHA-256 (one file at a time)",
             |t| Some(t.floor),
             None,
         ),
         (
-            "preview_v02_migration, first call of a process",
+            "durable-write floor: the apply's files written, renamed, one syncfs",
+            |t| Some(t.write_floor),
+            None,
+        ),
+        (
+            "first preview (`citation_mappings: []`: blocked, proposals), first call",
+            |t| Some(t.preview_blocked),
+            Some(2.0),
+        ),
+        (
+            "preview accepting the proposals by digest, first call of a process",
             |t| Some(t.preview_first),
             Some(2.0),
         ),
@@ -530,9 +649,9 @@ fn report(cols: &[Column<'_>]) -> String {
             None,
         ),
         (
-            "apply_v02_migration, first call of a process (fresh copy)",
+            "apply_v02_migration, first call of a process (fresh copy); ratio to floor + durable-write floor",
             |t| Some(t.apply_first),
-            Some(4.0),
+            Some(2.0),
         ),
         (
             "apply_v02_migration after a preview in the same process (fresh copy)",
@@ -543,10 +662,17 @@ fn report(cols: &[Column<'_>]) -> String {
     for (name, pick, target) in rows {
         out.push_str(&format!("| {name} |"));
         let mut worst: f64 = 0.0;
+        // An apply is compared with reading and hashing plus writing durably.
+        let apply = name.starts_with("apply_");
         for (_, t) in &timed {
             match pick(t) {
                 Some(d) => {
-                    let r = d.as_secs_f64() / t.floor.as_secs_f64();
+                    let denominator = if apply {
+                        t.floor + t.write_floor
+                    } else {
+                        t.floor
+                    };
+                    let r = d.as_secs_f64() / denominator.as_secs_f64();
                     worst = worst.max(r);
                     out.push_str(&format!(" {:.1} ms | {r:.2}× |", ms(d)));
                 }
