@@ -472,6 +472,28 @@ pub fn migrate_root(bytes: &[u8], mapping: Option<&CitationMapping>) -> DocOutco
     out
 }
 
+/// The mixed-state tolerance of §8 step 5.2: whether a document whose transition outcome `o`
+/// has blockers is already exactly what the transition would make of it (its target replay
+/// with the same input passes), so that it is done, not blocked.
+///
+/// A document with an active `# Citations` section never is: the target replay reports each
+/// active section (`migration_replay_mismatch`, [`citations::replay_check`]) from the same
+/// body lines the transition found it in, so the replay is not run for it.
+#[must_use]
+pub fn settled(
+    o: &DocOutcome,
+    kind: DocKind,
+    bytes: &[u8],
+    req: &MigrationRequest,
+    mapping: Option<&CitationMapping>,
+    explicit_at: Option<&str>,
+    computation: Option<&Computation>,
+) -> bool {
+    !o.blockers.is_empty()
+        && !o.has_section
+        && replay_document(kind, bytes, req, mapping, explicit_at, computation).is_empty()
+}
+
 /// The target replay of one concept or reserved document (§6.7): its blockers.
 #[must_use]
 pub fn replay_document(
@@ -550,6 +572,10 @@ fn replay_computation(split: &Split<'_>, c: &Computation) -> Vec<Blocker> {
 }
 
 /// The §12.4 proposal of a document without a mapping, when it has a section.
+///
+/// `Some` only for a document with exactly one active `# Citations` section, so such a
+/// document is never [`settled`]: the proposal of an unmapped document is this function's
+/// result whatever its transition outcome.
 #[must_use]
 pub fn propose(path: &str, kind: DocKind, bytes: &[u8]) -> Option<CitationMapping> {
     let parsed = parse(bytes).ok()?;

@@ -581,10 +581,7 @@ fn transition<'b, 'c>(
         // transition would make of it (e.g. migrated by an earlier, partial run): it is
         // done, not blocked. The apply's payload producer writes nothing for it either (a
         // document with blockers yields no text).
-        if !o.blockers.is_empty()
-            && document::replay_document(kind, &bytes, req, mapping, explicit, computation)
-                .is_empty()
-        {
+        if document::settled(&o, kind, &bytes, req, mapping, explicit, computation) {
             return Ok(None);
         }
         let proposal = if mapping.is_none() && o.has_section {
@@ -771,25 +768,15 @@ pub fn proposals(
             return Ok(None);
         }
         let bytes = bytes_of(doc.file, reread)?;
-        if path == "index.md" {
-            if document::migrate_root(&bytes, None).has_section {
-                return Ok(document::propose(path, DocKind::Reserved, &bytes));
-            }
-            return Ok(None);
-        }
-        let explicit = t.explicit.get(path).copied();
-        let computation = t.computations.get(path).copied();
-        let o = document::migrate_document(kind, &bytes, req, None, explicit, computation);
-        // The mixed-state tolerance of `transition`: such a document is done, not proposed.
-        if !o.blockers.is_empty()
-            && document::replay_document(kind, &bytes, req, None, explicit, computation).is_empty()
-        {
-            return Ok(None);
-        }
-        if o.has_section {
-            return Ok(document::propose(path, kind, &bytes));
-        }
-        Ok(None)
+        // The transition proposes for exactly the unmapped documents with one proposable
+        // section, none of which is settled ([`document::propose`]); the root index is
+        // proposed as a reserved document.
+        let kind = if path == "index.md" {
+            DocKind::Reserved
+        } else {
+            kind
+        };
+        Ok(document::propose(path, kind, &bytes))
     };
     crate::okf::par::stream(&bundle.docs, work, |_, _, item| {
         cancel.check()?;
