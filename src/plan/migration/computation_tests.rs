@@ -366,3 +366,28 @@ fn the_reconcile_keeps_extension_keys_and_comments_and_is_idempotent() {
         vec!["migration_replay_mismatch"]
     );
 }
+
+/// The shortcut of `settled`: a blocked document with an active `# Citations` section is never
+/// settled, and the full target replay agrees (it reports the section), so skipping the replay
+/// for it changes no outcome; a proposal exists only for such a document.
+#[test]
+fn settled_skips_the_replay_only_where_the_replay_must_fail() {
+    let r = req(json!([])).expect("request");
+    let doc = b"---\ntype: concept\ntimestamp: 2024-01-02T03:04:05Z\n---\n# A\n\nClaim [1].\n\n# Citations\n\n1. [Guide](https://example.org/guide)\n";
+    let o = migrate_document(DocKind::Concept, doc, &r, None, None, None);
+    assert!(o.has_section, "the section is active");
+    assert!(
+        !o.blockers.is_empty(),
+        "unmapped citations block the document"
+    );
+    assert!(!settled(&o, DocKind::Concept, doc, &r, None, None, None));
+    let replay = replay_document(DocKind::Concept, doc, &r, None, None, None);
+    assert!(
+        replay.iter().any(|b| b.code == "migration_replay_mismatch"),
+        "the replay reports the active section: {replay:?}"
+    );
+    assert!(propose("a.md", DocKind::Concept, doc).is_some());
+    // Without a section there is no proposal, whatever the outcome.
+    let plain = b"---\ntype: concept\n---\n# A\n\nNo citations here.\n";
+    assert!(propose("b.md", DocKind::Concept, plain).is_none());
+}
