@@ -1040,6 +1040,8 @@ pub fn model_append_item(root: &mut Value, path: &[Seg<'_>], value: Value) {
 pub struct Frontmatter {
     text: String,
     yaml: Yaml,
+    /// The projection of `yaml`, kept so a step does not recompute it.
+    value: Value,
     nl: &'static str,
     /// The full re-parse of each step is left to [`Frontmatter::check`].
     deferred: bool,
@@ -1061,9 +1063,11 @@ impl Frontmatter {
             }
             _ => EditError::Invalid("the frontmatter is not a parseable mapping"),
         })?;
+        let value = yaml.value();
         Ok(Frontmatter {
             text: text.to_owned(),
             yaml,
+            value,
             nl: if crlf { "\r\n" } else { "\n" },
             deferred: false,
             unchecked: false,
@@ -1087,7 +1091,7 @@ impl Frontmatter {
             return Ok(());
         }
         let y = yaml::parse_full(&self.text).map_err(|_| EditError::Invalid(NO_PARSE))?;
-        if y.value() != self.yaml.value() {
+        if y.value() != self.value {
             return Err(EditError::Invalid(NOT_EXPECTED));
         }
         self.unchecked = false;
@@ -1109,7 +1113,7 @@ impl Frontmatter {
     /// The current semantic projection.
     #[must_use]
     pub fn value(&self) -> Value {
-        self.yaml.value()
+        self.value.clone()
     }
 
     fn source(&self) -> EditSource<'_> {
@@ -1120,7 +1124,9 @@ impl Frontmatter {
         }
     }
 
-    fn commit(&mut self, edits: Vec<Edit>, expected: &Value) -> Result<Vec<Edit>, EditError> {
+    /// Applies `edits`, post-checks them against `expected` (the projection the step must
+    /// give) and keeps the new text, tree and projection.
+    fn commit(&mut self, edits: Vec<Edit>, expected: Value) -> Result<Vec<Edit>, EditError> {
         if edits.is_empty() {
             return Ok(edits);
         }
@@ -1128,16 +1134,17 @@ impl Frontmatter {
         let yaml = if self.deferred {
             verify_bytes(&self.text, &edits, &new_text)?;
             let y = yaml::parse(&new_text).map_err(|_| EditError::Invalid(NO_PARSE))?;
-            if y.value() != *expected {
+            if y.value() != expected {
                 return Err(EditError::Invalid(NOT_EXPECTED));
             }
             self.unchecked = true;
             y
         } else {
-            verify(&self.text, &edits, &new_text, expected)?
+            verify(&self.text, &edits, &new_text, &expected)?
         };
         self.text = new_text;
         self.yaml = yaml;
+        self.value = expected;
         Ok(edits)
     }
 
@@ -1154,7 +1161,7 @@ impl Frontmatter {
         let edits = plan_set(&self.source(), path, key, value)?;
         let mut expected = self.value();
         model_set(&mut expected, path, key, value.to_value());
-        self.commit(edits, &expected)
+        self.commit(edits, expected)
     }
 
     /// [`plan_remove`] + post-check.
@@ -1165,7 +1172,7 @@ impl Frontmatter {
         let edits = plan_remove(&self.source(), path, key)?;
         let mut expected = self.value();
         model_remove(&mut expected, path, key);
-        self.commit(edits, &expected)
+        self.commit(edits, expected)
     }
 
     /// [`plan_remove_item`] + post-check.
@@ -1176,7 +1183,7 @@ impl Frontmatter {
         let edits = plan_remove_item(&self.source(), path, index)?;
         let mut expected = self.value();
         model_remove_item(&mut expected, path, index);
-        self.commit(edits, &expected)
+        self.commit(edits, expected)
     }
 
     /// [`plan_append_item`] + post-check.
@@ -1191,7 +1198,7 @@ impl Frontmatter {
         let edits = plan_append_item(&self.source(), path, value)?;
         let mut expected = self.value();
         model_append_item(&mut expected, path, value.to_value());
-        self.commit(edits, &expected)
+        self.commit(edits, expected)
     }
 }
 
