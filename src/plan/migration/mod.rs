@@ -17,9 +17,9 @@
 //! then dropped. The plan keeps paths, digests and findings; the apply produces the payloads
 //! again under the store lock ([`document`]) from the same bytes.
 //!
-//! # Limitations
-//! - The mixed-state tolerance of §8 step 5.2 is not built: a bundle that is partly migrated
-//!   is planned as a transition.
+//! A partly migrated bundle is planned as a transition with the mixed-state tolerance of §8
+//! step 5.2: a document whose transition is blocked but whose target replay is clean is
+//! already migrated and is left as it is ([`document::settled`]).
 
 pub mod citations;
 pub mod document;
