@@ -420,7 +420,7 @@ impl Session<'_> {
         let mut h = self.h;
         // §7 steps 4–5 deferred by the reservation (no journal was pending; nothing visible
         // changes), then C4.
-        h.prepare(&self.txn_id, Some(cancel))?;
+        h.prepare(Some(cancel))?;
         if let Some(hit) = find(
             &h,
             &req.idempotency_key,
@@ -452,14 +452,14 @@ impl Session<'_> {
         cancel: &Cancel,
     ) -> Result<Option<CommitOutcome>, StoreError> {
         let mut h = self.h;
-        h.prepare(&self.txn_id, Some(cancel))?;
+        h.prepare(Some(cancel))?;
         find(&h, key, request_digest, Basis::Known(&locked.revision))
     }
 }
 
 /// C6–C16 on a locked, recovered handle whose C5 compare-and-swap passed with capture `cap`.
 fn write_locked<W>(
-    h: Handle<'_>,
+    mut h: Handle<'_>,
     req: &CommitRequest<W>,
     planned: &[PlannedWrite],
     payloads: &dyn Payloads,
@@ -468,6 +468,8 @@ fn write_locked<W>(
 ) -> Result<CommitOutcome, StoreError> {
     let root = h.root;
     let opts = h.opts.clone();
+    // §7 step 4, deferred to the first write of this open ([`Handle::prepare`]).
+    h.probe_for_write()?;
     // C6.
     pre_publish_checks(&h, planned, cap)?;
     // C7.

@@ -223,10 +223,27 @@ pub fn unpublished(path: &str) -> ToolError {
     e
 }
 
-/// The `recovery_step` of an I/O failure at `path` (spec/store.md §16 rule 5).
-fn io_step(path: &str) -> String {
-    format!("Check {path}: it must be a directory or regular file (not a symlink, FIFO or socket) that okf-mcp can read and write (permissions, read-only mount, disk space). Fix it, then repeat the same call.")
+/// The `recovery_step` of an I/O failure at `path` (spec/store.md §16 rule 5), about the
+/// fault `kind` names only (issue 25 item 5: a step never carries text about another fault).
+fn io_step(path: &str, kind: std::io::ErrorKind) -> String {
+    use std::io::ErrorKind as K;
+    match kind {
+        K::PermissionDenied | K::ReadOnlyFilesystem => format!("Make {path} writable for okf-mcp (its permissions, an immutable attribute, a read-only mount), then repeat the same call."),
+        K::StorageFull | K::QuotaExceeded => format!("Free disk space (bytes and inodes) on the filesystem of {path}, then repeat the same call."),
+        _ => format!("Check {path}: it must be a directory or regular file (not a symlink, FIFO or socket) that okf-mcp can read and write (permissions, read-only mount, disk space). Fix it, then repeat the same call."),
+    }
 }
+
+/// Whether an I/O failure of `step` before the commit point is fixed from outside, so that
+/// the same call then succeeds: the folding probe (its directory is not writable) and a full
+/// disk or quota (issue 25 items 3 and 5).
+fn io_retryable(step: &str, kind: std::io::ErrorKind) -> bool {
+    use std::io::ErrorKind as K;
+    step == PROBE_STEP || matches!(kind, K::StorageFull | K::QuotaExceeded)
+}
+
+/// The `step` of the folding probe's I/O errors (spec/store.md §7 step 4).
+pub(crate) const PROBE_STEP: &str = "folding probe";
 
 /// The `recovery_step` message of a corrupt journal or receipt (spec/store.md §10.4).
 #[must_use]
@@ -404,12 +421,14 @@ impl StoreError {
                     e
                 }
             }
-            StoreError::Io { source, .. } => {
+            StoreError::Io { step, source } => {
                 // spec/store.md §16 rule 5: the path the failure concerns, and a next step.
                 let path = crate::store::durable::path_of(source).filter(|p| !p.is_empty());
                 let reason = std::error::Error::source(source)
                     .map_or_else(|| source.to_string(), ToString::to_string);
-                if temporal {
+                let kind = source.kind();
+                let io_step = |p: &str| io_step(p, kind);
+                let mut e = if temporal {
                     let (msg, step) = match path {
                         Some(p) => (
                             format!("cannot open temporal upgrade store: {p}: {reason}"),
@@ -438,7 +457,9 @@ impl StoreError {
                             "Check that the bundle directory and its .okf/ are writable (permissions, read-only mount, disk space), then repeat the same call.",
                         )),
                     }
-                }
+                };
+                e.retryable = io_retryable(step, kind);
+                e
             }
             StoreError::Committed { .. } => ToolError::new(
                 codes::OPERATION_REJECTED,

@@ -194,7 +194,9 @@ pub(crate) fn is_crash(e: &StoreError) -> bool {
     false
 }
 
-/// An open, locked and recovered store. Dropping it releases the lock (C16).
+/// An open, locked and recovered store. Dropping it releases the lock (C16). The folding
+/// probe runs only where something is written: before a recovery that publishes and before
+/// a commit's C6 ([`Handle::probe_for_write`]); a receipt replay writes nothing.
 #[derive(Debug)]
 pub(crate) struct Handle<'r> {
     pub root: &'r Root,
@@ -212,8 +214,12 @@ pub(crate) struct Handle<'r> {
     /// Idempotency keys whose journals this open's recovery completed (§12 step 6).
     pub completed: Vec<String>,
     pub(crate) poisoned: Cell<bool>,
-    /// Whether [`Handle::prepare`] has run (probe and recovery done).
+    /// Whether [`Handle::prepare`] has run (recovery done).
     pub(crate) prepared: bool,
+    /// The folding-probe files' tag (the transaction id).
+    pub(crate) probe_tag: String,
+    /// Whether the folding probe has run: `folding` and `new_file_mode` are measured.
+    pub(crate) probed: bool,
     /// Held for the handle's lifetime (never read); dropping it releases the lock (C16).
     #[allow(dead_code)]
     pub(crate) lock: BundleLock,

@@ -123,6 +123,8 @@ pub(crate) fn open<'r>(
         completed: Vec::new(),
         poisoned: Cell::new(false),
         prepared: false,
+        probe_tag: probe_tag.to_owned(),
+        probed: false,
         lock,
     };
     if reserve {
@@ -131,33 +133,51 @@ pub(crate) fn open<'r>(
         }
         return Ok(Some(h));
     }
-    h.prepare(probe_tag, cancel)?;
+    h.prepare(cancel)?;
     Ok(Some(h))
 }
 
 impl Handle<'_> {
-    /// §7 steps 4–5 on a locked handle: the `after_lock` fault point, the folding probe,
-    /// recovery (C3), the `after_recovery` point and a checkpoint. Runs once; a handle from
+    /// §7 steps 4–5 on a locked handle: the `after_lock` fault point, recovery (C3), the
+    /// `after_recovery` point and a checkpoint. The folding probe runs first only when a
+    /// journal is pending (its publication needs the mode of new files); otherwise it is
+    /// left to [`Handle::probe_for_write`], so that an exact replay answered from a durable
+    /// receipt writes nothing at all (issue 25 item 3). Runs once; a handle from
     /// [`Create::Existing`] runs it when the store is first needed (its reservation saw no
     /// pending journal and has held the lock since, so recovery changes nothing visible).
     ///
     /// # Errors
     /// Probe and recovery errors; cancellation; injected faults.
-    pub(crate) fn prepare(
-        &mut self,
-        probe_tag: &str,
-        cancel: Option<&Cancel>,
-    ) -> Result<(), StoreError> {
+    pub(crate) fn prepare(&mut self, cancel: Option<&Cancel>) -> Result<(), StoreError> {
         if self.prepared {
             return Ok(());
         }
         let opts = self.opts.clone();
         point(&opts, Point::AfterLock, cancel)?;
-        probe(self, probe_tag)?;
+        if recovery::journal_pending(self)? {
+            self.probe_for_write()?;
+        }
         self.completed = recovery::recover(self)?;
         point(&opts, Point::AfterRecovery, cancel)?;
         checkpoint(cancel)?;
         self.prepared = true;
+        Ok(())
+    }
+
+    /// The folding probe of §7 step 4, once per open, before anything is written: it measures
+    /// the folding C6 checks new paths against and the mode of new files. A probe that
+    /// cannot create its file is a retryable error naming `.okf/capabilities` (issue 25 item
+    /// 3: the caller fixes the directory and repeats the same call).
+    ///
+    /// # Errors
+    /// `Io` (`folding probe`) naming `.okf/capabilities`.
+    pub(crate) fn probe_for_write(&mut self) -> Result<(), StoreError> {
+        if self.probed {
+            return Ok(());
+        }
+        let tag = self.probe_tag.clone();
+        probe(self, &tag)?;
+        self.probed = true;
         Ok(())
     }
 }
@@ -325,8 +345,8 @@ fn probe(h: &mut Handle<'_>, tag: &str) -> Result<(), StoreError> {
             h.caps
                 .open_with(&mode_name, &o)
                 .map_err(|e| StoreError::Io {
-                    step: "folding probe",
-                    source: at_path(e, format!(".okf/capabilities/{mode_name}")),
+                    step: crate::store::error::PROBE_STEP,
+                    source: at_path(e, ".okf/capabilities"),
                 })?,
             &mode_name,
         ),
@@ -334,7 +354,7 @@ fn probe(h: &mut Handle<'_>, tag: &str) -> Result<(), StoreError> {
     h.new_file_mode = f
         .metadata()
         .map_err(|e| StoreError::Io {
-            step: "folding probe",
+            step: crate::store::error::PROBE_STEP,
             source: at_path(e, ".okf/capabilities"),
         })?
         .permissions()

@@ -377,6 +377,100 @@ fn sto_16_an_immutable_target_directory_after_the_commit_point_as_root() {
     assert!(listing(&b, "transactions").is_empty());
 }
 
+/// The modification times (ns) of `.okf/` and its subdirectories: a file created and
+/// removed in one of them (a probe) moves its directory's time.
+fn okf_dir_times(b: &Path) -> Vec<(String, i128)> {
+    use std::os::unix::fs::MetadataExt;
+    ["", "transactions", "staging", "receipts", "capabilities"]
+        .iter()
+        .map(|sub| {
+            let m = std::fs::metadata(b.join(".okf").join(sub)).expect("okf dir");
+            (
+                (*sub).to_owned(),
+                i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+            )
+        })
+        .collect()
+}
+
+/// STO-22 (issue 25 item 3, spec/store.md §7 step 4): an exact replay answered from a
+/// durable receipt writes nothing at all, so it answers `receipt_replayed` with
+/// `.okf/capabilities` immutable (`chattr +i`), for every workflow, and without the fault it
+/// leaves every `.okf/` directory's modification time as it was (no folding probe ran). A
+/// new change, which needs the probe, answers a retryable error naming `.okf/capabilities`
+/// and changes nothing; once the directory is writable again the same call applies.
+#[test]
+fn sto_22_an_exact_replay_writes_nothing_and_a_failing_probe_is_retryable_as_root() {
+    if let Some(why) = not_root() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    for tool in WRITE_TOOLS {
+        let (_t, b) = copy_bundle(&fixture(fixture_of(tool)));
+        let args = apply_case(tool, &b);
+        let (r, _) = call_env_exit(tool, &args, &[], 0);
+        assert!(succeeded(tool, &r["structuredContent"]), "{tool}: {r}");
+        let caps = b.join(".okf/capabilities");
+        if let Err(why) = chattr("+i", &caps).and_then(|()| chattr("-i", &caps)) {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        // Without a fault: the replay moves no `.okf/` directory's time.
+        std::thread::sleep(Duration::from_millis(20));
+        let times = okf_dir_times(&b);
+        let before = snapshot(&b);
+        let (r, _) = call_env_exit(tool, &args, &[], 0);
+        let s = &r["structuredContent"];
+        assert!(succeeded(tool, s) && replayed(s), "{tool}: {r}");
+        assert_eq!(
+            okf_dir_times(&b),
+            times,
+            "{tool}: the replay wrote into .okf/"
+        );
+        assert_eq!(snapshot(&b), before, "{tool}");
+        // With `.okf/capabilities` immutable.
+        let guard = Mutable(caps.clone());
+        chattr("+i", &guard.0).expect("chattr +i");
+        let (r, _) = call_env_exit(tool, &args, &[], 0);
+        let s = &r["structuredContent"];
+        assert!(
+            succeeded(tool, s) && replayed(s),
+            "{tool}, immutable capabilities: {r}"
+        );
+        assert_eq!(snapshot(&b), before, "{tool}");
+        drop(guard);
+    }
+    // A real commit needs the probe: retryable, naming the directory; nothing changes.
+    let (_t, b) = copy_bundle(&fixture("patch-ext"));
+    let seed = apply_case("write_concept", &b);
+    let (r, _) = call_env_exit("write_concept", &seed, &[], 0);
+    assert_eq!(r["isError"], false, "{r}");
+    let args = crate::patch::patch_args(&b, &json!([gen_op("metrics/revenue", "agent/22")]));
+    let p = crate::patch::preview(&args);
+    let apply = crate::patch::apply_args(&args, &p);
+    let guard = Mutable(b.join(".okf/capabilities"));
+    chattr("+i", &guard.0).expect("chattr +i");
+    let before = snapshot(&b);
+    let (r, _) = call_env_exit("apply_concept_patch", &apply, &[], 1);
+    let e = &r["structuredContent"];
+    assert_eq!(e["code"], "operation_rejected", "{r}");
+    assert_eq!(e["retryable"], true, "{r}");
+    assert!(
+        e["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(".okf/capabilities")),
+        "{r}"
+    );
+    let step = e["diagnostics"][0]["message"].as_str().unwrap_or_default();
+    assert_eq!(e["diagnostics"][0]["code"], "recovery_step", "{r}");
+    assert!(step.contains(".okf/capabilities"), "{r}");
+    assert!(!step.contains("symlink"), "a step about another fault: {r}");
+    assert_eq!(snapshot(&b), before, "nothing changed");
+    drop(guard);
+    let (r, _) = call_env_exit("apply_concept_patch", &apply, &[], 0);
+    assert_eq!(r["structuredContent"]["status"], "applied", "{r}");
+}
+
 const KEPT_CHANGING: &str = "the bundle kept changing while it was read; repeat the call";
 
 /// STO-18 (spec/store.md §16 rule 3), deterministically: a capture hook replaces `index.md`
@@ -944,10 +1038,11 @@ fn fill(dir: &Path, inodes: bool) -> Vec<PathBuf> {
     made
 }
 
-/// Issue 12 item 4, as root: the disk full on a small tmpfs, by bytes and by inodes. The
-/// apply fails before the commit point with a non-retryable error naming the `.okf/…` path
-/// that could not be written and a recovery step; the visible tree is unchanged and no
-/// journal is left; once space is freed the same call applies (nothing was lost).
+/// Issue 12 item 4 and issue 25 item 5, as root: the disk full on a small tmpfs, by bytes
+/// and by inodes. The apply fails before the commit point with a retryable error naming the
+/// `.okf/…` path that could not be written and a recovery step about disk space only; the
+/// visible tree is unchanged and no journal is left; once space is freed the same call
+/// applies (nothing was lost).
 #[test]
 fn sto_16_disk_full_on_a_small_tmpfs_bytes_and_inodes_as_root() {
     if let Some(why) = not_root() {
@@ -975,7 +1070,7 @@ fn sto_16_disk_full_on_a_small_tmpfs_bytes_and_inodes_as_root() {
         let e = &r["structuredContent"];
         let what = if inodes { "inodes" } else { "bytes" };
         assert_eq!(e["code"], "operation_rejected", "{what}: {r}");
-        assert_eq!(e["retryable"], false, "{what}: {r}");
+        assert_eq!(e["retryable"], true, "{what}: {r}");
         let m = e["message"].as_str().unwrap_or_default();
         assert!(
             m.starts_with("bundle store could not be written: .okf/"),
@@ -983,12 +1078,12 @@ fn sto_16_disk_full_on_a_small_tmpfs_bytes_and_inodes_as_root() {
         );
         assert!(m.contains("No space left on device"), "{what}: {m}");
         assert_eq!(e["diagnostics"][0]["code"], "recovery_step", "{what}: {r}");
+        let step = e["diagnostics"][0]["message"].as_str().unwrap_or_default();
         assert!(
-            e["diagnostics"][0]["message"]
-                .as_str()
-                .is_some_and(|s| s.contains("disk space")),
+            step.starts_with("Free disk space") && step.ends_with("then repeat the same call."),
             "{what}: {r}"
         );
+        assert!(!step.contains("symlink"), "a step about another fault: {r}");
         assert_eq!(visible(&b), pre, "{what}: nothing visible changed");
         assert!(listing(&b, "transactions").is_empty(), "{what}: no journal");
         for f in fillers {
