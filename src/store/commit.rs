@@ -13,8 +13,8 @@
 //! written before the publish, nor the publish start before the journal is durable.
 //!
 //! # What a failure means
-//! - Any error except `Committed`, `PublicationBlocked`, `PublicationIncomplete` and
-//!   `RecoveryIncomplete`: rolled back — the visible tree is
+//! - Any error except `Committed`, `PublicationBlocked`, `PublicationIncomplete`,
+//!   `RecoveryIncomplete` and `ReceiptNotStored`: rolled back — the visible tree is
 //!   at its pre-state and this attempt's private leftovers are removed (at the latest by the
 //!   next open).
 //! - `PublicationBlocked`: the transaction is durable and partly published; the journal stays;
@@ -22,6 +22,9 @@
 //! - `PublicationIncomplete` / `RecoveryIncomplete`: durable, some write not visible yet
 //!   (an I/O failure while publishing, also in the retry of §10.2); the journal stays; the
 //!   exact replay completes it once the cause is gone (spec/store.md §16 rule 1).
+//! - `ReceiptNotStored`: durable and every write visible, but the receipt could not be
+//!   stored (also in the retry); the journal stays; the exact replay stores it once the cause
+//!   is gone (spec/store.md §16 rule 1a).
 //! - `Committed`: durable and every write visible; do not assume rollback — the next store
 //!   open completes the receipt and cleanup.
 
@@ -943,7 +946,8 @@ fn finish(
         Err(
             e @ (StoreError::RecoveryBlocked { .. }
             | StoreError::PublicationBlocked { .. }
-            | StoreError::RecoveryIncomplete { .. }),
+            | StoreError::RecoveryIncomplete { .. }
+            | StoreError::ReceiptNotStored { .. }),
         ) => Err(e),
         Ok(Some(h2)) => {
             let done = h2
@@ -972,6 +976,10 @@ fn finish(
 /// or a read now finds each at its result — else `PublicationIncomplete` naming the first
 /// write in publish order that is not.
 fn unverified(root: &Root, j: &Journal, verified: bool, cause: StoreError) -> StoreError {
+    // spec/store.md §16 rule 1a: without a stored receipt the change is not success.
+    if matches!(cause, StoreError::ReceiptNotStored { .. }) {
+        return cause;
+    }
     if !verified {
         if let Some(path) = publish::first_unpublished(&root.dir, j) {
             return StoreError::PublicationIncomplete { path };

@@ -83,6 +83,15 @@ pub enum StoreError {
         /// Bundle-relative path of the first unpublished write.
         path: String,
     },
+    /// The receipt write (C14, or recovery's R8) failed after every write was published and
+    /// verified, also in the in-process retry of §10.2 (spec/store.md §16 rule 1a). The
+    /// journal stays; the exact replay stores the receipt once the cause is gone. Never
+    /// success: a retryable `operation_rejected` with `receipt_not_stored`.
+    #[error("the change is published but its receipt could not be stored")]
+    ReceiptNotStored {
+        /// Bundle-relative path of the receipt file (`.okf/receipts/<name>.json`).
+        path: String,
+    },
     /// Cancelled at a checkpoint before the boundary; this attempt's leftovers are removed.
     #[error("operation was cancelled")]
     Cancelled,
@@ -196,6 +205,35 @@ pub const MSG_UNPUBLISHED: &str = "the change is committed but not yet fully pub
 
 /// Diagnostic code naming the first unpublished path (spec/store.md §16 rule 1).
 pub const DIAG_UNPUBLISHED: &str = "publication_incomplete";
+
+/// Message of [`StoreError::ReceiptNotStored`] (spec/store.md §16 rule 1a).
+pub const MSG_RECEIPT_NOT_STORED: &str =
+    "the change is published but its receipt could not be stored";
+
+/// Diagnostic code naming the receipt that could not be stored (spec/store.md §16 rule 1a).
+pub const DIAG_RECEIPT_NOT_STORED: &str = "receipt_not_stored";
+
+/// The retryable `operation_rejected` of spec/store.md §16 rule 1a: message
+/// [`MSG_RECEIPT_NOT_STORED`], one `ERROR` `receipt_not_stored` naming `path` (the
+/// `.okf/receipts/…` file) and the recovery step. The same for every workflow.
+#[must_use]
+pub fn receipt_not_stored(path: &str) -> ToolError {
+    let mut e = ToolError::new(codes::OPERATION_REJECTED, MSG_RECEIPT_NOT_STORED)
+        .with_diagnostic(
+            Diagnostic::new(
+                DIAG_RECEIPT_NOT_STORED,
+                Severity::Error,
+                "every write is published, but the idempotency receipt is not stored",
+            )
+            .with_file(path),
+        )
+        .with_diagnostic(Diagnostic::recovery(
+            "",
+            "Make .okf/receipts writable, then repeat the same call: it stores the receipt and returns the result.",
+        ));
+    e.retryable = true;
+    e
+}
 
 /// The `recovery_step` of [`MSG_UNPUBLISHED`] for `path` (spec/store.md §16 rule 1).
 #[must_use]
@@ -386,6 +424,7 @@ impl StoreError {
             }
             StoreError::PublicationIncomplete { path }
             | StoreError::RecoveryIncomplete { path } => unpublished(path),
+            StoreError::ReceiptNotStored { path } => receipt_not_stored(path),
             StoreError::Cancelled => {
                 let msg = if temporal {
                     "temporal upgrade outcome is not confirmed"
@@ -537,6 +576,28 @@ mod tests {
                     unpublished_step("tables/orders.md")
                 );
             }
+        }
+    }
+
+    #[test]
+    fn sto_22_receipt_not_stored_is_retryable_rejected_with_the_receipt_path_in_every_flavor() {
+        for flavor in [
+            Flavor::ConceptPatch,
+            Flavor::Migration,
+            Flavor::Temporal,
+            Flavor::WriteConcept,
+        ] {
+            let e = StoreError::ReceiptNotStored {
+                path: ".okf/receipts/ab.json".into(),
+            };
+            let w = e.to_tool_error(flavor).to_wire();
+            assert_eq!(w["code"], "operation_rejected", "{flavor:?}");
+            assert_eq!(w["retryable"], true, "{flavor:?}");
+            assert_eq!(w["message"], MSG_RECEIPT_NOT_STORED);
+            assert_eq!(w["diagnostics"][0]["code"], DIAG_RECEIPT_NOT_STORED);
+            assert_eq!(w["diagnostics"][0]["severity"], "ERROR");
+            assert_eq!(w["diagnostics"][0]["file"], ".okf/receipts/ab.json");
+            assert_eq!(w["diagnostics"][1]["code"], "recovery_step");
         }
     }
 

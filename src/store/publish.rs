@@ -328,6 +328,21 @@ fn ensure_parents<'p>(h: &Handle<'_>, path: &'p str) -> Result<(Dir, String, &'p
 /// An existing different receipt → `StorageCorrupt`; post-boundary I/O.
 pub(crate) fn write_receipt(h: &Handle<'_>, j: &Journal, now_ns: i128) -> Result<(), StoreError> {
     h.alive()?;
+    let name = ReceiptFile::file_name(&j.receipt_file().key);
+    store_receipt(h, j).map_err(|e| match e {
+        // spec/store.md §16 rule 1a: the receipt that could not be stored, by its path.
+        StoreError::Io { .. } => StoreError::ReceiptNotStored {
+            path: format!(".okf/receipts/{name}"),
+        },
+        e => e,
+    })?;
+    point(&h.opts, Point::AfterReceipt, None)?;
+    prune(h, now_ns)
+}
+
+/// The receipt of `j` written durably (temp file, `fsync`, rename, directory `fsync`) unless
+/// an identical one exists.
+fn store_receipt(h: &Handle<'_>, j: &Journal) -> Result<(), StoreError> {
     let rf = j.receipt_file();
     let bytes = rf.encode();
     let name = ReceiptFile::file_name(&rf.key);
@@ -359,8 +374,7 @@ pub(crate) fn write_receipt(h: &Handle<'_>, j: &Journal, now_ns: i128) -> Result
         }
         Err(e) => return Err(post_io(h, "receipt")(e)),
     }
-    point(&h.opts, Point::AfterReceipt, None)?;
-    prune(h, now_ns)
+    Ok(())
 }
 
 /// Reads a regular file (no-follow); `None` when absent; a non-file is returned as empty
@@ -448,20 +462,71 @@ pub(crate) fn prune(h: &Handle<'_>, now_ns: i128) -> Result<(), StoreError> {
 /// Post-boundary I/O.
 pub(crate) fn cleanup(h: &Handle<'_>, j: &Journal) -> Result<(), StoreError> {
     h.alive()?;
+    clean(h, j, true)
+}
+
+/// C15 of a finished transaction (its receipt is durable, [`receipt_durable`]) met again
+/// by recovery: as [`cleanup`], but a failure does not poison the handle, since nothing about
+/// the transaction is uncertain (spec/store.md §16 rule 1a: the next open retries it).
+///
+/// # Errors
+/// `Io` (`cleanup`) naming the `.okf/…` entry that could not be removed; injected faults.
+pub(crate) fn cleanup_finished(h: &Handle<'_>, j: &Journal) -> Result<(), StoreError> {
+    h.alive()?;
+    clean(h, j, false)
+}
+
+fn clean(h: &Handle<'_>, j: &Journal, poison: bool) -> Result<(), StoreError> {
+    let io = |source: std::io::Error| {
+        if poison {
+            h.poison();
+        }
+        StoreError::Io {
+            step: "cleanup",
+            source,
+        }
+    };
     h.fs()
         .remove_file(h.at_tx(), &format!("{}.json", j.txn_id))
-        .map_err(post_io(h, "cleanup"))?;
-    h.fs().sync_dir(h.at_tx()).map_err(post_io(h, "cleanup"))?;
+        .map_err(io)?;
+    h.fs().sync_dir(h.at_tx()).map_err(io)?;
     point(&h.opts, Point::AfterJournalRemove, None)?;
     match h.staging.symlink_metadata(&j.txn_id) {
         Ok(_) => h
             .fs()
             .remove_dir_all(h.at_staging(), &j.txn_id)
-            .map_err(post_io(h, "cleanup"))?,
+            .map_err(io)?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(post_io(h, "cleanup")(e)),
+        Err(e) => return Err(io(e)),
     }
     point(&h.opts, Point::AfterCleanup, None)
+}
+
+/// Whether the receipt of `j` is durable in `receipts` (`.okf/receipts/`): the file exists,
+/// is regular and equals the journal's receipt byte for byte. Such a journal is finished;
+/// only its cleanup (C15) is left (spec/store.md §16 rule 1a). Reads only.
+pub(crate) fn receipt_durable(receipts: &Dir, j: &Journal) -> bool {
+    let rf = j.receipt_file();
+    matches!(
+        read_file(receipts, &ReceiptFile::file_name(&rf.key)),
+        Ok(Some(b)) if b == rf.encode()
+    )
+}
+
+/// Code of the notice of a finished transaction whose cleanup failed (spec/store.md §16
+/// rule 1a).
+pub const CLEANUP_PENDING: &str = "store_cleanup_pending";
+
+/// The `INFO` notice `store_cleanup_pending` for a cleanup that failed at `path` (an
+/// `.okf/…` entry): the change is complete; the next store open retries the cleanup.
+#[must_use]
+pub fn cleanup_pending_notice(path: &str) -> crate::envelope::Diagnostic {
+    crate::envelope::Diagnostic::new(
+        CLEANUP_PENDING,
+        crate::envelope::Severity::Info,
+        format!("a finished change's store files could not be removed ({path}); the change is complete, and the next write retries the cleanup once {path} is writable"),
+    )
+    .with_file(path)
 }
 
 /// Now, in nanoseconds since the Unix epoch.

@@ -18,9 +18,12 @@
 //! and that any write tool or the exact replay of the apply completes it. The capture's
 //! revision is, as always, the hash of the visible tree.
 //!
-//! Readers never run recovery, never take the lock and never write: they only list two
-//! directories. Without `.okf/` (or with one that is not a real directory) there is nothing
-//! to wait for.
+//! A journal whose receipt is durable is finished, not pending: only its cleanup failed
+//! (spec/store.md §16 rule 1a), and the visible tree is its post-state.
+//!
+//! Readers never run recovery, never take the lock and never write: they list two
+//! directories and read a journal only to see whether its receipt is durable. Without
+//! `.okf/` (or with one that is not a real directory) there is nothing to wait for.
 
 use crate::cancel::Cancel;
 use crate::envelope::{Diagnostic, Severity, ToolError};
@@ -93,20 +96,35 @@ fn marks(root: &Root) -> Marks {
     let Ok(okf) = root.dir.open_dir_nofollow(".okf") else {
         return Marks::default();
     };
+    let receipts_dir = okf.open_dir_nofollow("receipts").ok();
     let journal = |d: &Dir, n: &str| {
         n.ends_with(".json")
             && d.symlink_metadata(n)
                 .is_ok_and(|m| m.is_file() && !m.file_type().is_symlink())
+            && !receipts_dir.as_ref().is_some_and(|r| finished(d, n, r))
     };
     let journals = okf
         .open_dir_nofollow("transactions")
         .map(|d| sorted_names(&d, journal))
         .unwrap_or_default();
-    let receipts = okf
-        .open_dir_nofollow("receipts")
-        .map(|d| sorted_names(&d, |_, n| n.ends_with(".json")))
+    let receipts = receipts_dir
+        .as_ref()
+        .map(|d| sorted_names(d, |_, n| n.ends_with(".json")))
         .unwrap_or_default();
     Marks { journals, receipts }
+}
+
+/// Whether the journal `name` in `tx` is finished: it decodes, names itself, and its receipt
+/// is durable in `receipts` (spec/store.md §16 rule 1a). Anything unreadable is pending.
+fn finished(tx: &Dir, name: &str, receipts: &Dir) -> bool {
+    let Ok(Some(bytes)) = crate::store::recovery::read_regular(tx, name) else {
+        return false;
+    };
+    let Ok(j) = crate::store::journal::Journal::decode(&bytes) else {
+        return false;
+    };
+    name.strip_suffix(".json") == Some(j.txn_id.as_str())
+        && crate::store::publish::receipt_durable(receipts, &j)
 }
 
 /// The `publication_pending` notice.

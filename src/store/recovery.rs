@@ -29,7 +29,9 @@ fn names(dir: &Dir, label: &str) -> Result<Vec<String>, StoreError> {
     Ok(v)
 }
 
-fn read_regular(dir: &Dir, name: &str) -> std::io::Result<Option<Vec<u8>>> {
+/// The bytes of the regular file `name` in `dir`, opened without following symlinks; `None`
+/// for any other kind of entry.
+pub(crate) fn read_regular(dir: &Dir, name: &str) -> std::io::Result<Option<Vec<u8>>> {
     let m = dir.symlink_metadata(name)?;
     if !m.is_file() || m.file_type().is_symlink() {
         return Ok(None);
@@ -143,6 +145,21 @@ pub(crate) fn recover(h: &Handle<'_>) -> Result<Vec<String>, StoreError> {
         let j = Journal::decode(&bytes).map_err(|_| corrupt())?;
         if j.txn_id != stem {
             return Err(corrupt());
+        }
+        // spec/store.md §16 rule 1a: a journal whose receipt is durable is finished (its
+        // writes were verified before the receipt was written); only its cleanup is left. A
+        // cleanup that fails again is an `INFO` notice, not a failure of this open.
+        if publish::receipt_durable(&h.receipts, &j) {
+            match publish::cleanup_finished(h, &j) {
+                Ok(()) => completed.push(j.idempotency_key.clone()),
+                Err(StoreError::Io { source, .. }) => {
+                    let path =
+                        crate::store::durable::path_of(&source).unwrap_or(".okf/transactions");
+                    crate::notices::push(publish::cleanup_pending_notice(path));
+                }
+                Err(e) => return Err(e),
+            }
+            continue;
         }
         // R3.
         let mut classes = Vec::with_capacity(j.writes.len());

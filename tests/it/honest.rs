@@ -205,11 +205,39 @@ fn sto_16_a_publication_failing_after_the_commit_point_is_retryable_and_the_repl
     }
 }
 
-/// STO-16, the other side of rule 1: a failure only after C13 (the receipt write C14, twice,
-/// so the retry fails too) keeps the Phase-1 rule: every write is visible, the answer is
-/// `applied`; the next call completes the receipt and cleanup.
+/// The §16 rule 1a error: retryable `receipt_not_stored` naming the `.okf/receipts/…` file.
+fn assert_receipt_not_stored(e: &Value, what: &str) {
+    assert_eq!(e["code"], "operation_rejected", "{what}: {e}");
+    assert_eq!(e["retryable"], true, "{what}: {e}");
+    assert_eq!(
+        e["message"], "the change is published but its receipt could not be stored",
+        "{what}: {e}"
+    );
+    let d = &e["diagnostics"];
+    assert_eq!(d[0]["code"], "receipt_not_stored", "{what}: {e}");
+    assert_eq!(d[0]["severity"], "ERROR", "{what}: {e}");
+    assert!(
+        d[0]["file"]
+            .as_str()
+            .is_some_and(|f| f.starts_with(".okf/receipts/") && f.ends_with(".json")),
+        "{what}: {e}"
+    );
+    assert_eq!(d[1]["code"], "recovery_step", "{what}: {e}");
+    assert_eq!(
+        d[1]["message"],
+        "Make .okf/receipts writable, then repeat the same call: it stores the receipt and returns the result.",
+        "{what}: {e}"
+    );
+    assert_eq!(d.as_array().map(Vec::len), Some(2), "{what}: {e}");
+}
+
+/// STO-16 beside STO-22 (spec/store.md §16 rule 1a, amending the Phase-1 rule): a failure
+/// only at the receipt write C14, twice, so that the in-process retry fails too. Every write
+/// is visible, but a receipt that cannot be stored is not success: the answer is the
+/// retryable `receipt_not_stored`, the journal stays and no receipt exists; the exact replay
+/// stores the receipt and answers from it.
 #[test]
-fn sto_16_a_failure_only_at_the_receipt_write_still_answers_applied() {
+fn sto_16_22_a_failure_only_at_the_receipt_write_is_retryable_and_the_replay_stores_it() {
     for tool in WRITE_TOOLS {
         let (_t, b) = copy_bundle(&fixture(fixture_of(tool)));
         let args = apply_case(tool, &b);
@@ -218,21 +246,136 @@ fn sto_16_a_failure_only_at_the_receipt_write_still_answers_applied() {
             tool,
             &args,
             &[("OKF_MCP_FAULT", "after_receipt_tmp:error:2")],
-            0,
+            1,
         );
-        let s = &r["structuredContent"];
-        assert!(succeeded(tool, s), "{tool}: {r}");
-        assert!(!replayed(s), "{tool}: a fresh commit: {s}");
+        assert_receipt_not_stored(&r["structuredContent"], tool);
         assert_eq!(visible(&b), post, "{tool}: post-state");
         assert_eq!(listing(&b, "transactions").len(), 1, "{tool}: journal kept");
-        let (again, _) = call_env_exit(tool, &args, &[], 0);
         assert!(
-            succeeded(tool, &again["structuredContent"]),
-            "{tool}: {again}"
+            !listing(&b, "receipts").iter().any(|n| n.ends_with(".json")),
+            "{tool}: no receipt"
         );
+        let (again, _) = call_env_exit(tool, &args, &[], 0);
+        let s = &again["structuredContent"];
+        assert!(succeeded(tool, s) && replayed(s), "{tool}: {again}");
         assert_eq!(visible(&b), post, "{tool}");
         assert!(listing(&b, "transactions").is_empty(), "{tool}");
         assert_eq!(listing(&b, "receipts").len(), 1, "{tool}");
+    }
+}
+
+/// STO-22 (spec/store.md §16 rule 1a), as root, for every workflow: `.okf/receipts` made
+/// immutable (`chattr +i`) right after the journal appears. The apply answers the retryable
+/// `receipt_not_stored`, the exact replay answers the same while the cause persists, and once
+/// the directory is writable the replay answers `applied` with `receipt_replayed` and the
+/// tree is the post-state of a fault-free twin. (`chmod` does not stop root, so the test
+/// uses the attribute; the error path is the same.)
+#[test]
+fn sto_22_an_immutable_receipts_directory_after_the_commit_point_as_root() {
+    if let Some(why) = not_root() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    for tool in WRITE_TOOLS {
+        let (_t, b) = copy_bundle(&fixture(fixture_of(tool)));
+        let args = apply_case(tool, &b);
+        let post = post_state(tool);
+        // Stopped right after the commit point: `.okf/receipts` exists, no receipt yet.
+        let stopped = Stopped::spawn(tool, &args, "after_durable_fsync");
+        let receipts = b.join(".okf/receipts");
+        if let Err(why) = chattr("+i", &receipts).and_then(|()| chattr("-i", &receipts)) {
+            drop(stopped.resume());
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let guard = Mutable(receipts);
+        chattr("+i", &guard.0).expect("chattr +i");
+        let r = stopped.resume();
+        assert_receipt_not_stored(&r["structuredContent"], tool);
+        assert_eq!(visible(&b), post, "{tool}: every write is visible");
+        let (again, _) = call_env_exit(tool, &args, &[], 1);
+        assert_eq!(
+            again["structuredContent"], r["structuredContent"],
+            "{tool}: the replay meanwhile"
+        );
+        drop(guard);
+        let (ok, _) = call_env_exit(tool, &args, &[], 0);
+        let s = &ok["structuredContent"];
+        assert!(succeeded(tool, s) && replayed(s), "{tool}: {ok}");
+        assert_eq!(visible(&b), post, "{tool}: post-state");
+        assert!(listing(&b, "transactions").is_empty(), "{tool}");
+        assert_eq!(listing(&b, "receipts").len(), 1, "{tool}");
+    }
+}
+
+/// The `store_cleanup_pending` notices of a success object, by their `file`.
+fn cleanup_notices(s: &Value) -> Vec<String> {
+    s["notices"].as_array().map_or_else(Vec::new, |n| {
+        n.iter()
+            .filter(|x| x["code"] == "store_cleanup_pending")
+            .map(|x| {
+                assert_eq!(x["severity"], "INFO", "{x}");
+                x["file"].as_str().unwrap_or_default().to_owned()
+            })
+            .collect()
+    })
+}
+
+/// STO-22 (spec/store.md §16 rule 1a, the cleanup part), as root, for every workflow:
+/// `.okf/transactions` made immutable right after the receipt is durable (the binary stopped
+/// at `after_receipt`). The apply answers success with an `INFO` notice
+/// `store_cleanup_pending` naming the stuck journal; readers treat the journal as finished
+/// (no `publication_pending`); the exact replay meanwhile answers from the receipt with the
+/// same notice; once the directory is writable the next open cleans up.
+#[test]
+fn sto_22_an_immutable_transactions_directory_after_the_receipt_as_root() {
+    if let Some(why) = not_root() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    for tool in WRITE_TOOLS {
+        let (_t, b) = copy_bundle(&fixture(fixture_of(tool)));
+        let args = apply_case(tool, &b);
+        let post = post_state(tool);
+        let stopped = Stopped::spawn(tool, &args, "after_receipt");
+        let tx = b.join(".okf/transactions");
+        if let Err(why) = chattr("+i", &tx).and_then(|()| chattr("-i", &tx)) {
+            drop(stopped.resume());
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let guard = Mutable(tx);
+        chattr("+i", &guard.0).expect("chattr +i");
+        let r = stopped.resume();
+        let s = &r["structuredContent"];
+        assert!(succeeded(tool, s) && !replayed(s), "{tool}: {r}");
+        let journal = listing(&b, "transactions");
+        assert_eq!(journal.len(), 1, "{tool}: the journal is stuck");
+        let stuck = format!(".okf/transactions/{}", journal[0]);
+        assert_eq!(cleanup_notices(s), vec![stuck.clone()], "{tool}: {r}");
+        assert_eq!(visible(&b), post, "{tool}: post-state");
+        let settled = snapshot(&b);
+        for reader in ["list_concepts", "validate_bundle"] {
+            let (r, _) = call_env_exit(reader, &json!({"bundle_path": b}), &[], 0);
+            assert_eq!(
+                pending_notices(&r["structuredContent"]),
+                0,
+                "{tool}: {reader}: {r}"
+            );
+        }
+        assert_eq!(snapshot(&b), settled, "{tool}: readers wrote nothing");
+        let (again, _) = call_env_exit(tool, &args, &[], 0);
+        let s = &again["structuredContent"];
+        assert!(succeeded(tool, s) && replayed(s), "{tool}: {again}");
+        assert_eq!(cleanup_notices(s), vec![stuck], "{tool}: {again}");
+        drop(guard);
+        let (again, _) = call_env_exit(tool, &args, &[], 0);
+        let s = &again["structuredContent"];
+        assert!(succeeded(tool, s) && replayed(s), "{tool}: {again}");
+        assert!(cleanup_notices(s).is_empty(), "{tool}: {again}");
+        assert!(listing(&b, "transactions").is_empty(), "{tool}: cleaned up");
+        assert!(listing(&b, "staging").is_empty(), "{tool}: cleaned up");
+        assert_eq!(visible(&b), post, "{tool}");
     }
 }
 

@@ -544,7 +544,7 @@ fn countdown_io_failure_at_every_seam_call_never_mixes_states() {
 }
 
 #[test]
-fn post_boundary_io_failure_is_retried_once_then_reported_committed() {
+fn post_boundary_io_failure_is_retried_once_then_reported_receipt_not_stored() {
     // One failure: the in-process retry completes the commit.
     let b = Bundle::new();
     let req = three_writes(&b, "retry");
@@ -555,14 +555,24 @@ fn post_boundary_io_failure_is_retried_once_then_reported_committed() {
     assert_eq!(b.visible(), post_state(&pre, &req));
     assert!(receipt_path(&b, &req).exists() && b.listing("transactions").is_empty());
 
-    // Two failures: `Committed`, which the tool layer classifies as success; the next open
-    // completes the transaction.
+    // Two failures at the receipt write: every write is visible, but a receipt that cannot
+    // be stored is not success (spec/store.md §16 rule 1a): `ReceiptNotStored` naming the
+    // receipt file, a retryable error for the tool layer; the next open completes it.
     let b = Bundle::new();
     let req = three_writes(&b, "retry");
     let opts = fast().with_faults(Faults::new().with(Point::AfterReceiptTmp, Action::IoError, 2));
     let r = run(&b, &req, &opts);
-    assert!(matches!(r, Err(StoreError::Committed { .. })), "{r:?}");
+    let name = receipt_path(&b, &req)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    assert!(
+        matches!(&r, Err(StoreError::ReceiptNotStored { path }) if *path == format!(".okf/receipts/{name}")),
+        "{r:?}"
+    );
+    assert_eq!(b.visible(), post_state(&pre, &req));
     assert_eq!(b.listing("transactions").len(), 1, "journal kept");
+    assert!(!receipt_path(&b, &req).exists(), "no receipt");
     let expected = ReceiptMatch {
         change_set_id: req.change_set_id.clone(),
         idempotency_key: req.idempotency_key.clone(),
@@ -570,8 +580,8 @@ fn post_boundary_io_failure_is_retried_once_then_reported_committed() {
         base_revision: Some(req.base_revision.clone()),
         ..ReceiptMatch::default()
     };
-    let s = classify(r, &expected, Flavor::ConceptPatch).expect("success");
-    assert!(!s.noop && s.replayed.is_none());
+    let e = classify(r, &expected, Flavor::ConceptPatch).expect_err("not success");
+    assert_eq!((e.code.as_str(), e.retryable), ("operation_rejected", true));
     let hit = reopen(&b, &req).expect("reopen").expect("hit");
     assert_eq!(
         hit.source,
