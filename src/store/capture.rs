@@ -737,16 +737,38 @@ fn limit_files() -> ToolError {
     ToolError::resource_limit("bundle has more than 10000 visible files")
 }
 
-fn limit_file_size() -> ToolError {
-    ToolError::resource_limit("a bundle file exceeds 16 MiB")
+/// A per-file capture limit at `path` (bundle-relative): `resource_limit` naming the file,
+/// with a recovery step that moves it out of the bundle (issue 25 item 5: every tool refuses
+/// such a bundle, so no tool could find the file otherwise).
+fn limit_at(what: &str, path: &str) -> ToolError {
+    let mut shown = path.to_owned();
+    if shown.len() > 256 {
+        let mut cut = 256;
+        while !shown.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        shown.truncate(cut);
+        shown.push('…');
+    }
+    ToolError::new(codes::RESOURCE_LIMIT, format!("{what}: {shown}")).with_diagnostic(
+        Diagnostic::recovery(
+            "",
+            format!("Move {shown} out of the bundle directory (or make it smaller), then repeat the call."),
+        )
+        .with_file(&shown),
+    )
+}
+
+fn limit_file_size(path: &str) -> ToolError {
+    limit_at("a bundle file exceeds 16 MiB", path)
 }
 
 fn limit_total() -> ToolError {
     ToolError::resource_limit("bundle exceeds 64 MiB in total")
 }
 
-fn limit_path() -> ToolError {
-    ToolError::resource_limit("a bundle path exceeds 4096 bytes or 64 components")
+fn limit_path(path: &str) -> ToolError {
+    limit_at("a bundle path exceeds 4096 bytes or 64 components", path)
 }
 
 /// The refusal of spec/store.md §3.1 for a symlink or special file at `path`.
@@ -826,7 +848,7 @@ fn walk_dir(
             format!("{prefix}/{name}")
         };
         if path.len() > MAX_PATH_BYTES || depth + 1 > MAX_PATH_COMPONENTS {
-            return Err(limit_path());
+            return Err(limit_path(&path));
         }
         let meta = dir.symlink_metadata(name).map_err(|_| changed())?;
         let ft = meta.file_type();
@@ -908,7 +930,7 @@ impl<'a> Walk<'a> {
         }
         let len = job.meta.len();
         if len > MAX_FILE_BYTES {
-            return Err(limit_file_size());
+            return Err(limit_file_size(&job.path));
         }
         if self.total + self.pending_bytes + len > MAX_TOTAL_BYTES {
             self.flush()?;
@@ -1051,7 +1073,7 @@ impl<'a> Walk<'a> {
         let budget = MAX_FILE_BYTES.min(MAX_TOTAL_BYTES.saturating_sub(self.total));
         let n = read.len.min(budget + 1);
         if n > MAX_FILE_BYTES {
-            return Err(limit_file_size());
+            return Err(limit_file_size(&job.path));
         }
         if self.total + n > MAX_TOTAL_BYTES {
             return Err(limit_total());

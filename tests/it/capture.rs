@@ -561,6 +561,35 @@ fn rev_06_one_file_limit() {
     assert_limit(cap(t3.path()), "1 TiB sparse");
 }
 
+/// Issue 25 item 5: the per-file limit names the file, for every tool (`validate_bundle`
+/// included, which could not find it otherwise), with a step that moves it out of the
+/// bundle; nothing is written and no `.okf/` appears. Through the real binary.
+#[test]
+fn rev_06_a_file_over_16_mib_is_named_with_a_recovery_step_by_every_tool() {
+    let (_t, b) = copy_bundle(&fixture("patch-ext"));
+    sparse(&b.join("tables/huge.bin"), MAX_FILE_BYTES + 1);
+    let before = snapshot(&b);
+    for tool in ["validate_bundle", "list_concepts"] {
+        let r = call(tool, &serde_json::json!({"bundle_path": b}));
+        let e = r.structured();
+        assert_eq!(e["code"], "resource_limit", "{tool}: {}", r.stdout);
+        assert_eq!(
+            e["message"], "a bundle file exceeds 16 MiB: tables/huge.bin",
+            "{tool}"
+        );
+        let d = &e["diagnostics"][0];
+        assert_eq!(d["code"], "recovery_step", "{tool}");
+        assert_eq!(d["file"], "tables/huge.bin", "{tool}");
+        assert_eq!(
+            d["message"],
+            "Move tables/huge.bin out of the bundle directory (or make it smaller), then repeat the call.",
+            "{tool}"
+        );
+    }
+    assert_eq!(snapshot(&b), before, "nothing written");
+    assert!(!b.join(".okf").exists(), "no .okf/");
+}
+
 #[test]
 fn rev_06_total_bytes_limit() {
     let t = tempfile::tempdir().expect("tempdir");
