@@ -467,35 +467,23 @@ impl StoreError {
                     .map_or_else(|| source.to_string(), ToString::to_string);
                 let kind = source.kind();
                 let io_step = |p: &str| io_step(p, kind);
-                let mut e = if temporal {
-                    let (msg, step) = match path {
-                        Some(p) => (
-                            format!("cannot open temporal upgrade store: {p}: {reason}"),
-                            io_step(p),
-                        ),
-                        None => (
-                            "cannot open temporal upgrade store".to_owned(),
-                            "Check that the bundle directory is writable, then repeat the same call.".to_owned(),
-                        ),
-                    };
-                    ToolError::new(codes::OPERATION_REJECTED, msg)
-                        .with_diagnostic(Diagnostic::recovery("bundle_path", step))
-                } else {
-                    match path {
-                        Some(p) => ToolError::new(
-                            codes::OPERATION_REJECTED,
-                            format!("bundle store could not be written: {p}: {reason}"),
-                        )
-                        .with_diagnostic(Diagnostic::recovery("", io_step(p))),
-                        None => ToolError::new(
-                            codes::OPERATION_REJECTED,
-                            "bundle store could not be written",
-                        )
-                        .with_diagnostic(Diagnostic::recovery(
-                            "",
-                            "Check that the bundle directory and its .okf/ are writable (permissions, read-only mount, disk space), then repeat the same call.",
-                        )),
-                    }
+                // One wording in every workflow (issue 25 item 5); the temporal tools keep
+                // their recovery step on `bundle_path` (temporal.md §7).
+                let field = if temporal { "bundle_path" } else { "" };
+                let mut e = match path {
+                    Some(p) => ToolError::new(
+                        codes::OPERATION_REJECTED,
+                        format!("bundle store could not be written: {p}: {reason}"),
+                    )
+                    .with_diagnostic(Diagnostic::recovery(field, io_step(p))),
+                    None => ToolError::new(
+                        codes::OPERATION_REJECTED,
+                        "bundle store could not be written",
+                    )
+                    .with_diagnostic(Diagnostic::recovery(
+                        field,
+                        "Check that the bundle directory and its .okf/ are writable (permissions, read-only mount, disk space), then repeat the same call.",
+                    )),
                 };
                 e.retryable = io_retryable(step, kind);
                 e
@@ -598,6 +586,49 @@ mod tests {
             assert_eq!(w["diagnostics"][0]["severity"], "ERROR");
             assert_eq!(w["diagnostics"][0]["file"], ".okf/receipts/ab.json");
             assert_eq!(w["diagnostics"][1]["code"], "recovery_step");
+        }
+    }
+
+    #[test]
+    fn store_io_errors_read_the_same_in_every_flavor_and_their_step_speaks_of_their_fault() {
+        use std::io::{Error, ErrorKind};
+        let at = |kind: ErrorKind, step: &'static str| StoreError::Io {
+            step,
+            source: crate::store::durable::at_path(Error::from(kind), ".okf/staging/x"),
+        };
+        for flavor in [
+            Flavor::ConceptPatch,
+            Flavor::Migration,
+            Flavor::Temporal,
+            Flavor::WriteConcept,
+        ] {
+            let full = at(ErrorKind::StorageFull, "stage").to_tool_error(flavor);
+            assert!(
+                full.message
+                    .starts_with("bundle store could not be written: .okf/staging/x: "),
+                "{flavor:?}: {}",
+                full.message
+            );
+            assert!(full.retryable, "{flavor:?}: a full disk clears");
+            assert_eq!(
+                full.diagnostics[0].message,
+                "Free disk space (bytes and inodes) on the filesystem of .okf/staging/x, then repeat the same call."
+            );
+            let denied = at(ErrorKind::PermissionDenied, "stage").to_tool_error(flavor);
+            assert!(!denied.retryable, "{flavor:?}");
+            assert!(
+                denied.diagnostics[0]
+                    .message
+                    .starts_with("Make .okf/staging/x writable")
+                    && !denied.diagnostics[0].message.contains("symlink"),
+                "{flavor:?}: {}",
+                denied.diagnostics[0].message
+            );
+            let probe = at(ErrorKind::PermissionDenied, PROBE_STEP).to_tool_error(flavor);
+            assert!(
+                probe.retryable,
+                "{flavor:?}: the probe's directory is fixed from outside"
+            );
         }
     }
 
