@@ -31,9 +31,19 @@ the apply without proof),
 mapped to midnight UTC). A workflow is a function below returning the bundle and the apply
 arguments; a new one plugs in the same way.
 
+`--faults` (issue 25 item 6, root only; without root it prints why and exits 0): instead of
+kills, `--kills` trials each plant one permission fault (`chmod 0555`, `chattr +i`, a
+read-only bind mount, in turn) on one of `.okf/receipts`, `.okf/transactions`,
+`.okf/staging`, `.okf/capabilities` and a target directory. Even trials stop the apply right
+after its journal appears, plant the fault and let it go on: the answer is `applied` with
+the post-state and a receipt, or a retryable error that names a path; odd trials plant it
+after the apply: the exact replay answers `receipt_replayed` and writes nothing. Every trial
+then removes the fault: the replay applies, leaves the post-state, one receipt and no
+journal, and a second replay writes nothing.
+
 Usage:
   python3 tests/tools/crash_harness.py --bin target/release/okf-mcp [--workflow migration]
-      [--kills 100] [--seed 1] [--modes random,journal,recovery] [--bundle DIR]
+      [--kills 100] [--seed 1] [--modes random,journal,recovery] [--bundle DIR] [--faults]
 Exit status 0 when every kill kept every promise; the last line sums up the run.
 """
 import argparse
@@ -196,13 +206,13 @@ def kill_at_journal(proc, root, rng, deadline):
     return proc.returncode == -signal.SIGKILL
 
 
-def spawn(binary, tool, args):
+def spawn(binary, tool, args, stdout=subprocess.DEVNULL):
     """Starts the tool with its arguments in a file beside the bundle (never inside it)."""
     path = args["bundle_path"] + ".args.json"
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(args, fh)
     return subprocess.Popen([binary, "call", tool, "--args-file", path],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=stdout, stderr=subprocess.DEVNULL)
 
 
 def check_after_kill(root, pre, post, what):
@@ -235,6 +245,195 @@ def receipts(root):
     return sorted(glob.glob(os.path.join(root, ".okf", "receipts", "*.json")))
 
 
+# --faults (issue 25 item 6): permission faults on the store's own directories and on a
+# target directory, as root.
+FAULT_KINDS = ("chmod", "chattr", "robind")
+FAULT_DIRS = (".okf/receipts", ".okf/transactions", ".okf/staging", ".okf/capabilities", "target")
+
+
+class Fault:
+    """One fault on a directory: `chmod 0555`, `chattr +i` or a read-only bind mount;
+    `undo()` removes it (also after a failure, from `finally`)."""
+
+    def __init__(self, kind, path):
+        self.kind, self.path, self.mode = kind, path, os.stat(path).st_mode & 0o7777
+        if kind == "chmod":
+            os.chmod(path, 0o555)
+        elif kind == "chattr":
+            subprocess.run(["chattr", "+i", path], check=True, capture_output=True)
+        else:
+            subprocess.run(["mount", "--bind", path, path], check=True, capture_output=True)
+            subprocess.run(["mount", "-o", "remount,ro,bind", path, path], check=True,
+                           capture_output=True)
+
+    def undo(self):
+        if self.kind == "chmod":
+            os.chmod(self.path, self.mode)
+        elif self.kind == "chattr":
+            subprocess.run(["chattr", "-i", self.path], check=False, capture_output=True)
+        else:
+            subprocess.run(["umount", self.path], check=False, capture_output=True)
+
+
+def fault_kinds_here(work):
+    """The fault kinds this machine can plant (`chattr` needs attributes, `robind` mounts)."""
+    kinds = ["chmod"]
+    probe = os.path.join(work, "fault-probe")
+    os.mkdir(probe)
+    for kind in ("chattr", "robind"):
+        try:
+            Fault(kind, probe).undo()
+            kinds.append(kind)
+        except (subprocess.CalledProcessError, OSError):
+            pass
+    os.rmdir(probe)
+    return kinds
+
+
+def tree(root):
+    """Every file under `root` (`.okf/` included) with its bytes, and every directory."""
+    out = {}
+    for d, dirs, files in os.walk(root):
+        rel = os.path.relpath(d, root)
+        out[rel + "/"] = b""
+        for f in files:
+            with open(os.path.join(d, f), "rb") as fh:
+                out[os.path.normpath(os.path.join(rel, f))] = fh.read()
+    return out
+
+
+def stop_at_journal(proc, root, deadline):
+    """SIGSTOPs `proc` right after its journal appears; False when it ended first."""
+    pattern = os.path.join(root, ".okf", "transactions", "txn-*.json")
+    while proc.poll() is None and time.monotonic() < deadline:
+        if glob.glob(pattern):
+            proc.send_signal(signal.SIGSTOP)
+            return True
+        time.sleep(0.0002)
+    return False
+
+
+def names_a_path(e):
+    """Whether an error names the path it concerns (message or a diagnostic's `file`)."""
+    if any(d.get("file") for d in e.get("diagnostics", [])):
+        return True
+    return "/" in e.get("message", "") or ".md" in e.get("message", "")
+
+
+def settled_replay(binary, tool, a, root, post, what):
+    """The exact replay after the fault is gone: `applied`, the post-state, one receipt, no
+    journal or staging entry; then a second replay answers `receipt_replayed` and writes
+    nothing."""
+    r, err = call(binary, tool, a)
+    if err or r.get("status") != "applied":
+        raise Failure(f"{what}: replay after the fault: {r}")
+    if visible(root) != post:
+        raise Failure(f"{what}: the replay did not leave the post-state")
+    left = store_leftovers(root)
+    if left:
+        raise Failure(f"{what}: leftovers in .okf: {left}")
+    if len(receipts(root)) != 1:
+        raise Failure(f"{what}: {len(receipts(root))} receipts")
+    before = tree(root)
+    r2, err = call(binary, tool, a)
+    codes = [d.get("code") for d in r2.get("diagnostics", [])]
+    if err or r2.get("status") != "applied" or "receipt_replayed" not in codes:
+        raise Failure(f"{what}: second replay: {r2}")
+    if tree(root) != before:
+        raise Failure(f"{what}: the second replay wrote")
+
+
+def faults_main(o, binary, work):
+    """`--faults`: each trial plants one fault (kind x directory, in turn) on a fresh copy.
+    Even trials stop the apply right after its journal appears, plant the fault, let it go
+    on: its answer is `applied` with the post-state and a receipt, or a retryable error that
+    names a path, and the visible tree is pre, post or a valid mix. Odd trials plant the
+    fault after an uninterrupted apply: the exact replay must answer `receipt_replayed`
+    and write nothing. Every trial then removes the fault and checks the settled replay."""
+    if os.geteuid() != 0:
+        print(f"crash harness: faults: {o.workflow}: skipped: not running as root "
+              "(chmod does not stop root, and chattr and mounts need it)")
+        return 0
+    kinds = fault_kinds_here(work)
+    combos = [(k, d) for d in FAULT_DIRS for k in FAULT_KINDS if k in kinds]
+    base, tool, args = WORKFLOWS[o.workflow](binary, work)
+    pre = visible(base)
+    first = os.path.join(work, "c0")
+    copy(base, first)
+    r0, err = call(binary, tool, dict(args, bundle_path=first))
+    if err or r0.get("status") != "applied":
+        raise Failure(f"uninterrupted apply: {r0}")
+    post = visible(first)
+    changed = sorted(p for p in post if post[p] != pre.get(p))
+    counts = {"applied": 0, "retryable": 0, "finished_first": 0, "replay_under_fault": 0}
+    t0 = time.monotonic()
+    for i in range(o.kills):
+        kind, target = combos[(i // 2) % len(combos)]
+        root = os.path.join(work, f"c{i + 1}")
+        copy(base, root)
+        a = dict(args, bundle_path=root)
+        if target == "target":
+            d = os.path.dirname(changed[i % len(changed)])
+            path = os.path.join(root, d) if d else root
+        else:
+            path = os.path.join(root, target)
+        what = f"trial {i + 1} ({kind} on {target})"
+        fault = None
+        try:
+            if i % 2 == 0:
+                proc = spawn(binary, tool, a, subprocess.PIPE)
+                stopped = stop_at_journal(proc, root, time.monotonic() + 30)
+                if stopped:
+                    if os.path.isdir(path):
+                        fault = Fault(kind, path)
+                    proc.send_signal(signal.SIGCONT)
+                else:
+                    counts["finished_first"] += 1
+                out, _ = proc.communicate()
+                try:
+                    res = json.loads(out)
+                except ValueError as e:
+                    raise Failure(f"{what}: no JSON result (exit {proc.returncode})") from e
+                r, err = res.get("structuredContent", {}), bool(res.get("isError"))
+                if not err:
+                    if r.get("status") != "applied" or visible(root) != post or not receipts(root):
+                        raise Failure(f"{what}: answered {r} without post-state and receipt")
+                    counts["applied"] += 1
+                elif r.get("retryable") is True and names_a_path(r):
+                    counts["retryable"] += 1
+                else:
+                    raise Failure(f"{what}: a non-retryable or unnamed error: {r}")
+                check_after_kill(root, pre, post, what)
+            else:
+                r, err = call(binary, tool, a)
+                if err or r.get("status") != "applied":
+                    raise Failure(f"{what}: the apply: {r}")
+                fault = Fault(kind, path)
+                before = tree(root)
+                r, err = call(binary, tool, a)
+                codes = [d.get("code") for d in r.get("diagnostics", [])]
+                if err or r.get("status") != "applied" or "receipt_replayed" not in codes:
+                    raise Failure(f"{what}: the replay under the fault: {r}")
+                if tree(root) != before:
+                    raise Failure(f"{what}: the replay under the fault wrote")
+                counts["replay_under_fault"] += 1
+        finally:
+            if fault:
+                fault.undo()
+        settled_replay(binary, tool, a, root, post, what)
+        shutil.rmtree(root, ignore_errors=True)
+        if os.path.exists(root + ".args.json"):
+            os.unlink(root + ".args.json")
+    print(f"crash harness: faults: {o.workflow}: {o.kills} trials over {len(combos)} faults "
+          f"({', '.join(kinds)} on {', '.join(FAULT_DIRS)}); stopped at the journal: "
+          f"{counts['applied']} applied, {counts['retryable']} retryable errors naming a path, "
+          f"{counts['finished_first']} applies finished before the fault; "
+          f"{counts['replay_under_fault']} replays under a fault answered receipt_replayed "
+          f"without writing; every settled replay applied once; "
+          f"{time.monotonic() - t0:.1f} s")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", required=True)
@@ -243,8 +442,20 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--modes", default="random,journal,recovery")
     ap.add_argument("--bundle", help="the generated bundle of --workflow migration-agent")
+    ap.add_argument("--faults", action="store_true",
+                    help="permission faults on .okf/ directories and a target directory "
+                         "(as root; --kills is the number of trials)")
     o = ap.parse_args()
     binary = os.path.abspath(o.bin)
+    if o.faults:
+        work = tempfile.mkdtemp(prefix="okf-faults-")
+        try:
+            rc = faults_main(o, binary, work)
+        except Failure as e:
+            print(f"crash harness: faults: FAILED: {e} (work dir kept: {work})", file=sys.stderr)
+            return 1
+        shutil.rmtree(work, ignore_errors=True)
+        return rc
     rng = random.Random(o.seed)
     modes = o.modes.split(",")
     t0 = time.monotonic()
