@@ -264,6 +264,26 @@ fn sto_16_22_a_failure_only_at_the_receipt_write_is_retryable_and_the_replay_sto
     }
 }
 
+/// Runs `tool` stopped at the fault point `point`, makes `dir` immutable, lets it go on and
+/// returns its answer with the guard that clears the flag; `None` (printed) where `chattr`
+/// does not work here.
+fn immutable_while_stopped(
+    tool: &str,
+    args: &Value,
+    point: &str,
+    dir: &Path,
+) -> Option<(Value, Mutable)> {
+    let stopped = Stopped::spawn(tool, args, point);
+    if let Err(why) = chattr("+i", dir).and_then(|()| chattr("-i", dir)) {
+        drop(stopped.resume());
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    let guard = Mutable(dir.to_path_buf());
+    chattr("+i", &guard.0).expect("chattr +i");
+    Some((stopped.resume(), guard))
+}
+
 /// STO-22 (spec/store.md §16 rule 1a), as root, for every workflow: `.okf/receipts` made
 /// immutable (`chattr +i`) right after the journal appears. The apply answers the retryable
 /// `receipt_not_stored`, the exact replay answers the same while the cause persists, and once
@@ -281,16 +301,11 @@ fn sto_22_an_immutable_receipts_directory_after_the_commit_point_as_root() {
         let args = apply_case(tool, &b);
         let post = post_state(tool);
         // Stopped right after the commit point: `.okf/receipts` exists, no receipt yet.
-        let stopped = Stopped::spawn(tool, &args, "after_durable_fsync");
-        let receipts = b.join(".okf/receipts");
-        if let Err(why) = chattr("+i", &receipts).and_then(|()| chattr("-i", &receipts)) {
-            drop(stopped.resume());
-            eprintln!("skipped: {why}");
+        let Some((r, guard)) =
+            immutable_while_stopped(tool, &args, "after_durable_fsync", &b.join(".okf/receipts"))
+        else {
             return;
-        }
-        let guard = Mutable(receipts);
-        chattr("+i", &guard.0).expect("chattr +i");
-        let r = stopped.resume();
+        };
         assert_receipt_not_stored(&r["structuredContent"], tool);
         assert_eq!(visible(&b), post, "{tool}: every write is visible");
         let (again, _) = call_env_exit(tool, &args, &[], 1);
@@ -337,16 +352,11 @@ fn sto_22_an_immutable_transactions_directory_after_the_receipt_as_root() {
         let (_t, b) = copy_bundle(&fixture(fixture_of(tool)));
         let args = apply_case(tool, &b);
         let post = post_state(tool);
-        let stopped = Stopped::spawn(tool, &args, "after_receipt");
-        let tx = b.join(".okf/transactions");
-        if let Err(why) = chattr("+i", &tx).and_then(|()| chattr("-i", &tx)) {
-            drop(stopped.resume());
-            eprintln!("skipped: {why}");
+        let Some((r, guard)) =
+            immutable_while_stopped(tool, &args, "after_receipt", &b.join(".okf/transactions"))
+        else {
             return;
-        }
-        let guard = Mutable(tx);
-        chattr("+i", &guard.0).expect("chattr +i");
-        let r = stopped.resume();
+        };
         let s = &r["structuredContent"];
         assert!(succeeded(tool, s) && !replayed(s), "{tool}: {r}");
         let journal = listing(&b, "transactions");
