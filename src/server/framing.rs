@@ -408,12 +408,20 @@ fn unreadable(sc: &Scan, line: &[u8]) -> Framed {
     }
 }
 
-/// The id to echo in a −32600 reply: a string or number `id` member, else `null`.
+/// The id to echo in a −32600 reply (spec/surface.md §18.8, issue 25 item 4): the `id`
+/// member when it is a string or an integer that fits i64 (the ids MCP allows), else `null`
+/// (`1.5`, `1e308`, 2^64, `true`, `null`, an object or an array). The reply always carries
+/// an `id` member.
 fn reply_id(o: &serde_json::Map<String, Value>) -> Value {
     o.get("id")
-        .filter(|v| v.is_string() || v.is_number())
+        .filter(|v| v.is_string() || v.as_i64().is_some())
         .cloned()
         .unwrap_or(Value::Null)
+}
+
+/// Whether `id` is an id MCP accepts: a string or an integer that fits i64.
+fn valid_id(id: &Value) -> bool {
+    id.is_string() || id.as_i64().is_some()
 }
 
 /// Whether `o` is a well-formed JSON-RPC 2.0 request, notification or response (what rmcp
@@ -423,8 +431,40 @@ fn check_message(o: &serde_json::Map<String, Value>) -> Result<(), Option<Vec<u8
     let v2 = o.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
     let method = o.get("method").is_some_and(Value::is_string);
     let response = o.contains_key("id") && (o.contains_key("result") || o.contains_key("error"));
-    if v2 && (method || response) {
+    if v2 && response {
         return Ok(());
+    }
+    if v2 && method {
+        // Decision (issue 25 item 4): an object without an `id` member is a notification and
+        // never gets a reply, whatever else is wrong with it (e.g. `params: []`); a request
+        // whose `id` is not a string or an i64 integer is an Invalid Request (−32600,
+        // `"id": null`), even when the rest is valid; a request rmcp cannot read (e.g.
+        // `params` not an object) gets −32600 with its id here, since rmcp's own reply
+        // carries no `id` member.
+        let Some(id) = o.get("id") else {
+            let readable =
+                serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(Value::Object(o.clone()))
+                    .is_ok();
+            return if readable { Ok(()) } else { Err(None) };
+        };
+        if !valid_id(id) {
+            return Err(Some(error_reply(
+                Value::Null,
+                INVALID_REQUEST,
+                "Invalid Request: `id` must be a string or an integer",
+            )));
+        }
+        let readable =
+            serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(Value::Object(o.clone()))
+                .is_ok();
+        if readable {
+            return Ok(());
+        }
+        return Err(Some(error_reply(
+            reply_id(o),
+            INVALID_REQUEST,
+            "Invalid Request: the request's `params` do not fit its `method`",
+        )));
     }
     if method && !o.contains_key("id") {
         return Err(None);
