@@ -408,12 +408,32 @@ fn unreadable(sc: &Scan, line: &[u8]) -> Framed {
     }
 }
 
-/// The id to echo in a −32600 reply: a string or number `id` member, else `null`.
+/// The id to echo in a −32600 reply (spec/surface.md §18.8, issue 25 item 4): the `id`
+/// member when it is a string or an integer that fits i64 (the ids MCP allows; an integral
+/// number written as `5.0` is the integer 5, as rmcp reads it), else `null` (`1.5`, `1e308`,
+/// 2^64, `true`, `null`, an object or an array). The reply always carries an `id` member.
 fn reply_id(o: &serde_json::Map<String, Value>) -> Value {
-    o.get("id")
-        .filter(|v| v.is_string() || v.is_number())
-        .cloned()
-        .unwrap_or(Value::Null)
+    match o.get("id") {
+        Some(v @ Value::String(_)) => v.clone(),
+        Some(v) => int_id(v).map_or(Value::Null, Value::from),
+        None => Value::Null,
+    }
+}
+
+/// The integer an `id` number stands for, when it fits i64 (`5` and `5.0` are 5).
+fn int_id(v: &Value) -> Option<i64> {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    v.as_i64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.fract() == 0.0 && (-LIMIT..LIMIT).contains(f))
+            // In range and integral: the cast is exact.
+            .map(|f| f as i64)
+    })
+}
+
+/// Whether `id` is an id MCP accepts: a string or an integer that fits i64.
+fn valid_id(id: &Value) -> bool {
+    id.is_string() || int_id(id).is_some()
 }
 
 /// Whether `o` is a well-formed JSON-RPC 2.0 request, notification or response (what rmcp
@@ -423,8 +443,40 @@ fn check_message(o: &serde_json::Map<String, Value>) -> Result<(), Option<Vec<u8
     let v2 = o.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
     let method = o.get("method").is_some_and(Value::is_string);
     let response = o.contains_key("id") && (o.contains_key("result") || o.contains_key("error"));
-    if v2 && (method || response) {
+    if v2 && response {
         return Ok(());
+    }
+    if v2 && method {
+        // Decision (issue 25 item 4): an object without an `id` member is a notification and
+        // never gets a reply, whatever else is wrong with it (e.g. `params: []`); a request
+        // whose `id` is not a string or an i64 integer is an Invalid Request (−32600,
+        // `"id": null`), even when the rest is valid; a request rmcp cannot read (e.g.
+        // `params` not an object) gets −32600 with its id here, since rmcp's own reply
+        // carries no `id` member.
+        let Some(id) = o.get("id") else {
+            let readable =
+                serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(Value::Object(o.clone()))
+                    .is_ok();
+            return if readable { Ok(()) } else { Err(None) };
+        };
+        if !valid_id(id) {
+            return Err(Some(error_reply(
+                Value::Null,
+                INVALID_REQUEST,
+                "Invalid Request: `id` must be a string or an integer",
+            )));
+        }
+        let readable =
+            serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(Value::Object(o.clone()))
+                .is_ok();
+        if readable {
+            return Ok(());
+        }
+        return Err(Some(error_reply(
+            reply_id(o),
+            INVALID_REQUEST,
+            "Invalid Request: the request's `params` do not fit its `method`",
+        )));
     }
     if method && !o.contains_key("id") {
         return Err(None);
@@ -781,6 +833,55 @@ mod tests {
             scan(br#"{"id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[}}}"#);
         assert_eq!(sc.arguments, None);
         assert_eq!(sc.name.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn sto_22_a_32600_reply_echoes_only_string_and_i64_ids_and_malformed_notifications_get_none() {
+        let id_of = |line: &[u8]| -> Option<Value> {
+            let r = frame(line).reply?;
+            let v: Value = serde_json::from_slice(&r).ok()?;
+            assert_eq!(v["error"]["code"], INVALID_REQUEST, "{v}");
+            v.as_object()?.get("id").cloned()
+        };
+        for id in [
+            "1.5",
+            "18446744073709551616",
+            "1e308",
+            "{}",
+            "[]",
+            "true",
+            "null",
+        ] {
+            let l = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            assert_eq!(id_of(l.as_bytes()), Some(Value::Null), "{l}");
+            assert!(
+                frame(l.as_bytes()).forward.is_none(),
+                "{l}: not handed to rmcp"
+            );
+        }
+        for (id, want) in [
+            ("9", serde_json::json!(9)),
+            ("9.0", serde_json::json!(9)),
+            (r#""q""#, serde_json::json!("q")),
+        ] {
+            let l = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping","params":[]}}"#);
+            assert_eq!(id_of(l.as_bytes()), Some(want), "{l}");
+            let ok = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            let f = frame(ok.as_bytes());
+            assert!(f.reply.is_none() && f.forward.is_some(), "{ok}");
+        }
+        for params in ["[]", r#""x""#, "7", "true"] {
+            let l = format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/initialized","params":{params}}}"#
+            );
+            let f = frame(l.as_bytes());
+            assert!(f.reply.is_none() && f.forward.is_none(), "{l}: {f:?}");
+        }
+        let ok = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert!(
+            frame(ok).forward.is_some(),
+            "a well-formed notification goes to rmcp"
+        );
     }
 
     #[test]

@@ -209,6 +209,80 @@ fn raw_09_sto_21_unrecoverable_lines_get_json_rpc_errors_and_the_next_request_is
     assert!(stderr.is_empty(), "{stderr}");
 }
 
+/// STO-22's framing part (spec/surface.md §18.8, issue 25 item 4), over stdio: malformed
+/// notifications (no `id` member: `params` an array, a string, a number, `true`) get no
+/// reply, whatever their method; a request whose `id` is not a string or an integer that fits
+/// i64 (`1.5`, 2^64, `1e308`, an object, an array, `true`, `null`) is an Invalid Request whose
+/// −32600 reply carries `"id": null`; a request with a valid id but unreadable `params` gets
+/// −32600 with that id. Then the next request is answered, and nothing else is written.
+#[test]
+fn sto_22_malformed_notifications_get_no_reply_and_every_32600_carries_an_id() {
+    let mut mcp = Mcp::start();
+    let mut lines: Vec<(String, Option<Value>)> = Vec::new();
+    for method in [
+        "ping",
+        "notifications/initialized",
+        "tools/list",
+        "tools/call",
+        "resources/list",
+    ] {
+        for params in ["[]", "\"x\"", "7", "true"] {
+            lines.push((
+                format!(r#"{{"jsonrpc":"2.0","method":"{method}","params":{params}}}"#),
+                None,
+            ));
+        }
+    }
+    for id in [
+        "1.5",
+        "18446744073709551616",
+        "1e308",
+        "{}",
+        "[]",
+        "true",
+        "null",
+    ] {
+        for method in ["ping", "tools/list", "tools/call"] {
+            lines.push((
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}"}}"#),
+                Some(Value::Null),
+            ));
+        }
+    }
+    for (id, want) in [
+        ("11", json!(11)),
+        ("\"s-12\"", json!("s-12")),
+        ("-13", json!(-13)),
+        ("14.0", json!(14)),
+    ] {
+        lines.push((
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":[]}}"#),
+            Some(want),
+        ));
+    }
+    for (l, _) in &lines {
+        mcp.send(l.as_bytes());
+    }
+    mcp.send(br#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#);
+    for (l, want) in &lines {
+        let Some(want) = want else { continue };
+        let m = mcp.read();
+        assert_eq!(m["error"]["code"], -32600, "{l}: {m}");
+        assert!(
+            m.as_object().is_some_and(|o| o.contains_key("id")),
+            "{l}: no id member: {m}"
+        );
+        assert_eq!(&m["id"], want, "{l}: {m}");
+    }
+    let m = mcp.read();
+    assert_eq!(m["id"], 3, "the next request: {m}");
+    assert!(m["result"]["tools"].is_array());
+    let (code, rest, stderr) = mcp.finish();
+    assert_eq!(code, 0);
+    assert!(rest.is_empty(), "nothing more was answered: {rest}");
+    assert!(stderr.is_empty(), "{stderr}");
+}
+
 #[test]
 fn raw_09_unknown_tool_is_passed_on_and_rmcp_answers_32602() {
     let mut mcp = Mcp::start();
