@@ -22,7 +22,7 @@ NOTES = {
     "MIG-13": "the store's in-process I/O trace; the capture reads each file once, and the planner reads each spilled document again (digest-checked) at most once per planning pass, as spec/migration.md §12.5 rule 1 amends \"one read per file\"",
     "TMP-14": "through the binary: a cancel before the boundary and a deadline after the receipt; the foreign change-set id and wrong request digest at library level (the classifier), since no real receipt can carry them",
     "MIG-44": "in .ci/run (#[ignore]d test, 5,678 documents); the 50 SIGKILLs are tests/tools/crash_harness.py --workflow migration-agent in .ci/run; the same sequence through `okf-mcp migrate` runs on 300 (pipes) and 1,001 (a pseudo-terminal) generated documents",
-    "STO-22": "rule 1a receipts part (an injected C14 failure and, as root, `chattr +i` on .okf/receipts, every workflow; chmod does not stop root) and issue 25 item 3 (a replay writes nothing, a failing probe is retryable naming .okf/capabilities), and .okf/transactions immutable after a durable receipt (applied + store_cleanup_pending, readers, cleanup once fixed); not yet: the framing part",
+    "STO-22": "all parts with `chattr +i` as root (receipts, transactions, capabilities; every workflow) and the framing part over stdio; the `chmod` variant is not a fault for root (the root-only tests cannot use it; tests/tools/crash_harness.py --faults runs it and checks nothing breaks)",
     "MIG-37": "1,000 documents always, 5,000 in .ci/run (an #[ignore]d test); the generated bundle keeps untyped references (pre-existing errors), so validation must find exactly those; peak RSS 1x vs 4x is measured by benches/migration.rs (docs/bench.md), not by a test",
 }
 
