@@ -263,21 +263,32 @@ pub fn unpublished(path: &str) -> ToolError {
 
 /// The `recovery_step` of an I/O failure at `path` (spec/store.md §16 rule 5), about the
 /// fault `kind` names only (issue 25 item 5: a step never carries text about another fault).
-fn io_step(path: &str, kind: std::io::ErrorKind) -> String {
+fn io_step(path: &str, error: &std::io::Error) -> String {
     use std::io::ErrorKind as K;
-    match kind {
+    // ELOOP (a symlink under the symlink-refusing root) has no stable `ErrorKind`.
+    let symlink = error.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error());
+    match error.kind() {
+        _ if symlink => format!("Replace {path} with a plain directory or regular file (not a symlink, FIFO or socket), then repeat the same call."),
         K::PermissionDenied | K::ReadOnlyFilesystem => format!("Make {path} writable for okf-mcp (its permissions, an immutable attribute, a read-only mount), then repeat the same call."),
         K::StorageFull | K::QuotaExceeded => format!("Free disk space (bytes and inodes) on the filesystem of {path}, then repeat the same call."),
-        _ => format!("Check {path}: it must be a directory or regular file (not a symlink, FIFO or socket) that okf-mcp can read and write (permissions, read-only mount, disk space). Fix it, then repeat the same call."),
+        // A file where a directory belongs, or the reverse.
+        K::NotADirectory | K::IsADirectory | K::AlreadyExists => format!("Replace {path} with a plain directory or regular file (not a symlink, FIFO or socket), then repeat the same call."),
+        K::NotFound => format!("{path} vanished while okf-mcp wrote it: stop whatever else moves files in the bundle, then repeat the same call."),
+        K::Interrupted | K::TimedOut | K::WouldBlock => format!("Writing {path} was interrupted; repeat the same call."),
+        _ => format!("Check that okf-mcp can write {path} and its filesystem is healthy, then repeat the same call."),
     }
 }
 
 /// Whether an I/O failure of `step` before the commit point is fixed from outside, so that
-/// the same call then succeeds: the folding probe (its directory is not writable) and a full
-/// disk or quota (issue 25 items 3 and 5).
+/// the same call then succeeds: the folding probe (its directory is not writable), a full
+/// disk or quota (issue 25 items 3 and 5), and an interrupted or timed-out write.
 fn io_retryable(step: &str, kind: std::io::ErrorKind) -> bool {
     use std::io::ErrorKind as K;
-    step == PROBE_STEP || matches!(kind, K::StorageFull | K::QuotaExceeded)
+    step == PROBE_STEP
+        || matches!(
+            kind,
+            K::StorageFull | K::QuotaExceeded | K::Interrupted | K::TimedOut | K::WouldBlock
+        )
 }
 
 /// The `step` of the folding probe's I/O errors (spec/store.md §7 step 4).
@@ -466,7 +477,6 @@ impl StoreError {
                 let reason = std::error::Error::source(source)
                     .map_or_else(|| source.to_string(), ToString::to_string);
                 let kind = source.kind();
-                let io_step = |p: &str| io_step(p, kind);
                 // One wording in every workflow (issue 25 item 5); the temporal tools keep
                 // their recovery step on `bundle_path` (temporal.md §7).
                 let field = if temporal { "bundle_path" } else { "" };
@@ -475,14 +485,14 @@ impl StoreError {
                         codes::OPERATION_REJECTED,
                         format!("bundle store could not be written: {p}: {reason}"),
                     )
-                    .with_diagnostic(Diagnostic::recovery(field, io_step(p))),
+                    .with_diagnostic(Diagnostic::recovery(field, io_step(p, source))),
                     None => ToolError::new(
                         codes::OPERATION_REJECTED,
                         "bundle store could not be written",
                     )
                     .with_diagnostic(Diagnostic::recovery(
                         field,
-                        "Check that the bundle directory and its .okf/ are writable (permissions, read-only mount, disk space), then repeat the same call.",
+                        io_step("the bundle directory or its .okf/", source),
                     )),
                 };
                 e.retryable = io_retryable(step, kind);
@@ -586,6 +596,48 @@ mod tests {
             assert_eq!(w["diagnostics"][0]["severity"], "ERROR");
             assert_eq!(w["diagnostics"][0]["file"], ".okf/receipts/ab.json");
             assert_eq!(w["diagnostics"][1]["code"], "recovery_step");
+        }
+    }
+
+    /// Issue 25 item 5: each I/O kind's recovery step speaks only of its own fault: no
+    /// disk-space text on a permission fault, no symlink text on a full disk, and so on.
+    #[test]
+    fn each_io_kind_has_a_step_about_its_own_fault_only() {
+        use std::io::ErrorKind as K;
+        let topics = [
+            "writable",
+            "disk space",
+            "symlink",
+            "vanished",
+            "interrupted",
+        ];
+        let cases = [
+            (K::PermissionDenied, "writable"),
+            (K::ReadOnlyFilesystem, "writable"),
+            (K::StorageFull, "disk space"),
+            (K::QuotaExceeded, "disk space"),
+            (K::NotADirectory, "symlink"),
+            (K::IsADirectory, "symlink"),
+            (K::AlreadyExists, "symlink"),
+            (K::NotFound, "vanished"),
+            (K::Interrupted, "interrupted"),
+            (K::TimedOut, "interrupted"),
+            (K::Other, ""),
+            (K::InvalidData, ""),
+        ];
+        let symlink = std::io::Error::from_raw_os_error(rustix::io::Errno::LOOP.raw_os_error());
+        assert!(io_step(".okf/x", &symlink).starts_with("Replace .okf/x with a plain directory"));
+        for (kind, own) in cases {
+            let step = io_step(".okf/receipts/r.json", &std::io::Error::from(kind));
+            assert!(step.contains(".okf/receipts/r.json"), "{kind:?}: {step}");
+            assert!(step.ends_with("repeat the same call."), "{kind:?}: {step}");
+            for topic in topics {
+                assert_eq!(
+                    step.contains(topic),
+                    topic == own,
+                    "{kind:?} and {topic:?}: {step}"
+                );
+            }
         }
     }
 
