@@ -9,12 +9,15 @@
 //!   [`detect`]: the temporal kinds a bundle shows (the `auto` profile).
 //! - [`actor`]: document and request actor conventions.
 //! - [`bundle`]: a capture parsed into documents (spec/store.md §3.4).
+//! - [`computation`]: the attested-computation model and its `# Computation` body section
+//!   (spec/concept-patch.md §2.3, §3.7), for the patch and the migration.
 //! - [`finding`]: one validator finding; [`validate`]: the OKF validator; [`memo`]: the
 //!   content-keyed parse memo.
 
 pub mod actor;
 pub mod bundle;
 pub mod capture;
+pub mod computation;
 pub mod detect;
 pub mod document;
 pub mod finding;

@@ -8,10 +8,9 @@ use super::frontmatter;
 use super::request::{Asset, Computation, MigrationRequest};
 use crate::okf::bundle::{parse_document, ParseFault, Parsed};
 use crate::okf::capture::Capture;
+use crate::okf::computation::{self as section, ComputationBody, Section};
 use crate::okf::document::Split;
 use crate::plan::edit::Frontmatter;
-use crate::plan::patch::computation::{self as section, Section};
-use crate::plan::patch::ops::ComputationBody;
 
 /// What the transition does to one document.
 #[derive(Debug, Clone, Default)]

@@ -4,8 +4,8 @@
 use super::citations::CitationMapping;
 use super::request::{MigrationRequest, Proof};
 use crate::digest::{hex, sha256, Encoder};
+use crate::okf::computation::ComputationBody;
 use crate::plan::identity::{sentinel_change_set_id, ChangeSet, Precondition};
-use crate::plan::patch::ops::ComputationBody;
 use serde_json::{json, Value};
 
 /// The transaction principal of every migration (§7.1).

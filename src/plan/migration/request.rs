@@ -7,12 +7,11 @@ use super::source::{Selector, SourceResolution};
 use crate::digest::is_canonical_digest;
 use crate::envelope::{codes, Diagnostic, ToolError};
 use crate::okf::actor;
+use crate::okf::computation::{AttestedComputation, ComputationBody, Executor, Parameter};
 use crate::okf::grammar::{check_concept_id, ConceptIdError};
 use crate::okf::temporal::parse_offset_datetime;
 use crate::plan::identity::Authorisation;
-use crate::plan::patch::ops::{
-    serialised_len, AttestedComputation, ComputationBody, Executor, Parameter, MAX_SERIALISED_ARGS,
-};
+use crate::plan::patch::ops::{serialised_len, MAX_SERIALISED_ARGS};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -780,7 +779,7 @@ fn parse_computations(items: &[Value]) -> Result<Vec<Computation>, ToolError> {
             (Some("inline"), None) if !c.contains_key("computation_path") => {
                 let code = get_str(c, "inline_computation")?
                     .ok_or_else(|| shape(&format!("{field}.contract.inline_computation")))?;
-                if code.len() > crate::plan::patch::ops::MAX_INLINE_COMPUTATION {
+                if code.len() > crate::okf::computation::MAX_INLINE_COMPUTATION {
                     return Err(ToolError::resource_limit(format!(
                         "{field}.contract.inline_computation exceeds 1 MiB"
                     )));

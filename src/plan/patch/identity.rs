@@ -162,8 +162,8 @@ pub fn encode_operation(e: &mut Encoder, op: &Operation) {
                 e.str(&p.name).str(&p.type_).bool(p.required);
             }
             let (path, code, language) = match &c.body {
-                super::ops::ComputationBody::File { path } => (path.as_str(), "", ""),
-                super::ops::ComputationBody::Inline { code, language } => {
+                crate::okf::computation::ComputationBody::File { path } => (path.as_str(), "", ""),
+                crate::okf::computation::ComputationBody::Inline { code, language } => {
                     ("", code.as_str(), language.as_deref().unwrap_or(""))
                 }
             };

@@ -2,9 +2,10 @@
 
 use super::*;
 use crate::digest::digest_str;
+use crate::okf::computation::{AttestedComputation, ComputationBody, Executor, Parameter};
 use crate::plan::patch::ops::{
-    AttestedComputation, BundleVersion, ComputationBody, Executor, Generated, Lifecycle, Member,
-    Operation, Parameter, PatchSource, SourceSelector, Status, Verification, Window,
+    BundleVersion, Generated, Lifecycle, Member, Operation, PatchSource, SourceSelector, Status,
+    Verification, Window,
 };
 use std::collections::HashSet;
 

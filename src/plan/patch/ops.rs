@@ -28,6 +28,9 @@
 use crate::digest::is_canonical_digest;
 use crate::envelope::{codes, Diagnostic, ToolError};
 use crate::okf::actor::{self, RequestActorError, MAX_ACTOR_BYTES};
+use crate::okf::computation::{
+    AttestedComputation, ComputationBody, Executor, Parameter, MAX_INLINE_COMPUTATION,
+};
 use crate::okf::grammar::{check_concept_id, ConceptIdError};
 use crate::okf::temporal::{parse_offset_datetime, Choice, Kinds, Profile, Resolution};
 use crate::plan::identity::Authorisation;
@@ -41,8 +44,6 @@ pub const MAX_SERIALISED_ARGS: usize = 16 * 1024 * 1024;
 pub const MAX_OPERATIONS: usize = 256;
 /// Maximum bytes of an open text field (spec/surface.md §11).
 pub const MAX_TEXT_BYTES: usize = 4096;
-/// Maximum bytes of `inline_computation`: 1 MiB (spec/concept-patch.md §2.3).
-pub const MAX_INLINE_COMPUTATION: usize = 1024 * 1024;
 /// Maximum number of computation parameters (spec/concept-patch.md §2.3).
 pub const MAX_PARAMETERS: usize = 256;
 /// Maximum number of executor receipt entries (spec/concept-patch.md §2.3).
@@ -297,65 +298,6 @@ pub struct Metadata {
     pub description: Member<String>,
     /// ≤ 256 unique tags of 1..256 bytes, order kept.
     pub tags: Member<Vec<String>>,
-}
-
-/// One computation parameter.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Parameter {
-    /// Unique within the computation.
-    pub name: String,
-    /// The parameter type, as the runtime reads it (wire `type`).
-    pub type_: String,
-    /// Whether the parameter must be supplied.
-    pub required: bool,
-}
-
-/// `executor` payload: `resource` and a non-empty list of unique receipt entries.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Executor {
-    /// Run instructions or code (passive data, never executed).
-    pub resource: String,
-    /// Fields a run must return: 1..256, unique.
-    pub receipt: Vec<String>,
-}
-
-/// Where the computation lives (the `mode` coupling of spec/concept-patch.md §2.3).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ComputationBody {
-    /// `mode: "inline"`: the fenced code under `# Computation` (`code` may be `""`).
-    Inline {
-        code: String,
-        language: Option<String>,
-    },
-    /// `mode: "file"`: the `computation` key names the file.
-    File { path: String },
-}
-
-/// `attested_computation` payload (spec/concept-patch.md §2.3, §3.7).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AttestedComputation {
-    /// How the computation is run (OKF v0.2 §10.2).
-    pub runtime: String,
-    /// Desired parameters, in order.
-    pub parameters: Vec<Parameter>,
-    /// The executor contract.
-    pub executor: Executor,
-    /// `attester.resource`.
-    /// `attester.resource`.
-    pub attester_resource: String,
-    /// Inline fence or computation file path.
-    pub body: ComputationBody,
-}
-
-impl AttestedComputation {
-    /// The wire `mode`: `inline` or `file`.
-    #[must_use]
-    pub fn mode(&self) -> &'static str {
-        match self.body {
-            ComputationBody::Inline { .. } => "inline",
-            ComputationBody::File { .. } => "file",
-        }
-    }
 }
 
 /// `set_bundle_version` target.

@@ -10,6 +10,7 @@ use crate::cancel::Cancel;
 use crate::envelope::{Diagnostic, Severity, ToolError};
 use crate::okf::bundle::Bundle;
 use crate::okf::capture::Capture;
+use crate::okf::computation::{self, AttestedComputation, ComputationBody};
 use crate::okf::document;
 use crate::okf::temporal::parse_offset_datetime;
 use crate::okf::validate::{self, ValidationOptions};
@@ -18,10 +19,9 @@ use crate::okf::yaml::{Node, NodeKind, Style};
 use crate::plan::diff::Diff;
 use crate::plan::edit::{self, EditError, Frontmatter, NewValue, Scalar, Seg};
 use crate::plan::identity::ChangeSet;
-use crate::plan::patch::computation;
 use crate::plan::patch::ops::{
-    AttestedComputation, BundleVersion, ComputationBody, Lifecycle, Member, Metadata, Operation,
-    PatchRequest, PatchSource, SourceSelector, Verification, Window,
+    BundleVersion, Lifecycle, Member, Metadata, Operation, PatchRequest, PatchSource,
+    SourceSelector, Verification, Window,
 };
 use crate::plan::stage::{self, finish_diagnostics, OpEffect, Plan, PlanStatus, Sealed, Verdict};
 use std::collections::{BTreeMap, BTreeSet};
@@ -1417,7 +1417,7 @@ fn put_computation_frontmatter(doc: &mut DocEdit, c: &AttestedComputation) -> Op
     Ok(())
 }
 
-fn parameter_value(p: &crate::plan::patch::ops::Parameter) -> NewValue {
+fn parameter_value(p: &crate::okf::computation::Parameter) -> NewValue {
     NewValue::FlowMap(vec![
         ("name".to_owned(), NewValue::str(&p.name)),
         ("type".to_owned(), NewValue::str(&p.type_)),

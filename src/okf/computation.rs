@@ -1,6 +1,8 @@
-//! The body side of `put_attested_computation` (spec/concept-patch.md §3.7): the
-//! `# Computation` section, its classification, the body edit of inline and file mode, and
-//! the post-check helpers.
+//! The attested-computation model (spec/concept-patch.md §2.3: [`AttestedComputation`],
+//! [`Parameter`], [`Executor`], [`ComputationBody`]) and the body side of
+//! `put_attested_computation` (§3.7): the `# Computation` section, its classification, the
+//! body edit of inline and file mode, and the post-check helpers. Used by the concept patch
+//! and by the migration (spec/migration.md §6.6).
 //!
 //! The section runs from a level-1 ATX heading whose text is exactly `Computation` to the
 //! next level-1 ATX heading or the end of the body. Lines inside fenced code blocks and
@@ -12,7 +14,6 @@
 //! Only top-level blocks are recognised: a fence or heading inside a block quote, a list item
 //! or an HTML block is read as ordinary text, and setext headings never open a section.
 
-use super::ops::ComputationBody;
 use std::ops::Range;
 
 /// The heading text that opens the section.
@@ -571,6 +572,68 @@ pub fn post_check(
                 Some(k) if k != path => Err(PostCheckError::SemanticMismatch),
                 Some(_) => Ok(()),
             }
+        }
+    }
+}
+
+/// Maximum bytes of `inline_computation`: 1 MiB (spec/concept-patch.md §2.3).
+pub const MAX_INLINE_COMPUTATION: usize = 1024 * 1024;
+
+/// One computation parameter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parameter {
+    /// Unique within the computation.
+    pub name: String,
+    /// The parameter type, as the runtime reads it (wire `type`).
+    pub type_: String,
+    /// Whether the parameter must be supplied.
+    pub required: bool,
+}
+
+/// `executor` payload: `resource` and a non-empty list of unique receipt entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Executor {
+    /// Run instructions or code (passive data, never executed).
+    pub resource: String,
+    /// Fields a run must return: 1..256, unique.
+    pub receipt: Vec<String>,
+}
+
+/// Where the computation lives (the `mode` coupling of spec/concept-patch.md §2.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ComputationBody {
+    /// `mode: "inline"`: the fenced code under `# Computation` (`code` may be `""`).
+    Inline {
+        code: String,
+        language: Option<String>,
+    },
+    /// `mode: "file"`: the `computation` key names the file.
+    File { path: String },
+}
+
+/// `attested_computation` payload (spec/concept-patch.md §2.3, §3.7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttestedComputation {
+    /// How the computation is run (OKF v0.2 §10.2).
+    pub runtime: String,
+    /// Desired parameters, in order.
+    pub parameters: Vec<Parameter>,
+    /// The executor contract.
+    pub executor: Executor,
+    /// `attester.resource`.
+    /// `attester.resource`.
+    pub attester_resource: String,
+    /// Inline fence or computation file path.
+    pub body: ComputationBody,
+}
+
+impl AttestedComputation {
+    /// The wire `mode`: `inline` or `file`.
+    #[must_use]
+    pub fn mode(&self) -> &'static str {
+        match self.body {
+            ComputationBody::Inline { .. } => "inline",
+            ComputationBody::File { .. } => "file",
         }
     }
 }
