@@ -11,6 +11,7 @@
 //! - [`bundle`]: a capture parsed into documents (spec/store.md §3.4).
 //! - [`computation`]: the attested-computation model and its `# Computation` body section
 //!   (spec/concept-patch.md §2.3, §3.7), for the patch and the migration.
+//! - [`links`]: Markdown link targets resolved to bundle paths.
 //! - [`finding`]: one validator finding; [`validate`]: the OKF validator; [`memo`]: the
 //!   content-keyed parse memo.
 
@@ -22,6 +23,7 @@ pub mod detect;
 pub mod document;
 pub mod finding;
 pub mod grammar;
+pub mod links;
 pub mod markdown;
 pub mod memo;
 pub mod par;
