@@ -360,7 +360,7 @@ pub fn capture(root: &Root, cancel: &Cancel) -> Result<Capture, ToolError> {
 
 /// [`capture`] that keeps in memory only the bytes of the files `spill` asks for (every file
 /// when `spill` is `None`). Same walk, checks, errors, revision and file list; the spilled
-/// files have their size and digest only. Inside [`crate::store::reader::reading`] (read
+/// files have their size and digest only. Inside [`crate::store::wait::reading`] (read
 /// and preview tools) it first waits for a commit in flight and may add the
 /// `publication_pending` notice (spec/store.md §16 rule 2).
 ///
@@ -371,8 +371,8 @@ pub fn capture_with(
     cancel: &Cancel,
     spill: Option<&Spill<'_>>,
 ) -> Result<Capture, ToolError> {
-    if crate::store::reader::active() {
-        return crate::store::reader::capture(root, cancel, spill);
+    if crate::store::wait::active() {
+        return crate::store::wait::capture(root, cancel, spill);
     }
     capture_stable(root, cancel, spill)
 }

@@ -218,7 +218,7 @@ pub enum IoEvent {
     /// (`root::has_private_state`, `root::journal_pending`).
     ProbePrivateState,
     /// A read or preview tool's capture listed `.okf/transactions/` and `.okf/receipts/`
-    /// for a commit in flight (`store::reader`, spec/store.md §16 rule 2): names only, never
+    /// for a commit in flight (`store::wait`, spec/store.md §16 rule 2): names only, never
     /// a store open.
     PendingCheck,
     /// An `lstat` of this bundle-relative path (`root::is_directory`).

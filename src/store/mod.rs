@@ -10,7 +10,8 @@
 //!   [`recovery`] (R1–R8), [`durable`] (the one durability seam), [`fault`] (fault points
 //!   and test hooks), [`error`] (the error type and its wire mapping) and [`outcome`] (the
 //!   tool-layer classifier and receipt match).
-//! - [`reader`]: read and preview tools facing a commit in flight (spec/store.md §16 rule 2).
+//! - [`wait`]: read and preview tools facing a commit in flight: the wait for its
+//!   publication (spec/store.md §16 rule 2).
 
 pub mod capture;
 pub mod commit;
@@ -25,7 +26,7 @@ pub mod lock;
 pub mod open;
 pub mod outcome;
 pub mod publish;
-pub mod reader;
 pub mod receipt;
 pub mod recovery;
 pub mod root;
+pub mod wait;

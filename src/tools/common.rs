@@ -17,7 +17,7 @@ use crate::tools::Ctx;
 use serde_json::{json, Value};
 
 /// Validates `bundle_path` (spec/surface.md §7) and captures the bundle (spec/store.md §3) as
-/// a reader (`store::reader`, spec/store.md §16 rule 2).
+/// a reader (`store::wait`, spec/store.md §16 rule 2).
 ///
 /// # Errors
 /// The `bundle_path` and capture errors of the spec.
@@ -25,7 +25,7 @@ pub fn capture_bundle(bundle_path: &str, ctx: &Ctx) -> Result<Capture, ToolError
     ctx.cancel.check()?;
     let root = root::open(bundle_path)?;
     // A read tool: waits for a commit in flight, else warns (spec/store.md §16 rule 2).
-    crate::store::reader::reading(|| capture::capture(&root, &ctx.cancel))
+    crate::store::wait::reading(|| capture::capture(&root, &ctx.cancel))
 }
 
 /// A required string argument of a schema-valid object (the schema guarantees presence).

@@ -460,7 +460,7 @@ pub fn plan_live(
     ctx.cancel.check()?;
     let root = root::open(&req.bundle_path)?;
     // The preview is a reader (spec/store.md §16 rule 2).
-    let (_, plan) = crate::store::reader::reading(|| {
+    let (_, plan) = crate::store::wait::reading(|| {
         spine::with_capture::<Migration, _>(&root, req, &ctx.cancel, |capture| {
             let bundle = validate::parse_for_validation(capture, &planner::validation_options())
                 .map_err(|f| f.to_tool_error())?;

@@ -213,7 +213,7 @@ pub fn preview_resolved<W: Workflow>(
     ctx.cancel.check()?;
     let root = root::open(W::bundle_path(req))?;
     // A preview is a reader (spec/store.md §16 rule 2).
-    let (_, out) = crate::store::reader::reading(|| {
+    let (_, out) = crate::store::wait::reading(|| {
         with_capture::<W, _>(&root, req, &ctx.cancel, |capture| {
             let resolved = W::resolve(req, capture, &root, false)?;
             let q = resolved.as_ref().unwrap_or(req);
