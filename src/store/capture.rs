@@ -360,25 +360,13 @@ pub fn capture(root: &Root, cancel: &Cancel) -> Result<Capture, ToolError> {
 
 /// [`capture`] that keeps in memory only the bytes of the files `spill` asks for (every file
 /// when `spill` is `None`). Same walk, checks, errors, revision and file list; the spilled
-/// files have their size and digest only. Inside [`crate::store::wait::reading`] (read
-/// and preview tools) it first waits for a commit in flight and may add the
-/// `publication_pending` notice (spec/store.md §16 rule 2).
+/// files have their size and digest only. It never waits for a commit in flight: read and
+/// preview tools capture through [`crate::store::wait::capture`] in [`WaitFor::Publication`]
+/// (spec/store.md §16 rule 2).
 ///
 /// # Errors
 /// As [`capture`].
 pub fn capture_with(
-    root: &Root,
-    cancel: &Cancel,
-    spill: Option<&Spill<'_>>,
-) -> Result<Capture, ToolError> {
-    if crate::store::wait::active() {
-        return crate::store::wait::capture(root, cancel, spill);
-    }
-    capture_stable(root, cancel, spill)
-}
-
-/// The attempts of spec/store.md §16 rule 3 (see [`capture`]), without the reader's wait.
-pub(crate) fn capture_stable(
     root: &Root,
     cancel: &Cancel,
     spill: Option<&Spill<'_>>,

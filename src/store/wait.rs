@@ -1,7 +1,7 @@
 //! Read and preview tools facing a commit in flight (spec/store.md §16 rule 2: "readers are
 //! told, not misled").
 //!
-//! A tool runs its captures inside [`reading`]; every capture on that thread then:
+//! A read or preview tool captures with [`capture`] in [`WaitFor::Publication`], which then:
 //! 1. lists `.okf/transactions/` (no-follow opens of `.okf` and `transactions`, names only)
 //!    and `.okf/receipts/` (names only) — a pending journal is a `*.json` regular file;
 //! 2. while a journal is pending, waits, re-checking every [`STEP`] for at most [`WAIT`] in
@@ -28,11 +28,10 @@
 use crate::cancel::Cancel;
 use crate::envelope::{Diagnostic, Severity, ToolError};
 use crate::okf::capture::Capture;
-use crate::store::capture::{capture_stable, Spill};
+use crate::store::capture::{capture_with, Spill};
 use crate::store::root::Root;
 use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
-use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 /// Re-check interval while a journal is pending.
@@ -44,27 +43,17 @@ pub const PENDING: &str = "publication_pending";
 /// Its message.
 pub const MSG_PENDING: &str = "A committed change is not yet fully published: the visible files may mix the states before and after it. Any write tool call on this bundle, or the exact replay of the apply that made the change, completes the publication.";
 
-thread_local! {
-    static READING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `f` with this thread's captures in reader mode (see the module docs); restores the
-/// previous mode afterwards, also when `f` panics.
-pub fn reading<T>(f: impl FnOnce() -> T) -> T {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            READING.with(|r| r.set(self.0));
-        }
-    }
-    let _restore = Restore(READING.with(|r| r.replace(true)));
-    f()
-}
-
-/// Whether this thread's captures are in reader mode.
-#[must_use]
-pub fn active() -> bool {
-    READING.with(Cell::get)
+/// Whether a capture first waits for a commit in flight (spec/store.md §16 rule 2). Each
+/// caller says which it needs; nothing else changes what a capture does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitFor {
+    /// Read and preview tools: wait for a pending journal to publish, then capture a settled
+    /// tree, or answer from the visible tree with the `publication_pending` notice (module
+    /// docs).
+    Publication,
+    /// Apply and write tools: capture at once ([`capture_with`]); their store recovers or
+    /// completes a pending publication under the lock.
+    Nothing,
 }
 
 /// What a reader sees of the private state: pending journal names and receipt names, sorted.
@@ -133,15 +122,20 @@ pub fn pending_notice() -> Diagnostic {
     Diagnostic::new(PENDING, Severity::Warn, MSG_PENDING)
 }
 
-/// A reader's capture (module docs).
+/// A capture of `root` that waits for `wait`: [`capture_with`] for [`WaitFor::Nothing`]; for
+/// [`WaitFor::Publication`] the wait of the module docs around it. `spill` as [`capture_with`].
 ///
 /// # Errors
 /// The capture's errors; `operation_cancelled` while waiting.
-pub(crate) fn capture(
+pub fn capture(
+    wait: WaitFor,
     root: &Root,
     cancel: &Cancel,
     spill: Option<&Spill<'_>>,
 ) -> Result<Capture, ToolError> {
+    if wait == WaitFor::Nothing {
+        return capture_with(root, cancel, spill);
+    }
     let start = Instant::now();
     let mut extra = false;
     loop {
@@ -151,7 +145,7 @@ pub(crate) fn capture(
             std::thread::sleep(STEP);
             before = marks(root);
         }
-        let cap = capture_stable(root, cancel, spill)?;
+        let cap = capture_with(root, cancel, spill)?;
         let after = marks(root);
         if before.journals.is_empty() && after == before {
             return Ok(cap);

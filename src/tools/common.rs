@@ -11,8 +11,8 @@ use crate::okf::temporal::{
     self, normalise_instant_text, parse_date, Choice, Kinds, Profile, Resolution,
 };
 use crate::okf::validate;
-use crate::store::capture;
 use crate::store::root;
+use crate::store::wait::{self, WaitFor};
 use crate::tools::Ctx;
 use serde_json::{json, Value};
 
@@ -25,7 +25,7 @@ pub fn capture_bundle(bundle_path: &str, ctx: &Ctx) -> Result<Capture, ToolError
     ctx.cancel.check()?;
     let root = root::open(bundle_path)?;
     // A read tool: waits for a commit in flight, else warns (spec/store.md §16 rule 2).
-    crate::store::wait::reading(|| capture::capture(&root, &ctx.cancel))
+    wait::capture(WaitFor::Publication, &root, &ctx.cancel, None)
 }
 
 /// A required string argument of a schema-valid object (the schema guarantees presence).

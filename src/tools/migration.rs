@@ -25,6 +25,7 @@ use crate::store::capture;
 use crate::store::commit::{Emit, Payloads};
 use crate::store::error::{Flavor, StoreError};
 use crate::store::root::{self, Root};
+use crate::store::wait::WaitFor;
 use crate::tools::schema_parts::{
     boolean, closed, closed_with, count, diagnostics_array, input_root, paths_array, r,
     string_1_max, string_max, with, EXAMPLE_BUNDLE_PATH,
@@ -460,8 +461,12 @@ pub fn plan_live(
     ctx.cancel.check()?;
     let root = root::open(&req.bundle_path)?;
     // The preview is a reader (spec/store.md §16 rule 2).
-    let (_, plan) = crate::store::wait::reading(|| {
-        spine::with_capture::<Migration, _>(&root, req, &ctx.cancel, |capture| {
+    let (_, plan) = spine::with_capture::<Migration, _>(
+        WaitFor::Publication,
+        &root,
+        req,
+        &ctx.cancel,
+        |capture| {
             let bundle = validate::parse_for_validation(capture, &planner::validation_options())
                 .map_err(|f| f.to_tool_error())?;
             let source = source::resolve(&bundle, req.from, field, &reader(&root))?;
@@ -481,8 +486,8 @@ pub fn plan_live(
             )?;
             plan.accepted_needing_review = accepted.map(|(_, r)| r).unwrap_or_default();
             Ok(plan)
-        })
-    })?;
+        },
+    )?;
     Ok(plan)
 }
 
@@ -497,25 +502,31 @@ pub fn apply_target_noop(req: &MigrationRequest, ctx: &Ctx) -> Result<Success, T
     };
     ctx.cancel.check()?;
     let root = root::open(&req.bundle_path)?;
-    let (_, plan) = spine::with_capture::<Migration, _>(&root, req, &ctx.cancel, |capture| {
-        let bundle = validate::parse_for_validation(capture, &planner::validation_options())
-            .map_err(|f| f.to_tool_error())?;
-        let live = source::resolve(&bundle, req.from, "expected_source", &reader(&root))?;
-        if &live != expected {
-            return Err(source_conflict());
-        }
-        if !live.is_target_noop() {
-            return Err(unsupported("the bundle is not in the v0.2 target form"));
-        }
-        planner::plan(
-            &bundle,
-            req,
-            live,
-            &capture.revision,
-            &reader(&root),
-            &ctx.cancel,
-        )
-    })?;
+    let (_, plan) = spine::with_capture::<Migration, _>(
+        WaitFor::Nothing,
+        &root,
+        req,
+        &ctx.cancel,
+        |capture| {
+            let bundle = validate::parse_for_validation(capture, &planner::validation_options())
+                .map_err(|f| f.to_tool_error())?;
+            let live = source::resolve(&bundle, req.from, "expected_source", &reader(&root))?;
+            if &live != expected {
+                return Err(source_conflict());
+            }
+            if !live.is_target_noop() {
+                return Err(unsupported("the bundle is not in the v0.2 target form"));
+            }
+            planner::plan(
+                &bundle,
+                req,
+                live,
+                &capture.revision,
+                &reader(&root),
+                &ctx.cancel,
+            )
+        },
+    )?;
     if plan.status != MigrationStatus::TargetNoop {
         return Err(blocker_error(&plan));
     }

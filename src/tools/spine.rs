@@ -34,6 +34,7 @@ use crate::store::error::{Flavor, StoreError};
 use crate::store::journal::PlannedWrite;
 use crate::store::outcome::{self, ReceiptMatch};
 use crate::store::root::{self, Root};
+use crate::store::wait::{self, WaitFor};
 use crate::tools::{Ctx, Success, MAY_HAVE_COMMITTED};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -213,14 +214,13 @@ pub fn preview_resolved<W: Workflow>(
     ctx.cancel.check()?;
     let root = root::open(W::bundle_path(req))?;
     // A preview is a reader (spec/store.md §16 rule 2).
-    let (_, out) = crate::store::wait::reading(|| {
-        with_capture::<W, _>(&root, req, &ctx.cancel, |capture| {
+    let (_, out) =
+        with_capture::<W, _>(WaitFor::Publication, &root, req, &ctx.cancel, |capture| {
             let resolved = W::resolve(req, capture, &root, false)?;
             let q = resolved.as_ref().unwrap_or(req);
             let plan = plan_capture::<W>(capture, q, &capture.revision, &root, &ctx.cancel)?;
             Ok((plan, resolved))
-        })
-    })?;
+        })?;
     Ok(out)
 }
 
@@ -241,8 +241,9 @@ pub fn plan_capture<W: Workflow>(
     W::plan(&bundle, req, change_set_base, root, cancel)
 }
 
-/// Captures `root` for a plan of `req` and runs `plan` on the capture; returns the capture
-/// and what `plan` returned.
+/// Captures `root`, waiting for `wait` ([`WaitFor::Publication`] for previews, [`WaitFor::Nothing`] for applies;
+/// spec/store.md §16 rule 2) for a plan of `req` and runs `plan` on the capture; returns the
+/// capture and what `plan` returned.
 ///
 /// Memory (docs/store.md §3.2): the capture keeps in memory only the documents the plan reads
 /// ([`Workflow::documents_read`]); every other document is parsed and checked while it is
@@ -254,6 +255,7 @@ pub fn plan_capture<W: Workflow>(
 /// # Errors
 /// The capture errors, and `plan`'s error on the capture whose result stands.
 pub fn with_capture<W: Workflow, T>(
+    wait: WaitFor,
     root: &Root,
     req: &W::Request,
     cancel: &Cancel,
@@ -263,7 +265,7 @@ pub fn with_capture<W: Workflow, T>(
     let keep = |p: &str| read.contains(p);
     let profiles = W::spill_profiles(req);
     if let Some(visit) = validate::spill_visitor(&W::validation_options(req), &profiles, &keep) {
-        let spilled = capture::capture_with(root, cancel, Some(&Spill { visit: &visit }))?;
+        let spilled = wait::capture(wait, root, cancel, Some(&Spill { visit: &visit }))?;
         #[cfg(feature = "fault-injection")]
         if crate::store::hooks::current().forget_memo_after_spill {
             crate::okf::memo::clear();
@@ -273,7 +275,7 @@ pub fn with_capture<W: Workflow, T>(
             return out.map(|t| (spilled, t));
         }
     }
-    let capture = capture::capture(root, cancel)?;
+    let capture = wait::capture(wait, root, cancel, None)?;
     let out = plan(&capture)?;
     Ok((capture, out))
 }
@@ -368,6 +370,7 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
     // YAML limits and graph faults fail the capture of every tool (spec/store.md §3.4):
     // parsed once, under the options the plan validates with, also in branch B.
     let (capture, (planned, resolved)) = with_capture::<W, _>(
+        WaitFor::Nothing,
         &root,
         req,
         &ctx.cancel,
@@ -572,7 +575,7 @@ fn with_revision_hint<W: Workflow>(
             "{field} is all zeros, the schema's example value: pass the base_revision your preview returned"
         ))
     } else {
-        with_capture::<W, _>(root, req, cancel, |capture| {
+        with_capture::<W, _>(WaitFor::Nothing, root, req, cancel, |capture| {
             let resolved = W::resolve(req, capture, root, false)?;
             let q = resolved.as_ref().unwrap_or(req);
             let bundle = validate::parse_for_validation(capture, &W::validation_options(q))

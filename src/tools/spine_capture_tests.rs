@@ -136,10 +136,11 @@ fn spilled_plans_equal_resident_plans_and_keep_only_the_documents_read() {
                 memo::clear();
             }
             let mut calls = 0;
-            let got = with_capture::<ConceptPatch, _>(&root, &req, &cancel, |c| {
-                calls += 1;
-                plan_patch(c, &req, &c.revision, &cancel)
-            });
+            let got =
+                with_capture::<ConceptPatch, _>(WaitFor::Nothing, &root, &req, &cancel, |c| {
+                    calls += 1;
+                    plan_patch(c, &req, &c.revision, &cancel)
+                });
             // Computed without the memo: nothing the spilling capture remembered is used.
             let expected =
                 memo::bypassed(|| plan_patch(&resident, &req, &resident.revision, &cancel));
@@ -220,7 +221,7 @@ fn a_plan_that_reads_a_spilled_file_is_rebuilt_on_a_resident_capture() {
     // The memo forgets what the spilling capture learnt before the plan reads it: the
     // validation must then parse spilled documents, which marks the capture as missed.
     let mut seen: Vec<bool> = Vec::new();
-    let (c, got) = with_capture::<ConceptPatch, _>(&root, &req, &cancel, |c| {
+    let (c, got) = with_capture::<ConceptPatch, _>(WaitFor::Nothing, &root, &req, &cancel, |c| {
         seen.push(c.is_complete());
         if seen.len() == 1 {
             memo::clear();
@@ -280,16 +281,17 @@ fn aut_01_auto_resolves_on_a_spilled_capture_and_falls_back_when_the_memo_forgot
     for forget in [false, true] {
         memo::clear();
         let mut seen: Vec<bool> = Vec::new();
-        let (c, (profile, status)) = with_capture::<ConceptPatch, _>(&root, &req, &cancel, |c| {
-            seen.push(c.is_complete());
-            if forget && seen.len() == 1 {
-                memo::clear();
-            }
-            let q = ConceptPatch::resolve(&req, c, &root, false)?.expect("auto resolves");
-            let plan = plan_capture::<ConceptPatch>(c, &q, &c.revision, &root, &cancel)?;
-            Ok((q.profile, plan.status))
-        })
-        .expect("plan");
+        let (c, (profile, status)) =
+            with_capture::<ConceptPatch, _>(WaitFor::Nothing, &root, &req, &cancel, |c| {
+                seen.push(c.is_complete());
+                if forget && seen.len() == 1 {
+                    memo::clear();
+                }
+                let q = ConceptPatch::resolve(&req, c, &root, false)?.expect("auto resolves");
+                let plan = plan_capture::<ConceptPatch>(c, &q, &c.revision, &root, &cancel)?;
+                Ok((q.profile, plan.status))
+            })
+            .expect("plan");
         assert_eq!(profile, Profile::Instant, "forget={forget}");
         assert_eq!(status.as_str(), "applicable");
         if forget {

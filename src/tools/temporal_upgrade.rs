@@ -19,6 +19,7 @@ use crate::store::capture;
 use crate::store::commit::{Emit, Payloads};
 use crate::store::error::{receipt_mismatch, Flavor, StoreError};
 use crate::store::root::{self, Root};
+use crate::store::wait::WaitFor;
 use crate::tools::schema_parts::{
     closed, closed_with, diagnostics_array, info_only, input_root, r, status_branch, with,
     EXAMPLE_BUNDLE_PATH,
@@ -170,8 +171,12 @@ pub fn plan_live(req: &TemporalRequest, ctx: &Ctx) -> Result<UpgradePlan, ToolEr
     ctx.cancel.check()?;
     let root = root::open(&req.bundle_path)?;
     // The preview is a reader (spec/store.md §16 rule 2).
-    let (_, plan) = crate::store::wait::reading(|| {
-        spine::with_capture::<TemporalUpgrade, _>(&root, req, &ctx.cancel, |c| {
+    let (_, plan) = spine::with_capture::<TemporalUpgrade, _>(
+        WaitFor::Publication,
+        &root,
+        req,
+        &ctx.cancel,
+        |c| {
             let bundle = validate::parse_for_validation(c, &planner::validation_options())
                 .map_err(|f| f.to_tool_error())?;
             planner::plan(
@@ -182,8 +187,8 @@ pub fn plan_live(req: &TemporalRequest, ctx: &Ctx) -> Result<UpgradePlan, ToolEr
                 &ctx.cancel,
                 false,
             )
-        })
-    })?;
+        },
+    )?;
     Ok(plan)
 }
 
