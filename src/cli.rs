@@ -16,6 +16,7 @@ use crate::cancel::Cancel;
 use crate::tools::Ctx;
 use crate::wire::dispatch;
 use crate::wire::registry;
+use crate::wire::result::ToolResult;
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
@@ -255,7 +256,7 @@ struct Fault;
 /// (the default hook, which would print its payload, is replaced by a silent one).
 ///
 /// `Ok(None)` when no tool of that name is registered.
-fn run_tool(tool: &str, raw: &[u8]) -> Result<Option<dispatch::ToolResult>, Fault> {
+fn run_tool(tool: &str, raw: &[u8]) -> Result<Option<ToolResult>, Fault> {
     let cancel = Cancel::new();
     install_signal_cancel(&cancel);
     let progress = bar::CallProgress::for_stderr(bar::draws_on(

@@ -39,7 +39,7 @@
 //! `timestamp_conflict_policy`: a bundle that needs them is migrated with `okf-mcp call`.
 
 use super::{run_tool, usage, Fault, EXIT_INTERNAL, INTERNAL_FAULT_LINE};
-use crate::wire::dispatch::ToolResult;
+use crate::wire::result::ToolResult;
 use serde_json::{json, Map, Value};
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;

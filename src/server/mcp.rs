@@ -27,7 +27,8 @@ use crate::progress::{Progress, Update};
 use crate::server::framing::{self, RawEntry, SideTable};
 use crate::server::{discovery, scope};
 use crate::tools::Ctx;
-use crate::wire::dispatch::{self, ToolResult};
+use crate::wire::dispatch;
+use crate::wire::result::ToolResult;
 use crate::wire::schema::advertised;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,

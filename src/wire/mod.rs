@@ -9,6 +9,7 @@ pub mod alias;
 pub mod dispatch;
 pub mod raw;
 pub mod registry;
+pub mod result;
 pub mod schema;
 pub mod schema_gen;
 pub mod scope;

@@ -341,7 +341,7 @@ fn fit(mut e: ToolError, recovery: Option<Diagnostic>, cap: usize) -> ToolError 
 /// Serialised size of the `CallToolResult` an error becomes, both text items included
 /// (spec/surface.md §1.2, §18.2).
 fn result_size(e: &ToolError) -> usize {
-    crate::wire::dispatch::ToolResult::from_error(e)
+    crate::wire::result::ToolResult::from_error(e)
         .to_call_tool_result_json()
         .to_string()
         .len()

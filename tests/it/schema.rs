@@ -102,7 +102,7 @@ fn input_error(tool: &str, args: &Value) -> ToolError {
 /// The CallToolResult JSON of an error, as the dispatcher builds it.
 /// The CallToolResult an error becomes, both text items included (spec/surface.md §18.2).
 fn error_result(e: &ToolError) -> Value {
-    okf_mcp::wire::dispatch::ToolResult::from_error(e).to_call_tool_result_json()
+    okf_mcp::wire::result::ToolResult::from_error(e).to_call_tool_result_json()
 }
 
 fn fields(e: &ToolError) -> Vec<String> {
