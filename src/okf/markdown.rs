@@ -634,24 +634,34 @@ fn reference_definition(line: &str) -> Option<&str> {
 pub struct CitationsSection {
     /// Index of the heading line in [`scan`] output.
     pub heading_line: usize,
+    /// Index of the first line after the section: the next level-1 heading, or the number
+    /// of lines.
+    pub end_line: usize,
+    /// Whether the heading carries a closing `#` sequence or an attribute block
+    /// (`heading_source_anchor`, README R17).
+    pub anchored: bool,
     /// Number of entries: single-line unordered list items and `[N]` paragraph lines.
     pub entries: usize,
 }
 
-/// Whether a level-1 heading opens a citations section: its text is exactly `Citations`,
-/// allowing a closing `#` sequence or an attribute block (`heading_source_anchor` cases,
-/// README R17).
-fn is_citations_heading(text: &str) -> bool {
-    let Some((1, content)) = atx_heading(text) else {
-        return false;
+/// Whether a line is a level-1 `# Citations` heading: `Some(anchored)`, where `anchored`
+/// means a closing `#` sequence or an attribute block (`heading_source_anchor` cases,
+/// README R17); `None` for any other line. The one recogniser of the heading, for the
+/// validator and the migration.
+#[must_use]
+pub fn citations_heading(text: &str) -> Option<bool> {
+    let (1, content) = atx_heading(text)? else {
+        return None;
     };
     if content == "Citations" {
-        return true;
+        // `atx_heading` removed a closing sequence, if any: the raw line then ends in `#`.
+        return Some(text.trim_end_matches([' ', '\t']).ends_with('#'));
     }
-    content
+    let anchored = content
         .strip_prefix("Citations")
         .map(str::trim_start)
-        .is_some_and(|r| r.starts_with('{') && r.ends_with('}'))
+        .is_some_and(|r| r.starts_with('{') && r.ends_with('}'));
+    anchored.then_some(true)
 }
 
 /// `[N]` prefix with decimal `N ≥ 1`, no leading zero, followed by space or tab.
@@ -666,27 +676,36 @@ fn numbered_prefix(s: &str) -> bool {
         && matches!(r.as_bytes().get(d + 1), Some(b' ' | b'\t'))
 }
 
-/// Every `# Citations` section of `body` with its entry count (spec/migration.md §6.2).
+/// Whether `body` can hold a `# Citations` heading at all (a cheap pre-check: a section
+/// starts at a heading whose text, a substring of the body, begins with `Citations`).
 #[must_use]
-pub fn citations_sections(body: &str) -> Vec<CitationsSection> {
-    let mut out: Vec<CitationsSection> = Vec::new();
-    // A section starts at a heading whose text (a substring of the body) begins with
-    // `Citations`: without that word there is none, and the scan is skipped.
+pub fn mentions_citations(body: &str) -> bool {
     static WORD: LazyLock<memchr::memmem::Finder<'static>> =
         LazyLock::new(|| memchr::memmem::Finder::new("Citations"));
-    if WORD.find(body.as_bytes()).is_none() {
-        return out;
-    }
-    let lines = scan(body);
+    WORD.find(body.as_bytes()).is_some()
+}
+
+/// Every `# Citations` section of the scanned lines `(kind, text)` ([`scan`] output, in
+/// order), with its bounds and entry count (spec/migration.md §6.2 rule 1): level-1 headings
+/// recognised as CommonMark blocks, so a heading inside a fence is code.
+pub fn citations_sections_of<'a>(
+    lines: impl IntoIterator<Item = (LineKind, &'a str)>,
+) -> Vec<CitationsSection> {
+    let mut out: Vec<CitationsSection> = Vec::new();
     let mut current: Option<CitationsSection> = None;
-    for (idx, line) in lines.iter().enumerate() {
-        if line.kind == LineKind::Heading(1) {
-            if let Some(c) = current.take() {
+    let mut count = 0;
+    for (idx, (kind, t)) in lines.into_iter().enumerate() {
+        count = idx + 1;
+        if kind == LineKind::Heading(1) {
+            if let Some(mut c) = current.take() {
+                c.end_line = idx;
                 out.push(c);
             }
-            if is_citations_heading(line.text) {
+            if let Some(anchored) = citations_heading(t) {
                 current = Some(CitationsSection {
                     heading_line: idx,
+                    end_line: idx,
+                    anchored,
                     entries: 0,
                 });
             }
@@ -695,10 +714,9 @@ pub fn citations_sections(body: &str) -> Vec<CitationsSection> {
         let Some(c) = current.as_mut() else {
             continue;
         };
-        if line.kind != LineKind::Text {
+        if kind != LineKind::Text {
             continue;
         }
-        let t = line.text;
         let b = t.as_bytes();
         let bullet =
             matches!(b.first(), Some(b'-' | b'*' | b'+')) && matches!(b.get(1), Some(b' ' | b'\t'));
@@ -706,10 +724,21 @@ pub fn citations_sections(body: &str) -> Vec<CitationsSection> {
             c.entries += 1;
         }
     }
-    if let Some(c) = current {
+    if let Some(mut c) = current {
+        c.end_line = count;
         out.push(c);
     }
     out
+}
+
+/// Every `# Citations` section of `body` with its bounds and entry count
+/// (spec/migration.md §6.2; [`citations_sections_of`] on [`scan`]).
+#[must_use]
+pub fn citations_sections(body: &str) -> Vec<CitationsSection> {
+    if !mentions_citations(body) {
+        return Vec::new();
+    }
+    citations_sections_of(scan(body).iter().map(|l| (l.kind, l.text)))
 }
 
 /// Whether the body has a `# Computation` section holding a fenced or indented code block

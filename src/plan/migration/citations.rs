@@ -392,30 +392,7 @@ fn lines(body: &str) -> Vec<Ln<'_>> {
     out
 }
 
-/// Whether `body` can hold a `# Citations` heading at all (cheap pre-check).
-fn mentions_citations(body: &str) -> bool {
-    memchr::memmem::find(body.as_bytes(), b"Citations").is_some()
-}
-
-use markdown::{fence_close, fence_open, indent};
-
-/// Whether a line is a level-1 `# Citations` heading: `Some(anchored)`, where `anchored`
-/// means a closing `#` sequence or an attribute block (`heading_source_anchor`, README R17).
-/// The same recognition as the validator's (`markdown::citations_sections`).
-fn citations_heading(text: &str) -> Option<bool> {
-    let (1, content) = markdown::atx_heading(text)? else {
-        return None;
-    };
-    if content == "Citations" {
-        // `atx_heading` removed a closing sequence, if any: the raw line then ends in `#`.
-        return Some(text.trim_end_matches([' ', '\t']).ends_with('#'));
-    }
-    let anchored = content
-        .strip_prefix("Citations")
-        .map(str::trim_start)
-        .is_some_and(|r| r.starts_with('{') && r.ends_with('}'));
-    anchored.then_some(true)
-}
+use markdown::{citations_heading, fence_close, fence_open, indent, mentions_citations};
 
 /// One `# Citations` section: its heading line and the line that ends it.
 #[derive(Debug, Clone, Copy)]
@@ -440,34 +417,17 @@ impl Head {
     }
 }
 
-/// Every active `# Citations` section (§6.2 rule 1): level-1 headings recognised as
-/// CommonMark blocks, so a heading inside a fence is code.
+/// Every active `# Citations` section (§6.2 rule 1), as the validator sees them
+/// ([`markdown::citations_sections_of`]).
 fn sections(lines: &[Ln<'_>]) -> Vec<Head> {
-    let mut out: Vec<Head> = Vec::new();
-    let mut open: Option<(usize, bool)> = None;
-    for (i, l) in lines.iter().enumerate() {
-        if l.kind != LineKind::Heading(1) {
-            continue;
-        }
-        if let Some((line, anchored)) = open.take() {
-            out.push(Head {
-                line,
-                end_line: i,
-                anchored,
-            });
-        }
-        if let Some(anchored) = citations_heading(l.text) {
-            open = Some((i, anchored));
-        }
-    }
-    if let Some((line, anchored)) = open {
-        out.push(Head {
-            line,
-            end_line: lines.len(),
-            anchored,
-        });
-    }
-    out
+    markdown::citations_sections_of(lines.iter().map(|l| (l.kind, l.text)))
+        .into_iter()
+        .map(|c| Head {
+            line: c.heading_line,
+            end_line: c.end_line,
+            anchored: c.anchored,
+        })
+        .collect()
 }
 
 /// `WARN` `legacy_citations_in_code` (§6.2 rule 1): a `# Citations` heading line inside a
