@@ -160,7 +160,7 @@ impl Kinds {
 /// What decided the resolved profile (spec/temporal.md §11 rule 2), echoed as
 /// `temporal_profile_source`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
+pub enum ProfileSource {
     /// A profile id was passed.
     Explicit,
     /// The bundle's values, or the request's own values, decided it.
@@ -169,14 +169,14 @@ pub enum Source {
     Default,
 }
 
-impl Source {
+impl ProfileSource {
     /// Wire spelling: `explicit`, `detected` or `default`.
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
-            Source::Explicit => "explicit",
-            Source::Detected => "detected",
-            Source::Default => "default",
+            ProfileSource::Explicit => "explicit",
+            ProfileSource::Detected => "detected",
+            ProfileSource::Default => "default",
         }
     }
 }
@@ -187,7 +187,7 @@ pub struct Resolution {
     /// The profile the request runs under.
     pub profile: Profile,
     /// What decided it.
-    pub source: Source,
+    pub source: ProfileSource,
     /// `auto` met both kinds in the bundle (the `mixed_temporal_values` notice).
     pub mixed: bool,
 }
@@ -198,7 +198,7 @@ impl Resolution {
     pub fn explicit(profile: Profile) -> Self {
         Resolution {
             profile,
-            source: Source::Explicit,
+            source: ProfileSource::Explicit,
             mixed: false,
         }
     }
@@ -216,19 +216,19 @@ pub fn resolve(choice: Choice, bundle: Kinds, request: Kinds) -> Resolution {
     if bundle.date && bundle.instant {
         return Resolution {
             profile: Profile::Date,
-            source: Source::Detected,
+            source: ProfileSource::Detected,
             mixed: true,
         };
     }
     match bundle.decides().or_else(|| request.decides()) {
         Some(profile) => Resolution {
             profile,
-            source: Source::Detected,
+            source: ProfileSource::Detected,
             mixed: false,
         },
         None => Resolution {
             profile: Profile::Date,
-            source: Source::Default,
+            source: ProfileSource::Default,
             mixed: false,
         },
     }

@@ -361,7 +361,8 @@ pub fn capture(root: &Root, cancel: &Cancel) -> Result<Capture, ToolError> {
 /// [`capture`] that keeps in memory only the bytes of the files `spill` asks for (every file
 /// when `spill` is `None`). Same walk, checks, errors, revision and file list; the spilled
 /// files have their size and digest only. It never waits for a commit in flight: read and
-/// preview tools capture through [`crate::store::wait::capture`] in [`WaitFor::Publication`]
+/// preview tools capture through [`crate::store::wait::capture_after`] with
+/// [`crate::store::wait::WaitFor::Publication`]
 /// (spec/store.md §16 rule 2).
 ///
 /// # Errors

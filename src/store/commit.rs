@@ -7,9 +7,9 @@
 //! that capture for the C5 compare-and-swap and the §12 step 6 replay basis.
 //!
 //! The states of one attempt are types: `Staged` (payloads durable in `.okf/staging/`,
-//! nothing visible changed) → `Durable` (the journal renamed: the commit point) →
+//! nothing visible changed) → `PastCommitPoint` (the journal renamed: the commit point) →
 //! `Published` (every write visible and verified). Only `Staged::commit_point` creates a
-//! `Durable`, and only `Durable::publish` creates a `Published`, so a receipt can never be
+//! `PastCommitPoint`, and only `PastCommitPoint::publish` creates a `Published`, so a receipt can never be
 //! written before the publish, nor the publish start before the journal is durable.
 //!
 //! # What a failure means
@@ -758,7 +758,7 @@ struct Staged<'h, 'r> {
 
 /// The journal is renamed: the transaction is committed (durability boundary).
 #[must_use = "a durable transaction must be published"]
-struct Durable {
+struct PastCommitPoint {
     j: Arc<Journal>,
 }
 
@@ -844,7 +844,7 @@ fn stage<'h, 'r>(
 
 impl Staged<'_, '_> {
     /// C9: journal temp → `fsync` → last checkpoint → rename (the commit point).
-    fn commit_point(self, cancel: &Cancel) -> Result<Durable, StoreError> {
+    fn commit_point(self, cancel: &Cancel) -> Result<PastCommitPoint, StoreError> {
         let h = self.h;
         let at = h.at_tx();
         let tmp = format!("{}.json.tmp", self.j.txn_id);
@@ -861,11 +861,11 @@ impl Staged<'_, '_> {
         h.fs()
             .rename(at, &tmp, at, &format!("{}.json", self.j.txn_id))
             .map_err(StoreError::io("journal"))?;
-        Ok(Durable { j: self.j })
+        Ok(PastCommitPoint { j: self.j })
     }
 }
 
-impl Durable {
+impl PastCommitPoint {
     /// C10–C13. `cancel` only reaches the fault hooks (CAN-04): there is no checkpoint here.
     fn publish(self, h: &Handle<'_>, cancel: &Cancel) -> Result<Published, StoreError> {
         point(&h.opts, Point::AfterJournalRename, Some(cancel))?;
@@ -914,7 +914,7 @@ fn abandon(h: &Handle<'_>, j: &Journal, e: StoreError) -> StoreError {
 fn finish(
     root: &Root,
     h: Handle<'_>,
-    durable: Durable,
+    durable: PastCommitPoint,
     opts: &StoreOptions,
     cancel: &Cancel,
 ) -> Result<CommitOutcome, StoreError> {

@@ -78,7 +78,7 @@ pub fn target_state(root: &Dir, path: &str) -> std::io::Result<TargetState> {
 
 /// Classification of a write against its base and result (spec/store.md §11 R3).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Class {
+pub enum WriteState {
     /// Holds the result digest.
     Published,
     /// At the base state; carries the mode of the file it will replace (if any).
@@ -91,7 +91,7 @@ pub enum Class {
 ///
 /// # Errors
 /// I/O errors reading the target.
-pub fn classify(root: &Dir, j: &Journal, w: &WriteEntry) -> std::io::Result<Class> {
+pub fn classify(root: &Dir, j: &Journal, w: &WriteEntry) -> std::io::Result<WriteState> {
     // `base` is strictly ascending by path bytes (journal validity condition 1, §9).
     let base = j
         .base
@@ -99,12 +99,12 @@ pub fn classify(root: &Dir, j: &Journal, w: &WriteEntry) -> std::io::Result<Clas
         .ok()
         .and_then(|i| j.base.get(i));
     Ok(match (target_state(root, &w.path)?, base) {
-        (TargetState::File { digest, .. }, _) if digest == w.digest => Class::Published,
-        (TargetState::Absent, None) => Class::Pending(None),
+        (TargetState::File { digest, .. }, _) if digest == w.digest => WriteState::Published,
+        (TargetState::Absent, None) => WriteState::Pending(None),
         (TargetState::File { digest, mode }, Some(b)) if digest == b.digest => {
-            Class::Pending(Some(mode))
+            WriteState::Pending(Some(mode))
         }
-        _ => Class::Foreign,
+        _ => WriteState::Foreign,
     })
 }
 
@@ -188,7 +188,7 @@ fn publish_steps(h: &Handle<'_>, j: &Journal, at: &mut Option<usize>) -> Result<
         h.alive()?;
         let class = classify(&h.root.dir, j, w).map_err(post_io(h, "publish"))?;
         let replaced_mode = match class {
-            Class::Published => {
+            WriteState::Published => {
                 // Published by an earlier attempt (recovery): that attempt may have stopped
                 // before the directory's `fsync`, so it is made durable here too.
                 let label = crate::store::durable::parent_of(&w.path);
@@ -200,8 +200,8 @@ fn publish_steps(h: &Handle<'_>, j: &Journal, at: &mut Option<usize>) -> Result<
                 point(&h.opts, Point::AfterPublish(i), None)?;
                 continue;
             }
-            Class::Foreign => return Err(blocked(j, w)),
-            Class::Pending(m) => m,
+            WriteState::Foreign => return Err(blocked(j, w)),
+            WriteState::Pending(m) => m,
         };
         if stage_dir.is_none() {
             stage_dir = Some(

@@ -8,7 +8,7 @@ use crate::digest;
 use crate::store::error::{Corrupt, StoreError};
 use crate::store::handle::Handle;
 use crate::store::journal::Journal;
-use crate::store::publish::{self, Class};
+use crate::store::publish::{self, WriteState};
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, OpenOptions};
 use std::io::Read;
@@ -172,7 +172,7 @@ pub(crate) fn recover(h: &Handle<'_>) -> Result<Vec<String>, StoreError> {
             .writes
             .iter()
             .zip(&classes)
-            .find(|(_, c)| **c == Class::Foreign)
+            .find(|(_, c)| **c == WriteState::Foreign)
         {
             return Err(StoreError::RecoveryBlocked {
                 path: w.path.clone(),
@@ -185,24 +185,24 @@ pub(crate) fn recover(h: &Handle<'_>) -> Result<Vec<String>, StoreError> {
             .writes
             .iter()
             .zip(&classes)
-            .any(|(w, c)| w.path == "index.md" && *c == Class::Published);
+            .any(|(w, c)| w.path == "index.md" && *c == WriteState::Published);
         let other_pending = j
             .writes
             .iter()
             .zip(&classes)
-            .any(|(w, c)| w.path != "index.md" && matches!(c, Class::Pending(_)));
+            .any(|(w, c)| w.path != "index.md" && matches!(c, WriteState::Pending(_)));
         if index_published && other_pending {
             return Err(corrupt());
         }
         // R6.
-        let pending = classes.iter().any(|c| matches!(c, Class::Pending(_)));
+        let pending = classes.iter().any(|c| matches!(c, WriteState::Pending(_)));
         if pending {
             let stage = h
                 .staging
                 .open_dir_nofollow(&j.txn_id)
                 .map_err(|_| corrupt())?;
             for (w, c) in j.writes.iter().zip(&classes) {
-                if matches!(c, Class::Pending(_)) {
+                if matches!(c, WriteState::Pending(_)) {
                     let b = read_regular(&stage, &w.payload)
                         .map_err(|_| corrupt())?
                         .ok_or_else(corrupt)?;

@@ -1,7 +1,7 @@
 //! Read and preview tools facing a commit in flight (spec/store.md §16 rule 2: "readers are
 //! told, not misled").
 //!
-//! A read or preview tool captures with [`capture`] in [`WaitFor::Publication`], which then:
+//! A read or preview tool captures with [`capture_after`] and [`WaitFor::Publication`], which then:
 //! 1. lists `.okf/transactions/` (no-follow opens of `.okf` and `transactions`, names only)
 //!    and `.okf/receipts/` (names only) — a pending journal is a `*.json` regular file;
 //! 2. while a journal is pending, waits, re-checking every [`STEP`] for at most [`WAIT`] in
@@ -127,7 +127,7 @@ pub fn pending_notice() -> Diagnostic {
 ///
 /// # Errors
 /// The capture's errors; `operation_cancelled` while waiting.
-pub fn capture(
+pub fn capture_after(
     wait: WaitFor,
     root: &Root,
     cancel: &Cancel,

@@ -25,7 +25,7 @@ pub fn capture_bundle(bundle_path: &str, ctx: &Ctx) -> Result<Capture, ToolError
     ctx.cancel.check()?;
     let root = root::open(bundle_path)?;
     // A read tool: waits for a commit in flight, else warns (spec/store.md §16 rule 2).
-    wait::capture(WaitFor::Publication, &root, &ctx.cancel, None)
+    wait::capture_after(WaitFor::Publication, &root, &ctx.cancel, None)
 }
 
 /// A required string argument of a schema-valid object (the schema guarantees presence).

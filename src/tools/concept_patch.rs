@@ -7,7 +7,7 @@ use crate::envelope::ToolError;
 use crate::okf::bundle::Bundle;
 use crate::okf::capture::Capture;
 use crate::okf::detect;
-use crate::okf::temporal::{Choice, Profile, Resolution, Source};
+use crate::okf::temporal::{Choice, Profile, ProfileSource, Resolution};
 use crate::okf::validate::ValidationOptions;
 use crate::plan::identity::{Authorisation, ChangeSet};
 use crate::plan::patch::ops::{authorisation_mismatch, PatchRequest};
@@ -111,7 +111,7 @@ impl Workflow for ConceptPatch {
 pub fn resolution(req: &PatchRequest) -> Resolution {
     req.resolution.unwrap_or(Resolution {
         profile: req.profile,
-        source: Source::Default,
+        source: ProfileSource::Default,
         mixed: false,
     })
 }

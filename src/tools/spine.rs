@@ -265,7 +265,7 @@ pub fn with_capture<W: Workflow, T>(
     let keep = |p: &str| read.contains(p);
     let profiles = W::spill_profiles(req);
     if let Some(visit) = validate::spill_visitor(&W::validation_options(req), &profiles, &keep) {
-        let spilled = wait::capture(wait, root, cancel, Some(&Spill { visit: &visit }))?;
+        let spilled = wait::capture_after(wait, root, cancel, Some(&Spill { visit: &visit }))?;
         #[cfg(feature = "fault-injection")]
         if crate::store::hooks::current().forget_memo_after_spill {
             crate::okf::memo::clear();
@@ -275,7 +275,7 @@ pub fn with_capture<W: Workflow, T>(
             return out.map(|t| (spilled, t));
         }
     }
-    let capture = wait::capture(wait, root, cancel, None)?;
+    let capture = wait::capture_after(wait, root, cancel, None)?;
     let out = plan(&capture)?;
     Ok((capture, out))
 }

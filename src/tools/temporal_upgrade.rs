@@ -14,7 +14,7 @@ use crate::plan::stage::{Plan, PlanStatus};
 use crate::plan::temporal::fields::rewrite_document;
 use crate::plan::temporal::identity::{self, NAMESPACE};
 use crate::plan::temporal::request::{failure, TemporalRequest};
-use crate::plan::temporal::{self as planner, rewrites_of, Status, UpgradePlan};
+use crate::plan::temporal::{self as planner, rewrites_of, UpgradePlan, UpgradeStatus};
 use crate::store::capture;
 use crate::store::commit::{Emit, Payloads};
 use crate::store::error::{receipt_mismatch, Flavor, StoreError};
@@ -75,14 +75,14 @@ impl Workflow for TemporalUpgrade {
     ) -> Result<Plan, ToolError> {
         let p = planner::plan(bundle, req, change_set_base, &reader(root), cancel, true)?;
         match p.status {
-            Status::Ready => Ok(to_stage_plan(p)),
-            Status::Incomplete => Err(failure(
+            UpgradeStatus::Ready => Ok(to_stage_plan(p)),
+            UpgradeStatus::Incomplete => Err(failure(
                 true,
                 "temporal_upgrade_incomplete",
                 "legacy dates without a mapping remain: run preview_temporal_upgrade and map every unresolved entry",
                 "",
             )),
-            Status::Noop => Err(failure(
+            UpgradeStatus::Noop => Err(failure(
                 true,
                 "temporal_upgrade_noop",
                 "the bundle holds no legacy dates: there is nothing to apply",

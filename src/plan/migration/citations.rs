@@ -134,7 +134,7 @@ pub struct Notice {
 /// A projected OKF 0.2 source (§3.3 projection): `id`, and `title` / `resource` (empty when
 /// absent: an empty value is not written).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Source {
+pub struct ProjectedSource {
     pub id: String,
     pub title: String,
     pub resource: String,
@@ -185,7 +185,7 @@ pub struct BodyOutcome {
     pub body: Option<String>,
     /// For concepts with a mapping: the `sources` items to insert, one per distinct
     /// normalised source id in legacy-entry order (§6.3 rule 3). Empty for reserved documents.
-    pub sources: Vec<Source>,
+    pub sources: Vec<ProjectedSource>,
     /// Blockers (any blocker means the document cannot be migrated).
     pub blockers: Vec<Blocker>,
     /// Non-blocking notices.
@@ -306,7 +306,7 @@ pub fn replay_check(
     body_offset: usize,
     kind: DocKind,
     mapping: Option<&CitationMapping>,
-    sources: &[Source],
+    sources: &[ProjectedSource],
 ) -> Vec<Blocker> {
     let sources = match kind {
         DocKind::Concept => sources,
@@ -1555,7 +1555,7 @@ fn match_entries(
 struct Group {
     id: String,
     content: String,
-    source: Source,
+    source: ProjectedSource,
     /// Index of its first entry.
     entry: usize,
     /// Whether an identical definition already exists (skipped).
@@ -1583,7 +1583,7 @@ fn migrate(
     kind: DocKind,
     mapping: &CitationMapping,
     blockers: &mut Vec<Spot>,
-) -> Option<(String, Vec<Source>)> {
+) -> Option<(String, Vec<ProjectedSource>)> {
     let Doc {
         body,
         lines,
@@ -1672,7 +1672,7 @@ fn migrate(
                 groups.push(Group {
                     id: m.source_id.clone(),
                     content,
-                    source: Source {
+                    source: ProjectedSource {
                         id: m.source_id.clone(),
                         title: p.title.clone(),
                         resource: p.resource.clone(),
@@ -1835,7 +1835,7 @@ fn post_check(
 fn expected(
     m: &MappingEntry,
     kind: DocKind,
-    sources: &[Source],
+    sources: &[ProjectedSource],
     eof: usize,
 ) -> Result<Projected, Spot> {
     if let Some(raw) = &m.legacy_entry {
@@ -1890,7 +1890,7 @@ fn replay(
     body: &str,
     kind: DocKind,
     mapping: Option<&CitationMapping>,
-    sources: &[Source],
+    sources: &[ProjectedSource],
 ) -> Vec<Spot> {
     let mut out = Vec::new();
     let lines = lines(body);

@@ -36,7 +36,7 @@ fn codes(o: &BodyOutcome) -> Vec<&'static str> {
 }
 
 /// Migrates a concept body that must succeed; checks its replay and returns the new body.
-fn ok(body: &str, m: &CitationMapping) -> (String, Vec<Source>) {
+fn ok(body: &str, m: &CitationMapping) -> (String, Vec<ProjectedSource>) {
     let o = run(body, DocKind::Concept, Some(m));
     assert!(o.blockers.is_empty(), "{:#?}", o.blockers);
     let new = o.body.clone().expect("a rewritten body");
@@ -55,7 +55,7 @@ fn mig_01_02_spec_example() {
     );
     assert_eq!(
         sources,
-        vec![Source {
+        vec![ProjectedSource {
             id: "spec".into(),
             title: "Spec".into(),
             resource: "https://example.test/spec".into()
@@ -876,8 +876,8 @@ fn post_check_sees_what_remains() {
 
 // ----- target replay (§6.7 rules 1 and 6, §12.2 rule 3) ---------------------------------------
 
-fn src(id: &str, title: &str, resource: &str) -> Source {
-    Source {
+fn src(id: &str, title: &str, resource: &str) -> ProjectedSource {
+    ProjectedSource {
         id: id.into(),
         title: title.into(),
         resource: resource.into(),

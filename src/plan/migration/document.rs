@@ -211,7 +211,7 @@ struct FrontmatterEdit<'x> {
     at: usize,
     req: &'x MigrationRequest,
     explicit_at: Option<&'x str>,
-    sources: &'x [citations::Source],
+    sources: &'x [citations::ProjectedSource],
     computation: Option<&'x Computation>,
 }
 

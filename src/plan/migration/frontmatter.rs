@@ -2,7 +2,7 @@
 //! §6.7 rules 3–4), done with the lossless editor ([`crate::plan::edit::Frontmatter`]).
 //! Pure.
 
-use super::citations::{Blocker, Source};
+use super::citations::{Blocker, ProjectedSource};
 use super::request::{ConflictPolicy, MigrationRequest, TimestampPolicy};
 use crate::okf::temporal::parse_offset_datetime;
 use crate::okf::yaml::{Node, NodeKind};
@@ -230,7 +230,7 @@ pub fn migrate_generated(
 pub fn insert_sources(
     fm: &mut Frontmatter,
     fm_offset: usize,
-    sources: &[Source],
+    sources: &[ProjectedSource],
 ) -> Result<(), Vec<Blocker>> {
     if sources.is_empty() {
         return Ok(());
@@ -281,9 +281,9 @@ pub fn declare_02(fm: &mut Frontmatter, fm_offset: usize) -> Result<(), Vec<Bloc
     })
 }
 
-/// The frontmatter `sources` items of a concept as [`Source`]s (absent members empty).
+/// The frontmatter `sources` items of a concept as [`ProjectedSource`]s (absent members empty).
 #[must_use]
-pub fn sources_of(root: Option<&Node>) -> Vec<Source> {
+pub fn sources_of(root: Option<&Node>) -> Vec<ProjectedSource> {
     let Some(items) = root.and_then(|r| r.get("sources")).and_then(Node::items) else {
         return Vec::new();
     };
@@ -296,7 +296,7 @@ pub fn sources_of(root: Option<&Node>) -> Vec<Source> {
                     .unwrap_or("")
                     .to_owned()
             };
-            Source {
+            ProjectedSource {
                 id: f("id"),
                 title: f("title"),
                 resource: f("resource"),

@@ -444,7 +444,7 @@ fn target_replay(
     Ok(f)
 }
 
-/// What [`Staged::finish`] returns: the base report, the staged report, the writes
+/// What [`StagedWrites::finish`] returns: the base report, the staged report, the writes
 /// `(path, size, digest)` ascending, and the diff.
 type StagedResult = (
     validate::Report,
@@ -455,7 +455,7 @@ type StagedResult = (
 
 /// The migration's staged writes: the shared batched validation
 /// ([`crate::plan::stream::BatchStage`]) plus the diff sections of the preview.
-struct Staged<'b, 'c> {
+struct StagedWrites<'b, 'c> {
     stage: BatchStage<'b, 'c>,
     /// Diff sections in path order while their total stays within the cap (plus one), with
     /// the total of every section seen.
@@ -466,9 +466,9 @@ struct Staged<'b, 'c> {
     diff_cap: usize,
 }
 
-impl<'b, 'c> Staged<'b, 'c> {
+impl<'b, 'c> StagedWrites<'b, 'c> {
     fn new(bundle: &'b Bundle<'c>, diff_cap: usize) -> Self {
-        Staged {
+        StagedWrites {
             stage: BatchStage::new(bundle, validation_options()),
             sections: Vec::new(),
             sections_bytes: 0,
@@ -552,7 +552,7 @@ fn transition<'b, 'c>(
             }
         }
     }
-    let mut staged = Staged::new(bundle, req.view.diff_bytes);
+    let mut staged = StagedWrites::new(bundle, req.view.diff_bytes);
     let mut proposals: Vec<CitationMapping> = Vec::new();
     // Progress (spec/migration.md §12.5 rule 4): one report at the start and one at the end,
     // throttled in between; counted after the captured files so it keeps increasing.
@@ -879,7 +879,7 @@ mod staged_tests {
                 b"---\nokf_version: \"0.2\"\n---\n# Root\n".to_vec(),
             )])
             .collect();
-        let mut staged = Staged::new(&bundle, crate::plan::diff::DIFF_CAP);
+        let mut staged = StagedWrites::new(&bundle, crate::plan::diff::DIFF_CAP);
         for (p, b) in &writes {
             let old = capture
                 .get(p)

@@ -4,8 +4,8 @@ use super::*;
 use crate::digest::digest_str;
 use crate::okf::computation::{AttestedComputation, ComputationBody, Executor, Parameter};
 use crate::plan::patch::ops::{
-    BundleVersion, Generated, Lifecycle, Member, Operation, PatchSource, SourceSelector, Status,
-    Verification, Window,
+    BundleVersion, Generated, Lifecycle, LifecycleStatus, Member, Operation, PatchSource,
+    SourceSelector, Verification, Window,
 };
 use std::collections::HashSet;
 
@@ -91,7 +91,7 @@ fn all_kinds() -> Vec<Operation> {
         Operation::SetLifecycle {
             concept_id: c(),
             lifecycle: Lifecycle {
-                status: Member::Set(Status::Stable),
+                status: Member::Set(LifecycleStatus::Stable),
                 stale_after: Member::Remove,
             },
         },
@@ -625,7 +625,10 @@ fn aut_02_lifecycle_encodings_phase_1_when_both_members_are_present_v2_otherwise
         .str("deprecated")
         .bool(false);
     assert_eq!(
-        operation_bytes(&op(Member::Set(Status::Deprecated), Member::Remove)),
+        operation_bytes(&op(
+            Member::Set(LifecycleStatus::Deprecated),
+            Member::Remove
+        )),
         e.finish()
     );
     // A member absent: tri(x) = cnt(0) absent, cnt(1) null, cnt(2) str(x) (§11.1).
@@ -636,7 +639,7 @@ fn aut_02_lifecycle_encodings_phase_1_when_both_members_are_present_v2_otherwise
         .str("deprecated")
         .cnt(0);
     assert_eq!(
-        operation_bytes(&op(Member::Set(Status::Deprecated), Member::Keep)),
+        operation_bytes(&op(Member::Set(LifecycleStatus::Deprecated), Member::Keep)),
         e.finish()
     );
     let mut e = Encoder::default();
@@ -649,8 +652,8 @@ fn aut_02_lifecycle_encodings_phase_1_when_both_members_are_present_v2_otherwise
     let all = [
         operation_bytes(&op(Member::Keep, Member::Set("2026-01-01".into()))),
         operation_bytes(&op(Member::Remove, Member::Set("2026-01-01".into()))),
-        operation_bytes(&op(Member::Set(Status::Draft), Member::Keep)),
-        operation_bytes(&op(Member::Set(Status::Draft), Member::Remove)),
+        operation_bytes(&op(Member::Set(LifecycleStatus::Draft), Member::Keep)),
+        operation_bytes(&op(Member::Set(LifecycleStatus::Draft), Member::Remove)),
     ];
     let distinct: HashSet<&Vec<u8>> = all.iter().collect();
     assert_eq!(distinct.len(), all.len());

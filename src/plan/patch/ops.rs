@@ -231,20 +231,20 @@ pub enum SourceSelector {
 
 /// `lifecycle.status` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
+pub enum LifecycleStatus {
     Draft,
     Stable,
     Deprecated,
 }
 
-impl Status {
+impl LifecycleStatus {
     /// The wire / document spelling.
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
-            Status::Draft => "draft",
-            Status::Stable => "stable",
-            Status::Deprecated => "deprecated",
+            LifecycleStatus::Draft => "draft",
+            LifecycleStatus::Stable => "stable",
+            LifecycleStatus::Deprecated => "deprecated",
         }
     }
 }
@@ -276,7 +276,7 @@ impl<T> Member<T> {
 /// (remove) or a value (set); at least one is present.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lifecycle {
-    pub status: Member<Status>,
+    pub status: Member<LifecycleStatus>,
     /// Per the temporal profile, written verbatim.
     pub stale_after: Member<String>,
 }
@@ -788,9 +788,9 @@ impl Draft {
                     None => Member::Keep,
                     Some(Value::Null) => Member::Remove,
                     Some(Value::String(s)) => Member::Set(match s.as_str() {
-                        "draft" => Status::Draft,
-                        "stable" => Status::Stable,
-                        "deprecated" => Status::Deprecated,
+                        "draft" => LifecycleStatus::Draft,
+                        "stable" => LifecycleStatus::Stable,
+                        "deprecated" => LifecycleStatus::Deprecated,
                         _ => return None,
                     }),
                     Some(_) => return None,

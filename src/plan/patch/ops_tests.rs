@@ -139,7 +139,7 @@ fn all_nine_kinds_parse_into_typed_operations() {
         Operation::SetLifecycle {
             concept_id: "c".into(),
             lifecycle: Lifecycle {
-                status: Member::Set(Status::Stable),
+                status: Member::Set(LifecycleStatus::Stable),
                 stale_after: Member::Remove
             }
         }
@@ -467,7 +467,7 @@ fn pat_13_missing_or_null_required_members_fail_closed_at_runtime() {
             Operation::SetLifecycle {
                 concept_id: "c".into(),
                 lifecycle: Lifecycle {
-                    status: Member::Set(Status::Deprecated),
+                    status: Member::Set(LifecycleStatus::Deprecated),
                     stale_after: Member::Keep
                 }
             }
@@ -843,7 +843,7 @@ fn apply_checks_expected_revision_then_plan_digest() {
 /// the capture.
 #[test]
 fn aut_01_auto_checks_one_kind_before_io_and_the_resolved_profile_after() {
-    use crate::okf::temporal::Source;
+    use crate::okf::temporal::ProfileSource;
     let date = Kinds {
         date: true,
         instant: false,
@@ -882,7 +882,7 @@ fn aut_01_auto_checks_one_kind_before_io_and_the_resolved_profile_after() {
     assert_eq!(r.resolution, None);
     let q = r.resolved(Kinds::default(), false).unwrap();
     assert_eq!(q.profile, Profile::Instant);
-    assert_eq!(q.resolution.unwrap().source, Source::Detected);
+    assert_eq!(q.resolution.unwrap().source, ProfileSource::Detected);
     let e = r.resolved(date, false).unwrap_err();
     assert_eq!(
         e.message,
@@ -910,7 +910,10 @@ fn aut_01_auto_checks_one_kind_before_io_and_the_resolved_profile_after() {
         .unwrap()
         .resolution
         .unwrap();
-    assert_eq!((d.profile, d.source), (Profile::Date, Source::Default));
+    assert_eq!(
+        (d.profile, d.source),
+        (Profile::Date, ProfileSource::Default)
+    );
     let m = r
         .resolved(date.union(instant), false)
         .unwrap()
@@ -918,7 +921,7 @@ fn aut_01_auto_checks_one_kind_before_io_and_the_resolved_profile_after() {
         .unwrap();
     assert_eq!(
         (m.profile, m.source, m.mixed),
-        (Profile::Date, Source::Detected, true)
+        (Profile::Date, ProfileSource::Detected, true)
     );
     // An explicit profile stands, with source explicit.
     let x = ok(&with(
@@ -929,6 +932,6 @@ fn aut_01_auto_checks_one_kind_before_io_and_the_resolved_profile_after() {
     let xr = x.resolved(date, false).unwrap().resolution.unwrap();
     assert_eq!(
         (xr.profile, xr.source),
-        (Profile::Instant, Source::Explicit)
+        (Profile::Instant, ProfileSource::Explicit)
     );
 }

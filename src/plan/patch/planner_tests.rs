@@ -3,7 +3,7 @@
 use super::*;
 use crate::okf::capture::overlay_capture;
 use crate::plan::patch::ops::parse_patch_request;
-use crate::plan::stage::PlanStatus as Status;
+use crate::plan::stage::PlanStatus as LifecycleStatus;
 use serde_json::{json, Value};
 
 const CONCEPT: &str = "---\n# leading comment\ntype: Metric\ntitle: \"Orders\"   # keep\ntags: [a, \"b\"]\nx-opaque: keep\nv: 1.10\n---\n\n# Body\n\nText.[^s]\n";
@@ -48,10 +48,15 @@ fn codes(p: &Plan) -> Vec<&str> {
 /// Applies `ops`, asserts `applicable`, then asserts a re-run is `noop` (OPS-02).
 fn apply_and_rerun(c: &Capture, ops: Value) -> Capture {
     let p = plan_ops(c, ops.clone());
-    assert_eq!(p.status, Status::Applicable, "{:?}", p.diagnostics);
+    assert_eq!(p.status, LifecycleStatus::Applicable, "{:?}", p.diagnostics);
     let after = applied(c, &p);
     let again = plan_ops(&after, ops);
-    assert_eq!(again.status, Status::Noop, "rerun: {:?}", again.diagnostics);
+    assert_eq!(
+        again.status,
+        LifecycleStatus::Noop,
+        "rerun: {:?}",
+        again.diagnostics
+    );
     assert_eq!(
         again.result_revision.as_deref(),
         Some(after.revision.as_str())
@@ -91,7 +96,7 @@ fn ops_04_verification_events() {
     );
     // Same instant in another offset matches.
     let same = json!({"kind": "ensure_verification", "concept_id": "m/c", "verification": {"by": "human:ann", "at": "2026-06-25T16:00:00+07:00"}});
-    assert_eq!(plan_ops(&a1, json!([same])).status, Status::Noop);
+    assert_eq!(plan_ops(&a1, json!([same])).status, LifecycleStatus::Noop);
     let e2 = json!({"kind": "ensure_verification", "concept_id": "m/c", "verification": {"by": "process:nightly", "at": "2026-06-26T02:00:00Z"}});
     let a2 = apply_and_rerun(&a1, json!([e2]));
     let t2 = text(&a2, c_path());
@@ -110,7 +115,7 @@ fn ops_04_verification_events() {
     let a4 = apply_and_rerun(&a3, json!([r2.clone()]));
     assert!(!text(&a4, c_path()).contains("verified"));
     assert_eq!(text(&a4, c_path()), CONCEPT);
-    assert_eq!(plan_ops(&a4, json!([r2])).status, Status::Noop);
+    assert_eq!(plan_ops(&a4, json!([r2])).status, LifecycleStatus::Noop);
 }
 
 #[test]
@@ -154,7 +159,7 @@ fn ops_05_put_source_with_id() {
         &dup,
         json!([{"kind": "put_source", "concept_id": "m/c", "source": {"id": "s1", "resource": "c"}}]),
     );
-    assert_eq!(p.status, Status::Rejected);
+    assert_eq!(p.status, LifecycleStatus::Rejected);
     assert!(codes(&p).contains(&"ambiguous_presentation"));
 }
 
@@ -166,7 +171,7 @@ fn ops_06_07_anonymous_sources() {
         &c,
         json!([{"kind": "put_source", "concept_id": "m/c", "source": {"resource": "https://a.test/", "title": "A"}}]),
     );
-    assert_eq!(p.status, Status::Noop, "{:?}", p.diagnostics);
+    assert_eq!(p.status, LifecycleStatus::Noop, "{:?}", p.diagnostics);
     let ext = bundle(
         "---\ntype: T\nsources:\n  - title: A\n    resource: https://a.test/\n    x-e: 1\n---\n",
     );
@@ -174,7 +179,7 @@ fn ops_06_07_anonymous_sources() {
         &ext,
         json!([{"kind": "put_source", "concept_id": "m/c", "source": {"resource": "https://a.test/", "title": "A"}}]),
     );
-    assert_eq!(p.status, Status::Rejected);
+    assert_eq!(p.status, LifecycleStatus::Rejected);
     assert!(codes(&p).contains(&"ambiguous_presentation"));
     let only = bundle("---\ntype: T\nsources:\n  - resource: https://a.test/\n---\n");
     let a = apply_and_rerun(
@@ -214,7 +219,7 @@ fn ops_08_usage_windows() {
         &d,
         json!([{"kind": "set_usage_window", "concept_id": "m/c", "source_id": "nope", "usage_window": null}]),
     );
-    assert_eq!(p.status, Status::Rejected);
+    assert_eq!(p.status, LifecycleStatus::Rejected);
     assert!(codes(&p).contains(&"missing_source_selector"));
 }
 
@@ -283,7 +288,7 @@ fn ops_13_bundle_version() {
         &c,
         json!([{"kind": "set_bundle_version", "version": "0.1"}]),
     );
-    assert_eq!(p.status, Status::Rejected);
+    assert_eq!(p.status, LifecycleStatus::Rejected);
     assert!(
         codes(&p).contains(&"version_assertion_failed"),
         "{:?}",
@@ -306,7 +311,7 @@ fn ops_13_bundle_version() {
         &legacy,
         json!([{"kind": "set_bundle_version", "version": "0.2"}]),
     );
-    assert_eq!(p.status, Status::Rejected);
+    assert_eq!(p.status, LifecycleStatus::Rejected);
     let d = p
         .diagnostics
         .iter()
@@ -325,7 +330,7 @@ fn pat_01_declared_0_1_bundle_rejects_every_patch() {
         &c,
         json!([{"kind": "set_generated", "concept_id": "m/c", "generated": {"by": "a/1"}}]),
     );
-    assert_eq!(p.status, Status::Rejected);
+    assert_eq!(p.status, LifecycleStatus::Rejected);
     assert!(codes(&p).contains(&"version_assertion_failed"));
     assert!(codes(&p).contains(&"staged_validation_failed"));
     assert_eq!(p.plan_digest, p.request_digest);
@@ -354,7 +359,7 @@ fn ops_14_hostile_presentations() {
         ),
     ] {
         let p = plan_ops(&bundle(fm), gen.clone());
-        assert_eq!(p.status, Status::Rejected, "{fm}");
+        assert_eq!(p.status, LifecycleStatus::Rejected, "{fm}");
         assert!(codes(&p).contains(&code), "{fm}: {:?}", p.diagnostics);
     }
     let flow =
@@ -365,7 +370,7 @@ fn ops_14_hostile_presentations() {
         "mode": "file", "runtime": "r", "parameters": [{"name": "b", "type": "t", "required": true}],
         "executor": {"resource": "e", "receipt": ["x"]}, "attester": {"resource": "a"}, "computation_path": "p.sql"}}]),
     );
-    assert_eq!(p.status, Status::Rejected);
+    assert_eq!(p.status, LifecycleStatus::Rejected);
 }
 
 #[test]
@@ -389,7 +394,7 @@ fn pat_17_missing_concept() {
         &bundle(CONCEPT),
         json!([{"kind": "set_generated", "concept_id": "no/such", "generated": {"by": "a/1"}}]),
     );
-    assert_eq!(p.status, Status::Rejected);
+    assert_eq!(p.status, LifecycleStatus::Rejected);
     let d = &p.diagnostics[0];
     assert_eq!(
         (d.code.as_str(), d.file.as_str()),
@@ -409,7 +414,7 @@ fn pat_20_preexisting_errors_do_not_block() {
         &c,
         json!([{"kind": "set_lifecycle", "concept_id": "m/c", "lifecycle": {"status": "draft", "stale_after": null}}]),
     );
-    assert_eq!(p.status, Status::Applicable, "{:?}", p.diagnostics);
+    assert_eq!(p.status, LifecycleStatus::Applicable, "{:?}", p.diagnostics);
     let pre: Vec<&str> = p
         .diagnostics
         .iter()
@@ -422,7 +427,7 @@ fn pat_20_preexisting_errors_do_not_block() {
         &c,
         json!([{"kind": "set_lifecycle", "concept_id": "m/untyped", "lifecycle": {"status": "draft", "stale_after": null}}]),
     );
-    assert_eq!(p.status, Status::Rejected);
+    assert_eq!(p.status, LifecycleStatus::Rejected);
     assert!(codes(&p).contains(&"staged_validation_failed"));
     assert!(codes(&p).contains(&"missing_type"));
     let pre: Vec<&str> = p
@@ -443,7 +448,7 @@ fn pat_10_instant_profile_values_verbatim() {
         {"kind": "put_source", "concept_id": "m/c", "source": {"id": "s", "resource": "r", "last_modified": "2026-01-02T03:04:05.120+02:00"}}
     ]);
     let p = plan_profile(&c, ops, "instant-0b87c52");
-    assert_eq!(p.status, Status::Applicable, "{:?}", p.diagnostics);
+    assert_eq!(p.status, LifecycleStatus::Applicable, "{:?}", p.diagnostics);
     let t = text(&applied(&c, &p), c_path());
     assert!(
         t.contains("stale_after: 2026-09-23T18:00:00+07:00")
@@ -515,10 +520,10 @@ fn ops_14_item_edit_inside_an_opaque_flow_sequence_is_invalid_presentation() {
     let put = |r: &str| json!([{"kind": "put_source", "concept_id": "m/c", "source": {"id": "s", "resource": r}}]);
     let opaque = bundle("---\ntype: T\nsources: [{ id: s, resource: r } # c\n  ]\n---\n");
     let p = plan_ops(&opaque, put("r2"));
-    assert_eq!(p.status, Status::Rejected);
+    assert_eq!(p.status, LifecycleStatus::Rejected);
     assert_eq!(codes(&p), ["invalid_presentation"]);
     // Nothing to change: no re-rendering, so no rejection.
-    assert_eq!(plan_ops(&opaque, put("r")).status, Status::Noop);
+    assert_eq!(plan_ops(&opaque, put("r")).status, LifecycleStatus::Noop);
     let clean =
         bundle("---\ntype: T\nsources: [{ id: s, resource: r }, { id: t, resource: u }]\n---\n");
     let a = apply_and_rerun(&clean, put("r2"));
@@ -534,7 +539,7 @@ fn ops_14_item_edit_inside_an_opaque_flow_sequence_is_invalid_presentation() {
         &verified,
         json!([{"kind": "remove_verification", "concept_id": "m/c", "verification": {"by": "human:a", "at": "2026-01-01T00:00:00Z"}}]),
     );
-    assert_eq!(p.status, Status::Rejected);
+    assert_eq!(p.status, LifecycleStatus::Rejected);
     assert_eq!(codes(&p), ["invalid_presentation"]);
 }
 
@@ -550,7 +555,7 @@ fn ops_15_trailing_comment_on_an_anonymous_candidate_is_ambiguous() {
         &c,
         json!([{"kind": "put_source", "concept_id": "m/c", "source": {"resource": "q"}}]),
     );
-    assert_eq!(p.status, Status::Noop, "{:?}", p.diagnostics);
+    assert_eq!(p.status, LifecycleStatus::Noop, "{:?}", p.diagnostics);
 }
 
 #[test]

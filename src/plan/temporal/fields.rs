@@ -8,7 +8,7 @@ use std::ops::Range;
 
 /// The class of a present temporal value (§3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
+pub enum ValueClass {
     /// An exact calendar date (§2.3): needs a mapping.
     Legacy,
     /// An offset datetime (§2.1): already upgraded, ignored.
@@ -22,7 +22,7 @@ pub struct Occurrence<'y> {
     pub path: String,
     /// The decoded scalar text.
     pub text: String,
-    pub class: Class,
+    pub class: ValueClass,
     /// The value node as written (an alias is not followed).
     pub node: &'y Node,
     /// Whether a collection on the way to the value is an alias (`usage_window: *w`).
@@ -68,9 +68,9 @@ fn scalar<'y>(
         return Err(malformed(&path));
     };
     let class = if parse_date(text).is_some() {
-        Class::Legacy
+        ValueClass::Legacy
     } else if parse_offset_datetime(text).is_some() {
-        Class::Instant
+        ValueClass::Instant
     } else {
         return Err(FieldError {
             code: "temporal_value_unsupported",
@@ -302,7 +302,7 @@ pub fn rewrite_frontmatter(text: &str, rewrites: &[Rewrite<'_>]) -> Result<Strin
                 message: format!("{}: the field holds no legacy date", r.path),
             });
         };
-        if o.class != Class::Legacy {
+        if o.class != ValueClass::Legacy {
             return Err(RewriteError {
                 code: "temporal_mapping_stray",
                 message: format!("{}: the field already holds an instant", r.path),
@@ -339,7 +339,7 @@ pub fn rewrite_frontmatter(text: &str, rewrites: &[Rewrite<'_>]) -> Result<Strin
             NodeKind::Scalar { style, .. } => Some(*style),
             _ => None,
         };
-        if b.class != Class::Instant
+        if b.class != ValueClass::Instant
             || b.text != r.to
             || style(a.node) != style(b.node)
             || a.node.tag != b.node.tag

@@ -10,7 +10,7 @@ fn rw<'a>(path: &'a str, from: &'a str) -> Rewrite<'a> {
     Rewrite { path, from, to: TO }
 }
 
-fn classes(text: &str) -> Vec<(String, Class, String)> {
+fn classes(text: &str) -> Vec<(String, ValueClass, String)> {
     let y = yaml::parse(text).expect("yaml");
     occurrences(y.root.as_ref())
         .expect("classifies")
@@ -34,8 +34,8 @@ fn observation_order_and_classes() {
             "sources[0].usage_window.to"
         ]
     );
-    assert_eq!(c[2].1, Class::Instant);
-    assert_eq!(c[1].1, Class::Legacy);
+    assert_eq!(c[2].1, ValueClass::Instant);
+    assert_eq!(c[1].1, ValueClass::Legacy);
     assert_eq!(c[1].2, "2026-01-31");
 }
 
@@ -262,7 +262,7 @@ proptest! {
                 let occ = occurrences(y.root.as_ref()).expect("classifies");
                 for i in 0..4 {
                     let o = occ.iter().find(|o| o.path == paths[i]).expect("present");
-                    prop_assert_eq!(o.class, Class::Instant);
+                    prop_assert_eq!(o.class, ValueClass::Instant);
                     prop_assert_eq!(&o.text, &tos[i]);
                 }
             }

@@ -28,7 +28,7 @@ use crate::okf::version::{self, Target};
 use crate::plan::identity::{plan_digest_hashed, PlanInputs, Ref};
 use crate::plan::stage;
 use crate::plan::stream::BatchStage;
-use fields::{occurrences, rewrite_document, Class, Rewrite};
+use fields::{occurrences, rewrite_document, Rewrite, ValueClass};
 use request::{failure, Mapping, TemporalRequest};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -53,7 +53,7 @@ pub fn validation_options() -> ValidationOptions {
 
 /// The status of a preview (§5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
+pub enum UpgradeStatus {
     /// Every legacy date has a mapping and the plan validates: the digest may be applied.
     Ready,
     /// Some legacy dates have no mapping (`unresolved`).
@@ -62,14 +62,14 @@ pub enum Status {
     Noop,
 }
 
-impl Status {
+impl UpgradeStatus {
     /// Wire spelling.
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
-            Status::Ready => "ready",
-            Status::Incomplete => "incomplete",
-            Status::Noop => "noop",
+            UpgradeStatus::Ready => "ready",
+            UpgradeStatus::Incomplete => "incomplete",
+            UpgradeStatus::Noop => "noop",
         }
     }
 }
@@ -85,7 +85,7 @@ pub struct Unresolved {
 /// A built upgrade plan.
 #[derive(Debug, Clone)]
 pub struct UpgradePlan {
-    pub status: Status,
+    pub status: UpgradeStatus,
     /// The captured revision.
     pub base_revision: String,
     /// The planned revision for `ready`; the base revision otherwise.
@@ -172,7 +172,7 @@ pub fn plan(
     let capture = bundle.capture;
     let cs = identity::change_set(req, change_set_base);
     let mut out = UpgradePlan {
-        status: Status::Noop,
+        status: UpgradeStatus::Noop,
         base_revision: capture.revision.clone(),
         result_revision: capture.revision.clone(),
         unresolved: Vec::new(),
@@ -208,7 +208,7 @@ pub fn plan(
             occurrences(parsed.root()).map_err(|e| failure(apply, e.code, e.message, &file))?;
         let mapped = by_concept.get(id).map_or(&[][..], Vec::as_slice);
         let mut mine: Vec<&Mapping> = Vec::new();
-        for o in occ.iter().filter(|o| o.class == Class::Legacy) {
+        for o in occ.iter().filter(|o| o.class == ValueClass::Legacy) {
             match mapped.iter().find(|m| m.path == o.path) {
                 Some(m) => {
                     if m.from != o.text {
@@ -262,7 +262,7 @@ pub fn plan(
         ));
     }
     if !out.unresolved.is_empty() {
-        out.status = Status::Incomplete;
+        out.status = UpgradeStatus::Incomplete;
         return Ok(out);
     }
     if let Some(e) = deferred {
@@ -315,7 +315,7 @@ pub fn plan(
     )
     .map_err(|e| failure(apply, "plan_mismatch", e.to_string(), ""))?;
     changed_refs.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-    out.status = Status::Ready;
+    out.status = UpgradeStatus::Ready;
     out.result_revision = result_revision;
     out.plan_digest = Some(digest);
     out.writes = writes;
