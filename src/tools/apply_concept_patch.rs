@@ -43,6 +43,8 @@ pub const TOOL: ToolSpec = ToolSpec {
             guidance: "use expected_revision (the base_revision returned by preview_concept_patch, unchanged).",
         },
     ],
+    shared_schema: None,
+    argument_examples: &[crate::tools::concept_patch::OPERATIONS_EXAMPLE],
     run,
 };
 

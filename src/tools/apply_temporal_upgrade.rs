@@ -38,6 +38,8 @@ pub const TOOL: ToolSpec = ToolSpec {
             guidance: "use base_revision (the base_revision returned by preview_temporal_upgrade, unchanged).",
         },
     ],
+    shared_schema: None,
+    argument_examples: &[],
     run,
 };
 

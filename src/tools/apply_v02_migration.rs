@@ -40,6 +40,8 @@ pub const TOOL: ToolSpec = ToolSpec {
             guidance: "apply_v02_migration has no expected_revision; it binds to expected_source and proof.base_revision from preview_v02_migration.",
         },
     ],
+    shared_schema: Some(&crate::tools::migration::SHARED_SCHEMA),
+    argument_examples: &[],
     run,
 };
 

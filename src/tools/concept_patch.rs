@@ -136,6 +136,16 @@ pub fn example_operations() -> Value {
     }])
 }
 
+/// The schema guidance's example of `operations` (spec/surface.md §6.3, SCH-07):
+/// [`example_operations`].
+pub const OPERATIONS_EXAMPLE: crate::tools::def::ArgumentExample =
+    crate::tools::def::ArgumentExample {
+        name: "operations",
+        shape: "a JSON array of 1 to 256 operation objects",
+        item: "operation",
+        example: example_operations,
+    };
+
 /// The input root of a concept-patch tool (spec/concept-patch.md §2): `bundle_path`,
 /// `temporal_profile`, `actor` and `operations`, then the tool's `extra` members (all
 /// required), the profile branches over the operations, and one example with the

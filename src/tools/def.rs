@@ -40,6 +40,36 @@ pub struct Alias {
     pub guidance: &'static str,
 }
 
+/// A shared schema file that tools contribute beside the built-in ones (spec/surface.md
+/// §17.1): `schemas/<file>` holds `defs` under its header; the tool files carry copies of
+/// the definitions they reference. Tools that share one file point to the same value.
+#[derive(Debug)]
+pub struct SharedSchema {
+    /// The file name under `schemas/`, e.g. `migration_v02.shared.schema.json`.
+    pub file: &'static str,
+    /// The file's `title`.
+    pub title: &'static str,
+    /// The file's `description`.
+    pub description: &'static str,
+    /// The definitions the file owns, in file order: `(name, schema)`.
+    pub defs: fn() -> Vec<(&'static str, Value)>,
+}
+
+/// A tool's own example of a top-level argument for the schema guidance (spec/surface.md
+/// §6.3, SCH-07): a missing or mistyped `name` gets "supply <name> as <shape>, e.g.
+/// <example>", too few items "supply at least <n> <item>, e.g. <example>".
+#[derive(Debug, Clone, Copy)]
+pub struct ArgumentExample {
+    /// The argument, e.g. `operations`.
+    pub name: &'static str,
+    /// Its shape in words, e.g. `a JSON array of 1 to 256 operation objects`.
+    pub shape: &'static str,
+    /// One item in words, e.g. `operation`.
+    pub item: &'static str,
+    /// The example value, rendered as compact JSON.
+    pub example: fn() -> Value,
+}
+
 /// One registered tool.
 #[derive(Debug, Clone, Copy)]
 pub struct ToolSpec {
@@ -63,6 +93,10 @@ pub struct ToolSpec {
     pub build_output_schema: SchemaBuilder,
     /// The tool's rows of the curated alias table (spec/surface.md §9.4).
     pub aliases: &'static [Alias],
+    /// The shared schema file the tool's schemas draw on, beside the built-in ones.
+    pub shared_schema: Option<&'static SharedSchema>,
+    /// The tool's own examples of arguments for the schema guidance.
+    pub argument_examples: &'static [ArgumentExample],
     /// The handler: pure checks, then `bundle_path`, then I/O (spec/surface.md §9.1 steps 5–7).
     pub run: Handler,
 }

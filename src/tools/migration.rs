@@ -26,6 +26,7 @@ use crate::store::commit::{Emit, Payloads};
 use crate::store::error::{Flavor, StoreError};
 use crate::store::root::{self, Root};
 use crate::store::wait::WaitFor;
+use crate::tools::def::SharedSchema;
 use crate::tools::schema_parts::{
     boolean, closed, closed_with, count, diagnostics_array, input_root, paths_array, r,
     string_1_max, string_max, with, EXAMPLE_BUNDLE_PATH,
@@ -1200,6 +1201,15 @@ pub fn input_members(tool: &str, description: &str, apply: bool) -> Map<String, 
     m.insert("examples".into(), json!([example]));
     m
 }
+
+/// The shared migration schema file of both migration tools (spec/migration.md §4.1, §4.3,
+/// §7.2).
+pub static SHARED_SCHEMA: SharedSchema = SharedSchema {
+    file: "migration_v02.shared.schema.json",
+    title: "okf-mcp migration definitions",
+    description: "The source resolution, the applicable source tuples and the content-free proof shared by preview_v02_migration and apply_v02_migration (spec/migration.md §4.1, §4.3, §7.2).",
+    defs: shared_defs,
+};
 
 /// The definitions of the shared migration schema file (`wire::schema_gen`); tool files
 /// get copies of those they reference.

@@ -20,6 +20,8 @@ pub const TOOL: ToolSpec = ToolSpec {
     build_input_schema: input_schema,
     build_output_schema: output_schema,
     aliases: &[],
+    shared_schema: Some(&crate::tools::migration::SHARED_SCHEMA),
+    argument_examples: &[],
     run,
 };
 

@@ -29,6 +29,8 @@ pub const TOOL: ToolSpec = ToolSpec {
     build_input_schema: input_schema,
     build_output_schema: output_schema,
     aliases: &[],
+    shared_schema: None,
+    argument_examples: &[],
     run,
 };
 

@@ -43,6 +43,8 @@ pub const TOOL: ToolSpec = ToolSpec {
         field: "preview_concept_patch",
         guidance: "write_concept has no rehearsal mode and replaces the whole concept. Review it with read_concept, or use preview_concept_patch for a bounded change.",
     }],
+    shared_schema: None,
+    argument_examples: &[],
     run,
 };
 

@@ -4,6 +4,7 @@
 //! its module declares.
 
 use crate::tools;
+pub use crate::tools::def::{ArgumentExample, SharedSchema};
 pub use crate::tools::{Handler, ToolSpec};
 
 /// Every registered tool, sorted by name (spec/surface.md §2).

@@ -9,7 +9,6 @@
 
 use crate::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::okf::temporal::{DATE_PATTERN, OFFSET_DATETIME_PATTERN};
-use crate::tools::concept_patch::example_operations;
 use crate::wire::registry;
 use crate::wire::schema_gen::{
     CONCEPT_ID_PATTERN, DOCUMENT_ACTOR_PATTERN, REVISION_PATTERN, USAGE_COUNT_PATTERN,
@@ -54,6 +53,8 @@ struct InputInfo {
     /// Names constrained by more than one branch node (`if`/`then`/`else`/`oneOf`/`anyOf`):
     /// they never get an example (spec/surface.md §6.3 rule 4, last row).
     multi_branch: BTreeSet<String>,
+    /// The tool's own argument examples ([`registry::ArgumentExample`]).
+    examples: &'static [registry::ArgumentExample],
 }
 
 struct Compiled {
@@ -73,11 +74,15 @@ fn compiled(tool: &str) -> Option<&'static Compiled> {
     let i = tools.iter().position(|t| t.name == tool)?;
     let t = &tools[i];
     slots[i]
-        .get_or_init(|| compile(t.input_schema, t.output_schema))
+        .get_or_init(|| compile(t.input_schema, t.output_schema, t.argument_examples))
         .as_ref()
 }
 
-fn compile(input_text: &str, output_text: &str) -> Option<Compiled> {
+fn compile(
+    input_text: &str,
+    output_text: &str,
+    examples: &'static [registry::ArgumentExample],
+) -> Option<Compiled> {
     let input_value: Value = serde_json::from_str(input_text).ok()?;
     let output: Value = serde_json::from_str(output_text).ok()?;
     let sub = |def: &str| {
@@ -88,7 +93,10 @@ fn compile(input_text: &str, output_text: &str) -> Option<Compiled> {
         }
         build(&s)
     };
-    let info = input_info(&input_value);
+    let info = InputInfo {
+        examples,
+        ..input_info(&input_value)
+    };
     Some(Compiled {
         input: build(&input_value)?,
         success: sub("success")?,
@@ -448,11 +456,8 @@ fn example_of(info: &InputInfo, leaf: Option<&str>) -> Option<String> {
 }
 
 fn supply_text(info: &InputInfo, name: &str) -> String {
-    if name == "operations" {
-        return format!(
-            "supply operations as a JSON array of 1 to 256 operation objects, e.g. {}",
-            example_operations()
-        );
+    if let Some(a) = info.examples.iter().find(|a| a.name == name) {
+        return format!("supply {name} as {}, e.g. {}", a.shape, (a.example)());
     }
     let p = info.props.get(name).cloned().unwrap_or_default();
     let mut s = format!("supply {name} as JSON {}", type_name(&p.types));
@@ -593,11 +598,8 @@ fn guidance(info: &InputInfo, leaf: Option<&str>, item: bool, kind: &K) -> Strin
             }
         ),
         K::MinItems { limit } => {
-            if leaf == Some("operations") {
-                format!(
-                    "supply at least {limit} operation, e.g. {}",
-                    example_operations()
-                )
+            if let Some(a) = leaf.and_then(|l| info.examples.iter().find(|a| a.name == l)) {
+                format!("supply at least {limit} {}, e.g. {}", a.item, (a.example)())
             } else {
                 format!(
                     "supply at least {limit} {}",

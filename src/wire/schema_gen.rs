@@ -28,7 +28,7 @@ use crate::tools::schema_parts::{
     string_1_max, string_max, with, SchemaRoot,
 };
 pub use crate::tools::schema_parts::{ID_BASE, SCHEMA_DRAFT};
-use crate::wire::registry;
+use crate::wire::registry::{self, SharedSchema};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 
@@ -38,10 +38,29 @@ pub const COMMON_FILE: &str = "common.schema.json";
 pub const ERROR_FILE: &str = "error.schema.json";
 /// The shared file holding the version objects of spec/surface.md §12.1.
 pub const VERSION_FILE: &str = "version.schema.json";
-/// The shared file holding the migration objects (spec/migration.md §4.1, §4.3, §7.2).
-pub const MIGRATION_FILE: &str = "migration_v02.shared.schema.json";
-/// The shared files, in file-name order.
-pub const SHARED_FILES: [&str; 4] = [COMMON_FILE, ERROR_FILE, MIGRATION_FILE, VERSION_FILE];
+/// The built-in shared files; the registry's tools add theirs ([`shared_files`]).
+const BUILT_IN_FILES: [&str; 3] = [COMMON_FILE, ERROR_FILE, VERSION_FILE];
+
+/// The shared schema files the registered tools contribute
+/// ([`crate::tools::ToolSpec::shared_schema`]), one per file name, in registry order.
+fn tool_shared() -> Vec<&'static SharedSchema> {
+    let mut out: Vec<&'static SharedSchema> = Vec::new();
+    for s in registry::all().iter().filter_map(|t| t.shared_schema) {
+        if !out.iter().any(|o| o.file == s.file) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// Every shared file: the built-in ones and the registry's, in file-name order.
+#[must_use]
+pub fn shared_files() -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = BUILT_IN_FILES.to_vec();
+    v.extend(tool_shared().iter().map(|s| s.file));
+    v.sort_unstable();
+    v
+}
 
 /// Canonical revision and digest shape (`sha256:` + 64 lowercase hex).
 pub const REVISION_PATTERN: &str = "^sha256:[0-9a-f]{64}$";
@@ -128,7 +147,7 @@ pub const KIND_RULES: [(&str, &[&str], &[&str]); 10] = [
 /// The owner file of a shared definition, or `None` for an unknown name.
 #[must_use]
 pub fn owner(def: &str) -> Option<&'static str> {
-    [COMMON_FILE, ERROR_FILE, MIGRATION_FILE, VERSION_FILE]
+    shared_files()
         .into_iter()
         .find(|f| shared_defs(f).iter().any(|(n, _)| *n == def))
 }
@@ -147,15 +166,17 @@ pub fn shared_defs(file: &str) -> Vec<(&'static str, Value)> {
             ("version", version_def()),
             ("version_declaration", version_declaration_def()),
         ],
-        MIGRATION_FILE => crate::tools::migration::shared_defs(),
-        _ => Vec::new(),
+        _ => tool_shared()
+            .into_iter()
+            .find(|s| s.file == file)
+            .map_or_else(Vec::new, |s| (s.defs)()),
     }
 }
 
 /// The shared definition named `name`, from its owner file.
 #[must_use]
 pub fn shared_def(name: &str) -> Option<Value> {
-    [COMMON_FILE, ERROR_FILE, MIGRATION_FILE, VERSION_FILE]
+    shared_files()
         .iter()
         .flat_map(|f| shared_defs(f))
         .find(|(n, _)| *n == name)
@@ -756,11 +777,10 @@ pub fn shared_file(file: &str) -> Option<Value> {
             "okf-mcp version objects",
             "The version and version_declaration objects of the read tools (spec/surface.md §12.1, §12.2).",
         ),
-        MIGRATION_FILE => (
-            "okf-mcp migration definitions",
-            "The source resolution, the applicable source tuples and the content-free proof shared by preview_v02_migration and apply_v02_migration (spec/migration.md §4.1, §4.3, §7.2).",
-        ),
-        _ => return None,
+        _ => {
+            let s = tool_shared().into_iter().find(|s| s.file == file)?;
+            (s.title, s.description)
+        }
     };
     let mut m = file_header(file, title, description);
     let own: Vec<(&str, Value)> = shared_defs(file);
@@ -772,7 +792,7 @@ pub fn shared_file(file: &str) -> Option<Value> {
 #[must_use]
 pub fn all_files() -> Vec<(String, Value)> {
     let mut out: Vec<(String, Value)> = Vec::new();
-    for f in SHARED_FILES {
+    for f in shared_files() {
         if let Some(v) = shared_file(f) {
             out.push((f.to_owned(), v));
         }
