@@ -4,7 +4,7 @@
 //! steps the dispatcher runs (`alias::check`, then `schema::validate_input`), which are pure;
 //! registered tools also through `okf-mcp call` with a bundle path that does not exist.
 
-use crate::util::*;
+use crate::support::util::*;
 use okf_mcp::envelope::ToolError;
 use okf_mcp::wire::{alias, schema};
 use serde_json::{json, Value};
@@ -149,7 +149,7 @@ fn ali_03_camel_case_of_advertised_properties_at_any_depth() {
     assert_eq!(s["retryable"], false);
     assert_eq!(s["message"], "unsupported parameter; nothing was executed");
     assert_eq!(s["diagnostics"][0]["field"], "bundle_path");
-    crate::util::assert_error_texts(out.result.as_ref().expect("result"));
+    crate::support::util::assert_error_texts(out.result.as_ref().expect("result"));
     assert!(out
         .second_text()
         .contains("bundle_path: bundlePath is not accepted"));

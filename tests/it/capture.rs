@@ -7,8 +7,8 @@
 
 #![allow(clippy::disallowed_methods)] // tests build their own temp trees
 
-use crate::paths::{dispatch, live_tools, snap, valid_args, Out};
-use crate::util::*;
+use crate::support::dispatch::{dispatch, live_tools, snap, valid_args, Out};
+use crate::support::util::*;
 use cap_std::fs::Dir;
 use okf_mcp::cancel::Cancel;
 use okf_mcp::envelope::ToolError;

@@ -38,7 +38,7 @@
 
 #![allow(clippy::disallowed_methods)] // the test edits its own temp trees by hand
 
-use crate::util::{
+use crate::support::util::{
     assert_no_host_path_in_result, bin, copy_bundle, corpus, fixture, snapshot, Mcp,
 };
 use serde_json::{json, Value};

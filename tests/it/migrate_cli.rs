@@ -1,14 +1,14 @@
 //! `okf-mcp migrate` (issue 20 item 6): the four-call sequence of spec/migration.md §12.7
 //! rule 6 (MIG-44) through the guided subcommand, on copies of `fixtures/bundles/demo-v01`
-//! and on generated v0.1 bundles (`migration_scale/gen.rs`). Every step after the first runs
+//! and on generated v0.1 bundles (`support/gen.rs`). Every step after the first runs
 //! the command line the previous summary printed, through `sh -c` (pipes) or util-linux
 //! `script` (a pseudo-terminal), from the directory holding the bundle, so the bundle
 //! argument is the relative `b` and no output may hold a host path. The summaries are checked
 //! against the tool's own answers (`okf-mcp call` with the same arguments).
 #![allow(clippy::disallowed_methods)] // tests build their own temp trees
 
-use crate::migration_scale::gen::{generate, Spec};
-use crate::util::{
+use crate::support::gen::{generate, Spec};
+use crate::support::util::{
     assert_no_host_path, assert_no_host_path_in_result, bin, call, copy_dir, fixture, identity,
     snapshot,
 };

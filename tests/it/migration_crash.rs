@@ -5,7 +5,7 @@
 //! unmigrated document.
 #![allow(clippy::disallowed_methods)]
 
-use crate::util::{bin, call};
+use crate::support::util::{bin, call};
 use okf_mcp::store::fault::Point;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -40,7 +40,7 @@ fn fresh() -> (tempfile::TempDir, std::path::PathBuf) {
 }
 
 fn visible(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    crate::util::snapshot(root)
+    crate::support::util::snapshot(root)
         .into_iter()
         .filter(|(k, _)| !k.starts_with(".okf"))
         .collect()

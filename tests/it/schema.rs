@@ -2,7 +2,7 @@
 //! envelope shape (SRV-06), input guidance (SCH-01…08) and the patch-input schema cases
 //! (PAT-06, PAT-11, PAT-13, PAT-14).
 
-use crate::util::*;
+use crate::support::util::*;
 use okf_mcp::wire::{registry, schema_gen};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -732,7 +732,7 @@ fn srv_06_tool_errors_have_the_envelope_shape_and_validate_against_the_output_sc
             "{tool}"
         );
         assert!(env["diagnostics"].is_array());
-        crate::util::assert_error_texts(&r);
+        crate::support::util::assert_error_texts(&r);
         assert!(out_schema.is_valid(env), "{tool}: {env}");
         let cli = call(tool, &args);
         assert_eq!(cli.code, 1);

@@ -110,7 +110,7 @@ fn request(root: &Root, pad: usize) -> CommitRequest<Vec<PlannedWrite>> {
 
 /// Every visible file (`.okf/` excluded) as path → bytes.
 fn visible(b: &Path) -> BTreeMap<String, Vec<u8>> {
-    crate::util::snapshot(b)
+    crate::support::util::snapshot(b)
         .into_iter()
         .filter(|(k, v)| !k.starts_with(".okf") && !k.ends_with('/') && !v.is_empty())
         .collect()

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-pub use crate::client::{tools_call_frame, Mcp};
+pub use crate::support::client::{tools_call_frame, Mcp};
 
 /// The built binary.
 pub fn bin() -> PathBuf {
@@ -268,4 +268,12 @@ pub fn assert_no_host_path_in_result(output: &str) {
     }
     strip(&mut v);
     assert_no_host_path(&v.to_string());
+}
+
+/// The visible bundle (without `.okf/`).
+pub(crate) fn visible(b: &Path) -> BTreeMap<String, Vec<u8>> {
+    snapshot(b)
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with(".okf"))
+        .collect()
 }
