@@ -11,7 +11,7 @@
 // through the store.
 #![allow(clippy::disallowed_methods)]
 
-use crate::support::util::{bin, call, call_env_exit, copy_bundle, fixture, snapshot};
+use crate::support::util::{bin, call, call_env_exit, copy_bundle, fixture, snapshot, visible};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,14 +19,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const UNPUBLISHED: &str = "the change is committed but not yet fully published";
-
-/// Every visible file (root `.okf` excluded).
-pub(crate) fn visible(b: &Path) -> BTreeMap<String, Vec<u8>> {
-    snapshot(b)
-        .into_iter()
-        .filter(|(k, _)| !k.starts_with(".okf"))
-        .collect()
-}
 
 /// The names in `.okf/<sub>/`, sorted (empty when absent).
 pub(crate) fn listing(b: &Path, sub: &str) -> Vec<String> {

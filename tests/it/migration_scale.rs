@@ -7,6 +7,7 @@
 #![allow(clippy::disallowed_methods)]
 
 use crate::support::gen::{self, generate, Generated, Spec};
+use crate::support::migration::apply_args;
 use crate::support::util::{bin, copy_dir, run_cli, CliOut};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -50,14 +51,6 @@ fn args(root: &Path, mappings: Value) -> Value {
         "limit": 10000,
         "include_proof": true,
     })
-}
-
-fn apply_args(a: &Value, p: &Value) -> Value {
-    let mut x = a.clone();
-    x["expected_source"] = p["source"].clone();
-    x["proof"] = p["proof"].clone();
-    x["expected_plan_digest"] = p["plan_digest"].clone();
-    x
 }
 
 /// Every visible file (`.okf/` excluded) as relative path → SHA-256, directories as `path/`.

@@ -4,7 +4,7 @@
 //! Every test works on a copy of `fixtures/bundles/store-basic` and drives the store with
 //! synthetic plans (the apply tools are built on top of this API).
 
-use crate::support::util::{copy_bundle, fixture};
+use crate::support::util::{copy_bundle, fixture, visible};
 use okf_mcp::cancel::Cancel;
 use okf_mcp::digest::{self, Encoder};
 use okf_mcp::okf::capture::Capture;
@@ -70,10 +70,7 @@ impl Bundle {
     }
     /// Every visible file (root `.okf` excluded).
     fn visible(&self) -> BTreeMap<String, Vec<u8>> {
-        crate::support::util::snapshot(&self.path)
-            .into_iter()
-            .filter(|(k, _)| !k.starts_with(".okf"))
-            .collect()
+        visible(&self.path)
     }
     fn listing(&self, rel: &str) -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(self.okf().join(rel))

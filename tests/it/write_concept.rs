@@ -5,7 +5,9 @@
 
 #![allow(clippy::disallowed_methods)] // tests build and mutate their own temp trees
 
-use crate::support::util::{call, copy_bundle, fixture, identity, run_cli, snapshot, CliOut, Mcp};
+use crate::support::util::{
+    call, copy_bundle, fixture, identity, run_cli, snapshot, visible, CliOut, Mcp,
+};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -72,14 +74,6 @@ fn receipts(bundle: &Path) -> usize {
             .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
             .count()
     })
-}
-
-/// The visible tree: every file except the private `.okf/` state.
-fn visible(bundle: &Path) -> BTreeMap<String, Vec<u8>> {
-    snapshot(bundle)
-        .into_iter()
-        .filter(|(k, _)| !k.starts_with(".okf"))
-        .collect()
 }
 
 fn read(bundle: &Path, rel: &str) -> Vec<u8> {

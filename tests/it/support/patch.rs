@@ -13,6 +13,25 @@ pub(crate) fn patch_args(bundle: &Path, ops: &Value) -> Value {
     json!({"bundle_path": bundle, "actor": ACTOR, "operations": ops})
 }
 
+/// A revision or plan digest of the canonical shape that names no tree (64 zeros).
+pub const ZERO_DIGEST: &str =
+    "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+
+/// `preview_concept_patch` arguments for the in-process pure checks only: a bundle path that
+/// does not exist.
+pub fn pure_preview_args(ops: Value) -> Value {
+    json!({"bundle_path": "/nonexistent/okf-bundle", "actor": "agent-1", "operations": ops})
+}
+
+/// `apply_concept_patch` arguments for the in-process pure checks only: [`pure_preview_args`]
+/// with [`ZERO_DIGEST`] expectations (no preview behind them).
+pub fn pure_apply_args(ops: Value) -> Value {
+    let mut a = pure_preview_args(ops);
+    a["expected_revision"] = json!(ZERO_DIGEST);
+    a["expected_plan_digest"] = json!(ZERO_DIGEST);
+    a
+}
+
 /// Preview arguments plus the expectations of `preview`.
 pub(crate) fn apply_args(args: &Value, preview: &Value) -> Value {
     let mut a = args.clone();
