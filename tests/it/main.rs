@@ -17,6 +17,7 @@ mod demo;
 mod durability;
 mod framing;
 mod golden;
+mod guard;
 #[cfg(feature = "fault-injection")]
 mod honest;
 mod host;

@@ -1,5 +1,6 @@
 //! Helpers shared by the test files of the `it` binary. A test file imports only from here
-//! (`crate::support::…`), never from another test file.
+//! (`crate::support::…`), never from another test file; `guard.rs` checks that, and that every
+//! `.rs` file under `tests/it/` is reached from `main.rs`.
 //!
 //! - `util`: the binary, fixtures, temp copies, tree snapshots, the CLI; `client`: the MCP
 //!   client over stdio;
