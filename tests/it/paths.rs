@@ -2,8 +2,8 @@
 //! "nothing before I/O" (spec/surface.md §9.1).
 //!
 //! The matrix runs in process through the shared dispatcher (the same function MCP and the
-//! CLI call); one case per tool also runs through the real binary. Helpers used by
-//! `capture.rs` (every-tool iteration, valid arguments) live here.
+//! CLI call); one case per tool also runs through the real binary. The helpers it shares with
+//! `capture.rs` (every-tool iteration, valid arguments) are in `support/dispatch.rs`.
 //!
 //! Every registered tool is checked: a handler that is still a skeleton stub ("… is not
 //! implemented yet", answered without looking at `bundle_path`) fails the checks instead of

@@ -1,6 +1,6 @@
 //! RAW-01…08: the raw-argument boundary (spec/surface.md §9.2) over the real binary, through
-//! `okf-mcp call --args-file` and over MCP, with identical results; plus the helpers the
-//! framing and server tests share.
+//! `okf-mcp call --args-file` and over MCP, with identical results (the helpers it shares with
+//! the framing and server tests are in `support/raw.rs`).
 
 use crate::support::raw::{both, cli_raw, MISSING_BUNDLE};
 use crate::support::util::*;
