@@ -1,7 +1,7 @@
 //! Benchmark of the OKF 0.1 → 0.2 migration (`preview_v02_migration`, `apply_v02_migration`)
 //! against the floor (walk + read + SHA-256 of every visible file, one file at a time), on a
 //! generated v0.1 bundle of 5,000 documents in the generator dialect of issue 10
-//! (`tests/it/migration_scale/gen.rs`: 4,500 concepts with ordered-list citations, inline
+//! (`tests/it/support/gen.rs`: 4,500 concepts with ordered-list citations, inline
 //! notes and `[N]` claims, the §12.8 generator leftovers in 1 % of the concepts, 500 untyped
 //! reference documents, a root `index.md`), at document
 //! size 1× (≈ 8 KB bodies) and 4×. Results and their reading: `docs/bench.md`.
@@ -26,7 +26,7 @@
 //! Every scenario works on bundles in a temp dir; nothing under the repository is touched.
 #![allow(clippy::disallowed_methods)] // the bench builds and copies its own temp bundles
 
-#[path = "../tests/it/migration_scale/gen.rs"]
+#[path = "../tests/it/support/gen.rs"]
 mod gen;
 
 use okf_mcp::digest;

@@ -4,23 +4,23 @@
 //! steps the dispatcher runs (`alias::check`, then `schema::validate_input`), which are pure;
 //! registered tools also through `okf-mcp call` with a bundle path that does not exist.
 
-use crate::util::*;
+use crate::support::patch::{pure_apply_args, ZERO_DIGEST};
+use crate::support::util::*;
 use okf_mcp::envelope::ToolError;
 use okf_mcp::wire::{alias, schema};
 use serde_json::{json, Value};
 
-const REV: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+const REV: &str = ZERO_DIGEST;
 
 fn pipeline(tool: &str, args: &Value) -> Result<(), ToolError> {
     alias::check(tool, args)?;
     schema::validate_input(tool, args)
 }
 
-fn apply_args() -> Value {
-    json!({"bundle_path": "/nonexistent/okf-bundle", "actor": "agent-1",
-           "operations": [{"kind": "set_lifecycle", "concept_id": "tables/orders",
-                           "lifecycle": {"status": "stable", "stale_after": null}}],
-           "expected_revision": REV, "expected_plan_digest": REV})
+/// The operations of the apply arguments here: one `set_lifecycle`.
+fn set_stable() -> Value {
+    json!([{"kind": "set_lifecycle", "concept_id": "tables/orders",
+            "lifecycle": {"status": "stable", "stale_after": null}}])
 }
 
 fn unknown(tool: &str, args: &Value) -> ToolError {
@@ -66,10 +66,10 @@ fn absent_bundle() -> (tempfile::TempDir, std::path::PathBuf) {
 #[test]
 fn ali_01_dry_run_on_apply_concept_patch_names_the_preview() {
     assert!(
-        pipeline("apply_concept_patch", &apply_args()).is_ok(),
+        pipeline("apply_concept_patch", &pure_apply_args(set_stable())).is_ok(),
         "valid args"
     );
-    let mut args = apply_args();
+    let mut args = pure_apply_args(set_stable());
     args["dryRun"] = json!(true);
     let e = unknown("apply_concept_patch", &args);
     assert_eq!(one_field(&e), "preview_concept_patch");
@@ -119,7 +119,7 @@ fn ali_02_every_mode_key_on_every_apply_tool_and_write_concept() {
 
 #[test]
 fn ali_03_camel_case_of_advertised_properties_at_any_depth() {
-    let mut args = apply_args();
+    let mut args = pure_apply_args(set_stable());
     args["expectedRevision"] = json!(REV);
     let e = unknown("apply_concept_patch", &args);
     assert_eq!(one_field(&e), "expected_revision");
@@ -127,11 +127,11 @@ fn ali_03_camel_case_of_advertised_properties_at_any_depth() {
         e.diagnostics[0].message,
         "expectedRevision is not accepted: use expected_revision (snake_case). Nothing was executed."
     );
-    let mut args = apply_args();
+    let mut args = pure_apply_args(set_stable());
     args["operations"][0]["conceptId"] = json!("tables/orders");
     let e = unknown("apply_concept_patch", &args);
     assert_eq!(one_field(&e), "operations.0.concept_id");
-    let mut args = apply_args();
+    let mut args = pure_apply_args(set_stable());
     args["operations"][0]["lifecycle"]["staleAfter"] = Value::Null;
     assert_eq!(
         one_field(&unknown("apply_concept_patch", &args)),
@@ -149,7 +149,7 @@ fn ali_03_camel_case_of_advertised_properties_at_any_depth() {
     assert_eq!(s["retryable"], false);
     assert_eq!(s["message"], "unsupported parameter; nothing was executed");
     assert_eq!(s["diagnostics"][0]["field"], "bundle_path");
-    crate::util::assert_error_texts(out.result.as_ref().expect("result"));
+    crate::support::util::assert_error_texts(out.result.as_ref().expect("result"));
     assert!(out
         .second_text()
         .contains("bundle_path: bundlePath is not accepted"));
@@ -163,13 +163,13 @@ fn ali_03_camel_case_of_advertised_properties_at_any_depth() {
 
 #[test]
 fn ali_04_cross_tool_near_synonyms() {
-    let mut args = apply_args();
+    let mut args = pure_apply_args(set_stable());
     args["plan_digest"] = json!(REV);
     assert_eq!(
         one_field(&unknown("apply_concept_patch", &args)),
         "expected_plan_digest"
     );
-    let mut args = apply_args();
+    let mut args = pure_apply_args(set_stable());
     args["baseRevision"] = json!(REV);
     assert_eq!(
         one_field(&unknown("apply_concept_patch", &args)),
@@ -224,7 +224,7 @@ fn ali_05_arbitrary_unknown_keys_are_never_echoed() {
     }
     assert!(!missing.exists() && std::fs::read_dir(t.path()).expect("tmp").count() == 0);
     // Unregistered tools and nested positions behave the same.
-    let mut a = apply_args();
+    let mut a = pure_apply_args(set_stable());
     a["operations"][0]["sk_live_SECRET"] = json!("hunter2");
     let e = pipeline("apply_concept_patch", &a).expect_err("unknown");
     assert_eq!(e.code, "schema_validation");
@@ -237,7 +237,7 @@ fn ali_05_arbitrary_unknown_keys_are_never_echoed() {
 
 #[test]
 fn ali_06_alias_keys_on_a_preview_tool_are_plain_unknown_keys() {
-    let mut args = apply_args();
+    let mut args = pure_apply_args(set_stable());
     let o = args.as_object_mut().expect("obj");
     o.remove("expected_revision");
     o.remove("expected_plan_digest");

@@ -1,8 +1,8 @@
 //! The `auto` temporal profile (spec/temporal.md §11, spec/concept-patch.md §2.4 rule 4,
 //! spec/surface.md §18.1 rule 1): AUT-01 and the Phase-5 PRF-04, over the real binary.
 
-use crate::read_tools::{err, ok, tmp_bundle, write_file};
-use crate::util::*;
+use crate::support::read::{err, ok, tmp_bundle, write_file};
+use crate::support::util::*;
 use serde_json::{json, Value};
 use std::path::Path;
 

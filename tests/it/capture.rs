@@ -7,8 +7,8 @@
 
 #![allow(clippy::disallowed_methods)] // tests build their own temp trees
 
-use crate::paths::{dispatch, live_tools, snap, valid_args, Out};
-use crate::util::*;
+use crate::support::dispatch::{dispatch, live_tools, snap, valid_args, Out};
+use crate::support::util::*;
 use cap_std::fs::Dir;
 use okf_mcp::cancel::Cancel;
 use okf_mcp::envelope::ToolError;
@@ -81,8 +81,10 @@ fn expected_revision(files: &[(String, Vec<u8>)]) -> String {
     format!("sha256:{hex}")
 }
 
-/// The visible files of a tree per spec/store.md §3.1 (root `.okf`/`.git` excluded).
-fn visible(root: &Path) -> Vec<(String, Vec<u8>)> {
+/// The visible files of a tree per spec/store.md §3.1 (root `.okf`/`.git` excluded), the
+/// ones a revision covers: no directory entries, and `.git` out too, unlike
+/// `support::util::visible`.
+fn revision_files(root: &Path) -> Vec<(String, Vec<u8>)> {
     snap(root)
         .into_iter()
         .filter(|(p, _)| !p.ends_with('/'))
@@ -147,7 +149,7 @@ fn rev_01_same_tree_same_revision_and_any_visible_change_changes_it() {
     assert_eq!(rev(&b), r0, "two captures of the same tree");
     assert_eq!(
         r0,
-        expected_revision(&visible(&b)),
+        expected_revision(&revision_files(&b)),
         "spec/store.md §3.6 encoding"
     );
     let c = cap(&b).expect("capture");
@@ -166,7 +168,7 @@ fn rev_01_same_tree_same_revision_and_any_visible_change_changes_it() {
     std::fs::write(&f, &changed).expect("write");
     let r1 = rev(&b);
     assert_ne!(r1, r0);
-    assert_eq!(r1, expected_revision(&visible(&b)));
+    assert_eq!(r1, expected_revision(&revision_files(&b)));
     std::fs::write(&f, &orig).expect("write");
     assert_eq!(rev(&b), r0, "restoring the byte restores the revision");
 
@@ -179,7 +181,7 @@ fn rev_01_same_tree_same_revision_and_any_visible_change_changes_it() {
     std::fs::write(b.join("empty"), b"").expect("write");
     let r2 = rev(&b);
     assert_ne!(r2, r0);
-    assert_eq!(r2, expected_revision(&visible(&b)));
+    assert_eq!(r2, expected_revision(&revision_files(&b)));
     std::fs::remove_file(b.join("empty")).expect("rm");
     assert_eq!(rev(&b), r0);
 
@@ -191,7 +193,7 @@ fn rev_01_same_tree_same_revision_and_any_visible_change_changes_it() {
     std::fs::rename(b.join("tables/orders.md"), b.join("tables/orders2.md")).expect("mv");
     let r3 = rev(&b);
     assert_ne!(r3, r0);
-    assert_eq!(r3, expected_revision(&visible(&b)));
+    assert_eq!(r3, expected_revision(&revision_files(&b)));
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! CLI-01…05 (spec/surface.md §1.2).
 
-use crate::util::*;
+use crate::support::util::*;
 use serde_json::json;
 
 #[test]

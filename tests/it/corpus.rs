@@ -2,7 +2,7 @@
 //! (CRP-01, CRP-02 and the corpus e2e of the read tools): every tool over the CLI, and over
 //! MCP with identical results; the tree stays byte-identical and no `.okf/` appears.
 
-use crate::util::*;
+use crate::support::util::*;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 

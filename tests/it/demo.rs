@@ -1,6 +1,6 @@
 //! `okf-mcp demo` runs the main job end to end on its own temp copy.
 
-use crate::util::*;
+use crate::support::util::*;
 
 #[test]
 fn demo_runs_every_step_and_exits_0() {

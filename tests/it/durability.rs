@@ -2,8 +2,8 @@
 //! scenarios STO-01/02/03/13 at the tool level, CAN-04, CAN-05). Fault points come from the
 //! `fault-injection` feature through `OKF_MCP_FAULT` (a crash is `exit(86)`).
 
-use crate::patch::{apply, apply_args, check_apply, patch_args, preview, receipts, visible};
-use crate::util::{bin, copy_bundle, fixture, Mcp};
+use crate::support::patch::{apply, apply_args, check_apply, patch_args, preview, receipts};
+use crate::support::util::{bin, copy_bundle, fixture, visible, Mcp};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,8 +2,8 @@
 //! the real binary. The side table being empty after every response is proven in
 //! `src/server/mcp.rs::tests::raw_09_side_table_is_empty_once_every_response_is_sent`.
 
-use crate::raw::{assert_tool_error, both, cli_raw, MISSING_BUNDLE};
-use crate::util::*;
+use crate::support::raw::{assert_tool_error, both, cli_raw, MISSING_BUNDLE};
+use crate::support::util::*;
 use serde_json::{json, Value};
 
 #[test]

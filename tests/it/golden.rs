@@ -38,7 +38,8 @@
 
 #![allow(clippy::disallowed_methods)] // the test edits its own temp trees by hand
 
-use crate::util::{
+use crate::support::patch::apply_args;
+use crate::support::util::{
     assert_no_host_path_in_result, bin, copy_bundle, corpus, fixture, snapshot, Mcp,
 };
 use serde_json::{json, Value};
@@ -235,14 +236,6 @@ fn check_crash(case: &Case) {
 
 fn patch_args(bundle: &Path, ops: &Value) -> Value {
     json!({"bundle_path": bundle, "actor": ACTOR, "operations": ops})
-}
-
-/// `args` plus the expectations of `preview` (absent members when the preview failed).
-fn apply_args(args: &Value, preview: &Value) -> Value {
-    let mut a = args.clone();
-    a["expected_revision"] = preview["base_revision"].clone();
-    a["expected_plan_digest"] = preview["plan_digest"].clone();
-    a
 }
 
 fn transcript(case: &Case, via: Via) -> String {

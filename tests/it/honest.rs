@@ -11,7 +11,7 @@
 // through the store.
 #![allow(clippy::disallowed_methods)]
 
-use crate::util::{bin, call, call_env_exit, copy_bundle, fixture, snapshot};
+use crate::support::util::{bin, call, call_env_exit, copy_bundle, fixture, snapshot, visible};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,14 +19,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const UNPUBLISHED: &str = "the change is committed but not yet fully published";
-
-/// Every visible file (root `.okf` excluded).
-pub(crate) fn visible(b: &Path) -> BTreeMap<String, Vec<u8>> {
-    snapshot(b)
-        .into_iter()
-        .filter(|(k, _)| !k.starts_with(".okf"))
-        .collect()
-}
 
 /// The names in `.okf/<sub>/`, sorted (empty when absent).
 pub(crate) fn listing(b: &Path, sub: &str) -> Vec<String> {
@@ -50,16 +42,16 @@ fn gen_op(concept: &str, by: &str) -> Value {
 pub(crate) fn apply_case(tool: &str, b: &Path) -> Value {
     match tool {
         "apply_concept_patch" => {
-            let args = crate::patch::patch_args(
+            let args = crate::support::patch::patch_args(
                 b,
                 &json!([
                     gen_op("metrics/revenue", "agent/16"),
                     gen_op("tables/orders", "agent/16")
                 ]),
             );
-            let p = crate::patch::preview(&args);
+            let p = crate::support::patch::preview(&args);
             assert_eq!(p["status"], "applicable", "{p}");
-            crate::patch::apply_args(&args, &p)
+            crate::support::patch::apply_args(&args, &p)
         }
         "apply_v02_migration" => {
             let a = json!({"bundle_path": b, "timestamp_policy": "remove_after_copy", "citation_mappings": []});
@@ -67,20 +59,23 @@ pub(crate) fn apply_case(tool: &str, b: &Path) -> Value {
             let mut a = a.clone();
             a["citation_mappings"] = first.structured()["proposed_citation_mappings"].clone();
             a["generated_by"] = json!("agent/1.0");
-            let p = crate::migration::preview(&a);
+            let p = crate::support::migration::preview(&a);
             assert_eq!(p["status"], "applicable", "{p}");
-            crate::migration::apply_args(&a, &p)
+            crate::support::migration::apply_args(&a, &p)
         }
         "apply_temporal_upgrade" => {
-            let a = crate::temporal::targs(b, None);
-            let p = crate::temporal::preview(&a);
-            let a = crate::temporal::targs(
+            let a = crate::support::temporal::targs(b, None);
+            let p = crate::support::temporal::preview(&a);
+            let a = crate::support::temporal::targs(
                 b,
-                Some(crate::temporal::map_all(&p["unresolved"], "T00:00:00Z")),
+                Some(crate::support::temporal::map_all(
+                    &p["unresolved"],
+                    "T00:00:00Z",
+                )),
             );
-            let p = crate::temporal::preview(&a);
+            let p = crate::support::temporal::preview(&a);
             assert_eq!(p["status"], "ready", "{p}");
-            crate::temporal::apply_args(&a, &p)
+            crate::support::temporal::apply_args(&a, &p)
         }
         _ => json!({"bundle_path": b, "concept_id": "notes/new",
             "frontmatter": "type: Note\ntitle: New\n", "body": "Body.\n"}),
@@ -598,9 +593,10 @@ fn sto_22_an_exact_replay_writes_nothing_and_a_failing_probe_is_retryable_as_roo
     let seed = apply_case("write_concept", &b);
     let (r, _) = call_env_exit("write_concept", &seed, &[], 0);
     assert_eq!(r["isError"], false, "{r}");
-    let args = crate::patch::patch_args(&b, &json!([gen_op("metrics/revenue", "agent/22")]));
-    let p = crate::patch::preview(&args);
-    let apply = crate::patch::apply_args(&args, &p);
+    let args =
+        crate::support::patch::patch_args(&b, &json!([gen_op("metrics/revenue", "agent/22")]));
+    let p = crate::support::patch::preview(&args);
+    let apply = crate::support::patch::apply_args(&args, &p);
     let guard = Mutable(b.join(".okf/capabilities"));
     chattr("+i", &guard.0).expect("chattr +i");
     let before = snapshot(&b);
@@ -637,7 +633,8 @@ fn sto_18_a_tree_that_keeps_changing_is_retryable_for_readers_and_a_conflict_for
     let swap = [("OKF_MCP_FI_CAPTURE_SWAP", "replace:index.md")];
     let (_t, b) = copy_bundle(&fixture("patch-ext"));
     let pre = snapshot(&b);
-    let patch = crate::patch::patch_args(&b, &json!([gen_op("metrics/revenue", "agent/18")]));
+    let patch =
+        crate::support::patch::patch_args(&b, &json!([gen_op("metrics/revenue", "agent/18")]));
     for (tool, args) in [
         ("list_concepts", json!({"bundle_path": b})),
         (
@@ -691,15 +688,15 @@ fn sto_18_eight_racing_applies_over_50_rounds_give_one_applied_and_only_revision
                     let barrier = &barrier;
                     s.spawn(move || {
                         let by = format!("agent/r{round}-k{k}");
-                        let args = crate::patch::patch_args(
+                        let args = crate::support::patch::patch_args(
                             b,
                             &json!([gen_op("metrics/revenue", &by), gen_op("tables/orders", &by)]),
                         );
-                        let p = crate::patch::preview(&args);
+                        let p = crate::support::patch::preview(&args);
                         barrier.wait();
-                        crate::patch::tool(
+                        crate::support::patch::tool(
                             "apply_concept_patch",
-                            &crate::patch::apply_args(&args, &p),
+                            &crate::support::patch::apply_args(&args, &p),
                         )
                     })
                 })
@@ -750,8 +747,9 @@ fn assert_read_failed(e: &Value, path: &str, what: &str) {
 
 /// The read, preview and write tools of the `patch-ext` fixture at `b`.
 fn every_tool(b: &Path) -> Vec<(&'static str, Value)> {
-    let patch = crate::patch::patch_args(b, &json!([gen_op("metrics/revenue", "agent/20")]));
-    let p = crate::patch::preview(&patch);
+    let patch =
+        crate::support::patch::patch_args(b, &json!([gen_op("metrics/revenue", "agent/20")]));
+    let p = crate::support::patch::preview(&patch);
     vec![
         ("list_concepts", json!({"bundle_path": b})),
         (
@@ -760,7 +758,10 @@ fn every_tool(b: &Path) -> Vec<(&'static str, Value)> {
         ),
         ("validate_bundle", json!({"bundle_path": b})),
         ("preview_concept_patch", patch.clone()),
-        ("apply_concept_patch", crate::patch::apply_args(&patch, &p)),
+        (
+            "apply_concept_patch",
+            crate::support::patch::apply_args(&patch, &p),
+        ),
         ("write_concept", apply_case("write_concept", b)),
     ]
 }
@@ -829,11 +830,12 @@ fn sto_20_stray_entries_in_staging_are_removed_by_recovery_and_the_next_write_su
     mkfifo(&fifo);
     std::os::unix::fs::symlink(outside.path(), &link).expect("symlink");
     std::fs::write(&file, b"x").expect("file");
-    let args = crate::patch::patch_args(&b, &json!([gen_op("metrics/revenue", "agent/20")]));
-    let p = crate::patch::preview(&args);
+    let args =
+        crate::support::patch::patch_args(&b, &json!([gen_op("metrics/revenue", "agent/20")]));
+    let p = crate::support::patch::preview(&args);
     let (r, _) = call_env_exit(
         "apply_concept_patch",
-        &crate::patch::apply_args(&args, &p),
+        &crate::support::patch::apply_args(&args, &p),
         &[],
         0,
     );
@@ -850,9 +852,9 @@ fn sto_20_stray_entries_in_staging_are_removed_by_recovery_and_the_next_write_su
     );
 
     // A FIFO in place of a pending journal's payload.
-    let args = crate::patch::patch_args(&b, &json!([gen_op("tables/orders", "agent/20")]));
-    let p = crate::patch::preview(&args);
-    let apply = crate::patch::apply_args(&args, &p);
+    let args = crate::support::patch::patch_args(&b, &json!([gen_op("tables/orders", "agent/20")]));
+    let p = crate::support::patch::preview(&args);
+    let apply = crate::support::patch::apply_args(&args, &p);
     let crashed = Command::new(bin())
         .args(["call", "apply_concept_patch", "--args", &apply.to_string()])
         .env("OKF_MCP_FAULT", "after_journal_rename:crash")
@@ -887,9 +889,10 @@ fn sto_20_private_state_errors_name_the_okf_path_with_a_recovery_step() {
     let tx = b.join(".okf/transactions");
     std::fs::remove_dir(&tx).expect("rmdir");
     std::fs::write(&tx, b"").expect("file");
-    let args = crate::patch::patch_args(&b, &json!([gen_op("metrics/revenue", "agent/20")]));
-    let p = crate::patch::preview(&args);
-    let apply = crate::patch::apply_args(&args, &p);
+    let args =
+        crate::support::patch::patch_args(&b, &json!([gen_op("metrics/revenue", "agent/20")]));
+    let p = crate::support::patch::preview(&args);
+    let apply = crate::support::patch::apply_args(&args, &p);
     let before = snapshot(&b);
     let (r, _) = call_env_exit("apply_concept_patch", &apply, &[], 1);
     let e = &r["structuredContent"];
@@ -941,13 +944,16 @@ fn readers(b: &Path) -> Vec<(&'static str, Value)> {
         ("validate_bundle", json!({"bundle_path": b})),
         (
             "preview_concept_patch",
-            crate::patch::patch_args(b, &json!([gen_op("metrics/archived", "agent/17")])),
+            crate::support::patch::patch_args(b, &json!([gen_op("metrics/archived", "agent/17")])),
         ),
         (
             "preview_v02_migration",
             json!({"bundle_path": b, "timestamp_policy": "remove_after_copy", "citation_mappings": []}),
         ),
-        ("preview_temporal_upgrade", crate::temporal::targs(b, None)),
+        (
+            "preview_temporal_upgrade",
+            crate::support::temporal::targs(b, None),
+        ),
     ]
 }
 
@@ -1034,7 +1040,7 @@ fn lifecycle(b: &Path, status: &str) -> Value {
         .iter()
         .map(|c| json!({"kind": "set_lifecycle", "concept_id": c, "lifecycle": {"status": status, "stale_after": null}}))
         .collect();
-    crate::patch::patch_args(b, &Value::Array(ops))
+    crate::support::patch::patch_args(b, &Value::Array(ops))
 }
 
 /// One writer toggles two concepts (in two directories) between two states for `secs`
@@ -1048,8 +1054,8 @@ fn readers_beside_a_writer(secs: u64) {
     let mut states: Vec<(Value, Value)> = Vec::new();
     for status in ["draft", "deprecated"] {
         let a = lifecycle(&b, status);
-        let p = crate::patch::preview(&a);
-        crate::patch::apply(&crate::patch::apply_args(&a, &p));
+        let p = crate::support::patch::preview(&a);
+        crate::support::patch::apply(&crate::support::patch::apply_args(&a, &p));
         let l = call_env_exit("list_concepts", &list, &[], 0).0;
         let r = call_env_exit("read_concept", &read, &[], 0).0;
         states.push((
@@ -1064,7 +1070,7 @@ fn readers_beside_a_writer(secs: u64) {
         let mut n = 0usize;
         let mut warned = 0usize;
         while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-            let (err, r) = crate::patch::tool(tool, args);
+            let (err, r) = crate::support::patch::tool(tool, args);
             n += 1;
             if err {
                 assert_eq!(r["retryable"], true, "{tool}: a non-retryable error: {r}");
@@ -1094,11 +1100,11 @@ fn readers_beside_a_writer(secs: u64) {
                         "deprecated"
                     },
                 );
-                let p = crate::patch::preview(&a);
+                let p = crate::support::patch::preview(&a);
                 if p["status"] == "applicable" {
-                    let (err, r) = crate::patch::tool(
+                    let (err, r) = crate::support::patch::tool(
                         "apply_concept_patch",
-                        &crate::patch::apply_args(&a, &p),
+                        &crate::support::patch::apply_args(&a, &p),
                     );
                     assert!(!err || r["retryable"] == true, "writer: {r}");
                 }
@@ -1211,7 +1217,7 @@ fn sto_16_disk_full_on_a_small_tmpfs_bytes_and_inodes_as_root() {
             }
         };
         let b = fs.path().join("bundle");
-        crate::util::copy_dir(&fixture("patch-ext"), &b);
+        crate::support::util::copy_dir(&fixture("patch-ext"), &b);
         // A first write creates the store.
         let (r, _) = call_env_exit("write_concept", &apply_case("write_concept", &b), &[], 0);
         assert_eq!(r["isError"], false, "{r}");

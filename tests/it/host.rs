@@ -4,7 +4,7 @@
 
 #![allow(clippy::disallowed_methods)] // tests build and mutate their own temp trees
 
-use crate::util::{call, copy_bundle, fixture, snapshot};
+use crate::support::util::{call, copy_bundle, fixture, snapshot};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -444,9 +444,9 @@ fn aut_10_git_never_sees_the_store() {
 
 #[test]
 fn aut_09_tools_prints_every_registered_tool_with_its_title() {
-    let out = crate::util::run_cli(&["tools"], None);
+    let out = crate::support::util::run_cli(&["tools"], None);
     assert_eq!(out.code, 0);
-    let mut mcp = crate::util::Mcp::start();
+    let mut mcp = crate::support::util::Mcp::start();
     let listed = mcp.request("tools/list", json!({}));
     let tools: Vec<(String, String)> = listed["result"]["tools"]
         .as_array()
@@ -495,7 +495,7 @@ fn aut_09_usage_errors_explain_without_echoing_argument_values() {
         (&["call", SECRET, "--args", "{}"], "unknown tool name"),
     ];
     for (argv, explains) in cases {
-        let out = crate::util::run_cli(argv, None);
+        let out = crate::support::util::run_cli(argv, None);
         assert_eq!(out.code, 2, "{argv:?}");
         assert!(out.stdout.is_empty(), "{argv:?}");
         assert_eq!(out.stderr.lines().count(), 1, "{argv:?}: {}", out.stderr);
@@ -512,8 +512,8 @@ fn aut_09_usage_errors_explain_without_echoing_argument_values() {
 fn aut_09_call_pretty_prints_the_same_result_over_several_lines() {
     let (_t, b) = copy_bundle(&fixture("read_tools"));
     let args = json!({"bundle_path": b.to_str().expect("utf-8"), "limit": 2}).to_string();
-    let one = crate::util::run_cli(&["call", "list_concepts", "--args", &args], None);
-    let pretty = crate::util::run_cli(
+    let one = crate::support::util::run_cli(&["call", "list_concepts", "--args", &args], None);
+    let pretty = crate::support::util::run_cli(
         &["call", "list_concepts", "--pretty", "--args", &args],
         None,
     );
@@ -525,7 +525,8 @@ fn aut_09_call_pretty_prints_the_same_result_over_several_lines() {
     let p: Value = serde_json::from_str(&pretty.stdout).expect("json");
     assert_eq!(a, p);
     // A tool error keeps its exit code under --pretty.
-    let bad = crate::util::run_cli(&["call", "list_concepts", "--pretty", "--args", "{}"], None);
+    let bad =
+        crate::support::util::run_cli(&["call", "list_concepts", "--pretty", "--args", "{}"], None);
     assert_eq!(bad.code, 1);
 }
 
@@ -553,7 +554,7 @@ fn aut_09_rust_log_never_prints_arguments_or_documents() {
     .into_iter()
     .enumerate()
     {
-        let mut s = crate::util::Mcp::start_with(&[("RUST_LOG", level)]);
+        let mut s = crate::support::util::Mcp::start_with(&[("RUST_LOG", level)]);
         let r = s.call(
             "read_concept",
             &json!({"bundle_path": bp, "concept_id": "c/secret"}),
@@ -609,7 +610,7 @@ fn aut_09_requests_in_flight_when_stdin_closes_finish_and_are_answered() {
     let b = tmp.path().join("bundle");
     generated_bundle(&b, 3000);
     let bp = b.to_str().expect("utf-8");
-    let mut s = crate::util::Mcp::start();
+    let mut s = crate::support::util::Mcp::start();
     let mut ids = Vec::new();
     for i in 0..3 {
         ids.push(s.send_request(
@@ -681,7 +682,7 @@ fn aut_06_root_restricts_bundle_path_by_directory_identity() {
     };
     // A bad --root is a startup error.
     for bad in ["relative/dir", "/nonexistent-aut06-root"] {
-        let out = std::process::Command::new(crate::util::bin())
+        let out = std::process::Command::new(crate::support::util::bin())
             .args(["serve", "--root", bad])
             .stdin(std::process::Stdio::null())
             .output()
@@ -692,7 +693,7 @@ fn aut_06_root_restricts_bundle_path_by_directory_identity() {
         assert!(err.contains("--root"), "{err}");
     }
     // The root is given through a symlink: resolved once at startup.
-    let mut m = crate::util::Mcp::start_serve(&["--root", s(&link_to_root)]);
+    let mut m = crate::support::util::Mcp::start_serve(&["--root", s(&link_to_root)]);
     let inside = m.call("list_concepts", &json!({"bundle_path": s(&root.join("b"))}));
     assert_eq!(inside["structuredContent"]["total"], 2, "{inside}");
     // The root itself is allowed: the walk passes, then the capture refuses the symlink
@@ -757,7 +758,7 @@ fn aut_06_root_restricts_bundle_path_by_directory_identity() {
 
 #[test]
 fn aut_06_read_only_lists_and_runs_only_the_read_tools() {
-    let mut full = crate::util::Mcp::start();
+    let mut full = crate::support::util::Mcp::start();
     let all = full.request("tools/list", json!({}))["result"]["tools"].clone();
     drop(full.finish());
     let read: Vec<Value> = all
@@ -768,7 +769,7 @@ fn aut_06_read_only_lists_and_runs_only_the_read_tools() {
         .cloned()
         .collect();
     assert!(read.len() >= 3 && read.len() < all.as_array().expect("a").len());
-    let mut m = crate::util::Mcp::start_serve(&["--read-only"]);
+    let mut m = crate::support::util::Mcp::start_serve(&["--read-only"]);
     let listed = m.request("tools/list", json!({}))["result"]["tools"].clone();
     assert_eq!(
         listed,
@@ -798,7 +799,7 @@ fn aut_06_read_only_lists_and_runs_only_the_read_tools() {
 
 /// The client's side of the roots exchange: reads the server's `roots/list` request and
 /// answers it with `uris` (or with a JSON-RPC error when `uris` is `None`).
-fn answer_roots(m: &mut crate::util::Mcp, uris: Option<&[String]>) {
+fn answer_roots(m: &mut crate::support::util::Mcp, uris: Option<&[String]>) {
     let req = m.read();
     assert_eq!(req["method"], "roots/list", "{req}");
     let id = req["id"].clone();
@@ -815,8 +816,8 @@ fn answer_roots(m: &mut crate::util::Mcp, uris: Option<&[String]>) {
 
 /// A session whose client advertises `roots` (spec/surface.md §18.4 rule 2); the server's
 /// first `roots/list` is answered with `uris`.
-fn start_with_roots(args: &[&str], uris: Option<&[String]>) -> crate::util::Mcp {
-    let mut m = crate::util::Mcp::spawn_serve(args, &[]);
+fn start_with_roots(args: &[&str], uris: Option<&[String]>) -> crate::support::util::Mcp {
+    let mut m = crate::support::util::Mcp::spawn_serve(args, &[]);
     let init = m.request(
         "initialize",
         json!({"protocolVersion": "2025-11-25", "capabilities": {"roots": {"listChanged": true}},
@@ -829,7 +830,7 @@ fn start_with_roots(args: &[&str], uris: Option<&[String]>) -> crate::util::Mcp 
 }
 
 /// `list_concepts` on `p`; its structured result (a success or an error envelope).
-fn list_in(m: &mut crate::util::Mcp, p: &Path) -> Value {
+fn list_in(m: &mut crate::support::util::Mcp, p: &Path) -> Value {
     m.call("list_concepts", &json!({"bundle_path": s(p)}))["structuredContent"].clone()
 }
 
@@ -901,7 +902,7 @@ fn aut_06_mcp_roots_bound_bundle_path_and_list_changed_refreshes_them() {
 
 #[test]
 fn aut_08_initialize_carries_instructions_titles_and_prompts() {
-    let mut m = crate::util::Mcp::spawn_serve(&[], &[]);
+    let mut m = crate::support::util::Mcp::spawn_serve(&[], &[]);
     let init = m.request(
         "initialize",
         json!({"protocolVersion": "2025-11-25", "capabilities": {},

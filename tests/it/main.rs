@@ -3,8 +3,7 @@
 //! `../shared/corpus/`. Scenario ids refer to `../shared/spec/scenarios.md`; the map from
 //! ids to tests is `tests/COVERAGE.md`.
 
-mod client;
-mod util;
+mod support;
 
 mod aliases;
 mod auto_profile;
@@ -18,6 +17,7 @@ mod demo;
 mod durability;
 mod framing;
 mod golden;
+mod guard;
 #[cfg(feature = "fault-injection")]
 mod honest;
 mod host;

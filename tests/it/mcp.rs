@@ -1,6 +1,6 @@
 //! SRV-01…06 over a spawned `okf-mcp serve`.
 
-use crate::util::*;
+use crate::support::util::*;
 use serde_json::json;
 
 #[test]

@@ -1,19 +1,18 @@
 //! `okf-mcp migrate` (issue 20 item 6): the four-call sequence of spec/migration.md §12.7
 //! rule 6 (MIG-44) through the guided subcommand, on copies of `fixtures/bundles/demo-v01`
-//! and on generated v0.1 bundles (`migration_scale/gen.rs`). Every step after the first runs
+//! and on generated v0.1 bundles (`support/gen.rs`). Every step after the first runs
 //! the command line the previous summary printed, through `sh -c` (pipes) or util-linux
 //! `script` (a pseudo-terminal), from the directory holding the bundle, so the bundle
 //! argument is the relative `b` and no output may hold a host path. The summaries are checked
 //! against the tool's own answers (`okf-mcp call` with the same arguments).
 #![allow(clippy::disallowed_methods)] // tests build their own temp trees
 
-use crate::migration_scale::gen::{generate, Spec};
-use crate::util::{
+use crate::support::gen::{generate, Spec};
+use crate::support::util::{
     assert_no_host_path, assert_no_host_path_in_result, bin, call, copy_dir, fixture, identity,
-    snapshot,
+    snapshot, visible_of,
 };
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -194,14 +193,6 @@ fn tool_preview(args: &Value) -> Value {
     out.structured().clone()
 }
 
-/// The files of `s` outside `.okf/`.
-fn visible(s: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
-    s.iter()
-        .filter(|(k, _)| !k.starts_with(".okf"))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
-}
-
 /// Checks a preview summary against the tool's answer `p`: status, totals, each per-code
 /// count, the first blocked document, the digests.
 fn assert_summary_is_the_answer(r: &Run, p: &Value) {
@@ -319,7 +310,7 @@ fn full_sequence(dir: &Path, root: &Path, runner: fn(&Path, &str) -> Run) -> Vec
     );
     assert_eq!(field(&applied.stdout, "plan_digest"), Some(plan));
     let after = snapshot(root);
-    assert_ne!(visible(&after), visible(&pristine), "the apply wrote");
+    assert_ne!(visible_of(&after), visible_of(&pristine), "the apply wrote");
     assert!(root.join(".okf").is_dir());
     let index = String::from_utf8(after["index.md"].clone()).expect("utf-8");
     assert!(index.contains("okf_version"), "{index}");
@@ -331,7 +322,7 @@ fn full_sequence(dir: &Path, root: &Path, runner: fn(&Path, &str) -> Run) -> Vec
         "{}",
         replay.context()
     );
-    assert_eq!(visible(&snapshot(root)), visible(&after));
+    assert_eq!(visible_of(&snapshot(root)), visible_of(&after));
 
     let done = runner(
         dir,

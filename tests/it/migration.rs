@@ -4,68 +4,11 @@
 //! CRP-03/04/06).
 #![allow(clippy::disallowed_methods)]
 
-use crate::patch::{receipts, visible};
-use crate::util::{call, copy_bundle, corpus, snapshot};
+use crate::support::migration::{apply, apply_args, apply_err, args, bundle, preview, read, write};
+use crate::support::patch::receipts;
+use crate::support::util::{call, copy_bundle, corpus, snapshot, visible};
 use serde_json::{json, Value};
 use std::path::Path;
-
-pub(crate) fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    if let Some(d) = p.parent() {
-        std::fs::create_dir_all(d).expect("mkdir");
-    }
-    std::fs::write(p, text).expect("write");
-}
-
-pub(crate) fn read(root: &Path, rel: &str) -> String {
-    String::from_utf8(std::fs::read(root.join(rel)).expect("read")).expect("utf8")
-}
-
-/// A temp bundle made of `files`.
-pub(crate) fn bundle(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("b");
-    std::fs::create_dir(&root).expect("mkdir");
-    for (p, t) in files {
-        write(&root, p, t);
-    }
-    (dir, root)
-}
-
-pub(crate) fn args(root: &Path, extra: Value) -> Value {
-    let mut a = json!({
-        "bundle_path": root.to_str().expect("utf8 path"),
-        "timestamp_policy": "remove_after_copy",
-        "citation_mappings": [],
-    });
-    for (k, v) in extra.as_object().expect("object") {
-        a[k] = v.clone();
-    }
-    a
-}
-
-pub(crate) fn preview(a: &Value) -> Value {
-    let out = call("preview_v02_migration", a);
-    assert!(!out.is_error(), "preview failed: {}", out.stdout);
-    out.structured().clone()
-}
-
-/// The apply arguments of a preview `p` of `a`.
-pub(crate) fn apply_args(a: &Value, p: &Value) -> Value {
-    let mut x = a.clone();
-    x["expected_source"] = p["source"].clone();
-    if let Some(proof) = p.get("proof") {
-        x["proof"] = proof.clone();
-        x["expected_plan_digest"] = p["plan_digest"].clone();
-    }
-    x
-}
-
-pub(crate) fn apply(a: &Value) -> Value {
-    let out = call("apply_v02_migration", a);
-    assert!(!out.is_error(), "apply failed: {}", out.stdout);
-    out.structured().clone()
-}
 
 /// Asserts that `root` validates strictly as OKF 0.2 with no ERROR (`what` names the case).
 fn assert_conformant_02(root: &Path, what: &str) {
@@ -79,12 +22,6 @@ fn assert_conformant_02(root: &Path, what: &str) {
         "{what}: {}",
         v.stdout
     );
-}
-
-pub(crate) fn apply_err(a: &Value) -> Value {
-    let out = call("apply_v02_migration", a);
-    assert!(out.is_error(), "apply should fail: {}", out.stdout);
-    out.structured().clone()
 }
 
 const CONCEPT: &str = "---\ntype: Table\ntitle: Orders\ntimestamp: '2026-05-28T22:43:59+00:00'\n---\n\nClaim [1].\n\n# Citations\n\n[1] [Spec](https://example.test/spec)\n";
@@ -841,7 +778,7 @@ fn mig_39_generator_leftovers_through_the_tools() {
 
 #[test]
 fn sec_01_migration_payloads_are_inert_and_preserved_byte_for_byte() {
-    let probe = crate::patch::Probe::start();
+    let probe = crate::support::probe::Probe::start();
     let dir = tempfile::tempdir().expect("tempdir");
     let marker = dir.path().join("marker");
     let m = marker.display();

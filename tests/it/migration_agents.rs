@@ -1,12 +1,12 @@
 //! Agents at scale (spec/migration.md §12.7), through the real binary (`okf-mcp call`) on a
-//! generated v0.1 bundle of 300 documents (`migration_scale/gen.rs`) and on
+//! generated v0.1 bundle of 300 documents (`support/gen.rs`) and on
 //! `fixtures/bundles/demo-v01`: bounded answers (MIG-41), proposals accepted by digest
 //! (MIG-42) and proof by digest (MIG-43). The 5,000-document four-call sequence over stdio is
 //! `migration_scale::mig_44_…`.
 #![allow(clippy::disallowed_methods)]
 
-use crate::migration_scale::gen::{generate, generate_with_leftovers, Spec};
-use crate::util::{copy_bundle, fixture, run_cli, snapshot, CliOut};
+use crate::support::gen::{generate, generate_with_leftovers, Spec};
+use crate::support::util::{copy_bundle, fixture, run_cli, snapshot, CliOut};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -466,7 +466,7 @@ fn mig_44_the_four_call_sequence_on_a_generated_bundle_over_stdio() {
         "1 % leftovers"
     );
     let a = args(&root);
-    let mut mcp = crate::client::Mcp::start();
+    let mut mcp = crate::support::client::Mcp::start();
     let (p0, _) = structured(&mcp.call("preview_v02_migration", &a), "first preview");
     assert_eq!(p0["status"], "blocked");
     assert!(size(&p0) <= 256 * 1024);

@@ -3,57 +3,16 @@
 //! MIG-30).
 #![allow(clippy::disallowed_methods)]
 
-use crate::migration::{apply, apply_args, apply_err, args, bundle, preview, read, write};
-use crate::patch::{receipts, visible};
-use crate::util::{call, snapshot};
+use crate::support::migration::{apply, apply_args, apply_err, args, bundle, preview, read, write};
+use crate::support::migration::{file_item, inline_item, query, ROOT_01};
+use crate::support::patch::receipts;
+use crate::support::util::{call, snapshot, visible};
 use serde_json::{json, Value};
 
 fn preview_err(a: &Value) -> Value {
     let out = call("preview_v02_migration", a);
     assert!(out.is_error(), "preview should fail: {}", out.stdout);
     out.structured().clone()
-}
-
-pub(crate) const ROOT_01: &str = "---\nokf_version: \"0.1\"\n---\n# Bundle\n";
-
-pub(crate) fn query(title: &str) -> String {
-    format!("---\ntype: Query\ntitle: {title}\n---\n\nWhat it computes.\n")
-}
-
-/// A file-mode item.
-pub(crate) fn file_item(
-    id: &str,
-    computation_path: &str,
-    asset_path: &str,
-    content: &str,
-) -> Value {
-    json!({
-        "concept_id": id,
-        "contract": {
-            "mode": "file",
-            "runtime": "bigquery",
-            "parameters": [{"name": "year", "type": "integer", "required": true}],
-            "computation_path": computation_path,
-            "executor": {"resource": "run.md", "receipt": ["job_id"]},
-            "attester": {"resource": "attest.py"},
-        },
-        "asset": {"path": asset_path, "content": content},
-    })
-}
-
-pub(crate) fn inline_item(id: &str, code: &str) -> Value {
-    json!({
-        "concept_id": id,
-        "contract": {
-            "mode": "inline",
-            "runtime": "python",
-            "parameters": [],
-            "inline_computation": code,
-            "inline_language": "python",
-            "executor": {"resource": "run.md", "receipt": ["job_id", "rows"]},
-            "attester": {"resource": "attest.py"},
-        },
-    })
 }
 
 #[test]

@@ -5,7 +5,8 @@
 //! unmigrated document.
 #![allow(clippy::disallowed_methods)]
 
-use crate::util::{bin, call};
+use crate::support::migration::apply_args;
+use crate::support::util::{bin, call, visible};
 use okf_mcp::store::fault::Point;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -39,13 +40,6 @@ fn fresh() -> (tempfile::TempDir, std::path::PathBuf) {
     (dir, root)
 }
 
-fn visible(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    crate::util::snapshot(root)
-        .into_iter()
-        .filter(|(k, _)| !k.starts_with(".okf"))
-        .collect()
-}
-
 /// The bytes of the one receipt of `root`'s store.
 fn receipt_file(root: &Path) -> Vec<u8> {
     let dir = root.join(".okf/receipts");
@@ -76,16 +70,14 @@ fn args(root: &Path) -> Value {
     })
 }
 
-fn apply_args(root: &Path) -> Value {
+/// The apply arguments of `root` after an applicable preview (whose proof is inline: the
+/// bundle is small, `include_proof` is `auto`).
+fn authorised(root: &Path) -> Value {
     let a = args(root);
     let p = call("preview_v02_migration", &a);
     let p = p.structured();
     assert_eq!(p["status"], "applicable", "{p}");
-    let mut x = a.clone();
-    x["expected_source"] = p["source"].clone();
-    x["proof"] = p["proof"].clone();
-    x["expected_plan_digest"] = p["plan_digest"].clone();
-    x
+    apply_args(&a, p)
 }
 
 #[test]
@@ -93,7 +85,7 @@ fn mig_26_every_fault_point_of_a_migration_commit_recovers_to_pre_or_post_state(
     // The post-state, from an uninterrupted run.
     let (_d, clean) = fresh();
     let pre = visible(&clean);
-    let x = apply_args(&clean);
+    let x = authorised(&clean);
     let r = call("apply_v02_migration", &x);
     assert_eq!(r.structured()["status"], "applied", "{}", r.stdout);
     let changed = r.structured()["changed_paths"]
@@ -115,7 +107,7 @@ fn mig_26_every_fault_point_of_a_migration_commit_recovers_to_pre_or_post_state(
     let mut crashed = 0;
     for point in Point::commit_sequence(changed) {
         let (_d, root) = fresh();
-        let x = apply_args(&root);
+        let x = authorised(&root);
         let out = Command::new(bin())
             .args(["call", "apply_v02_migration", "--args", &x.to_string()])
             .env("OKF_MCP_FAULT", format!("{point}:crash"))

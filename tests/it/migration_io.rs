@@ -8,10 +8,10 @@
 //! probes and every store open).
 #![allow(clippy::disallowed_methods)]
 
-use crate::migration::{apply_args, args, bundle};
-use crate::migration_computations::{file_item, inline_item, query, ROOT_01};
-use crate::paths::dispatch;
-use crate::util::snapshot;
+use crate::support::dispatch::dispatch;
+use crate::support::migration::{apply_args, args, bundle};
+use crate::support::migration::{file_item, inline_item, query, ROOT_01};
+use crate::support::util::snapshot;
 use okf_mcp::store::hooks::{trace, IoEvent};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

@@ -3,9 +3,9 @@
 //! matrix (MIG-17) and the input faults of a rootless target-noop apply (MIG-25).
 #![allow(clippy::disallowed_methods)]
 
-use crate::migration::{apply, apply_args, apply_err, args, bundle, preview, read, write};
-use crate::migration_computations::file_item;
-use crate::util::{call, snapshot};
+use crate::support::migration::file_item;
+use crate::support::migration::{apply, apply_args, apply_err, args, bundle, preview, read, write};
+use crate::support::util::{call, snapshot};
 use serde_json::{json, Value};
 
 const LOG: &str = "## 2026-05-22\n\nChanged [1].\n\n# Citations\n\n[1] [Spec](https://x.test/s)\n";
@@ -655,12 +655,12 @@ fn bullet_mappings(root: &std::path::Path) -> Vec<Value> {
 
 #[test]
 fn mig_05_ga4_migrates_with_hand_written_legacy_entry_mappings() {
-    let src = crate::util::corpus("v0.1/ga4");
+    let src = crate::support::util::corpus("v0.1/ga4");
     assert!(
         src.join("index.md").is_file(),
         "the ga4 corpus bundle is present"
     );
-    let (_t, root) = crate::util::copy_bundle(&src);
+    let (_t, root) = crate::support::util::copy_bundle(&src);
     let mappings = bullet_mappings(&root);
     assert!(
         mappings.len() >= 5,

@@ -1,15 +1,14 @@
 //! The 0.1 → 0.2 migration at scale, through the real binary (`okf-mcp call`), on bundles
-//! generated in the generator dialect of issue 10 (`migration_scale/gen.rs`: ordered-list
+//! generated in the generator dialect of issue 10 (`support/gen.rs`: ordered-list
 //! citations, inline notes, `[N]` claims, untyped reference documents as pre-existing
 //! errors; spec/migration.md §12): MIG-37 (the whole workflow with the tool's own proposals)
 //! and MIG-26 under external `SIGKILL`s (pre- or post-state, root index never ahead).
 //! No timing is asserted anywhere; the bench `benches/migration.rs` measures.
 #![allow(clippy::disallowed_methods)]
 
-pub mod gen;
-
-use crate::util::{bin, copy_dir, run_cli, CliOut};
-use gen::{generate, Generated, Spec};
+use crate::support::gen::{self, generate, Generated, Spec};
+use crate::support::migration::apply_args;
+use crate::support::util::{bin, copy_dir, run_cli, CliOut};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -54,17 +53,9 @@ fn args(root: &Path, mappings: Value) -> Value {
     })
 }
 
-fn apply_args(a: &Value, p: &Value) -> Value {
-    let mut x = a.clone();
-    x["expected_source"] = p["source"].clone();
-    x["proof"] = p["proof"].clone();
-    x["expected_plan_digest"] = p["plan_digest"].clone();
-    x
-}
-
 /// Every visible file (`.okf/` excluded) as relative path → SHA-256, directories as `path/`.
 fn digests(root: &Path) -> BTreeMap<String, [u8; 32]> {
-    crate::util::snapshot(root)
+    crate::support::util::snapshot(root)
         .into_iter()
         .filter(|(k, _)| !k.starts_with(".okf"))
         .map(|(k, v)| (k, okf_mcp::digest::sha256(&v)))

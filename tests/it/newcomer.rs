@@ -17,7 +17,7 @@
 //! concept's existing `stale_after` line byte-identical (spec/temporal.md §11,
 //! spec/concept-patch.md §11.1, scenarios AUT-01 and AUT-02).
 
-use crate::util::{copy_bundle, fixture, Mcp};
+use crate::support::util::{copy_bundle, fixture, Mcp};
 use serde_json::{json, Map, Value};
 use std::path::Path;
 

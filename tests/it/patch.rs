@@ -3,200 +3,11 @@
 //! Every test works on a temp copy of a fixture and checks the tree and `.okf/` where the
 //! scenario says so.
 
-use crate::util::{call, copy_bundle, fixture, run_cli, snapshot, Mcp};
+use crate::support::patch::*;
+use crate::support::probe::Probe;
+use crate::support::util::{copy_bundle, fixture, snapshot, Mcp};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-pub(crate) const ACTOR: &str = "agent:patch-it";
-
-/// Patch arguments for `bundle` (date profile).
-pub(crate) fn patch_args(bundle: &Path, ops: &Value) -> Value {
-    json!({"bundle_path": bundle, "actor": ACTOR, "operations": ops})
-}
-
-/// Preview arguments plus the expectations of `preview`.
-pub(crate) fn apply_args(args: &Value, preview: &Value) -> Value {
-    let mut a = args.clone();
-    a["expected_revision"] = preview["base_revision"].clone();
-    a["expected_plan_digest"] = preview["plan_digest"].clone();
-    a
-}
-
-/// Runs a tool through `okf-mcp call`; returns (isError, structuredContent).
-pub(crate) fn tool(name: &str, args: &Value) -> (bool, Value) {
-    let text = args.to_string();
-    let out = if text.len() > 64 * 1024 {
-        run_cli(&["call", name, "--args-file", "-"], Some(text.as_bytes()))
-    } else {
-        call(name, args)
-    };
-    assert!(out.stderr.is_empty(), "stderr: {}", out.stderr);
-    if let Some(bp) = args["bundle_path"].as_str() {
-        // SEC-04: no output carries the absolute bundle path.
-        assert!(!out.stdout.contains(bp), "output leaks the bundle path");
-    }
-    let r = out.result.as_ref().expect("one CallToolResult line");
-    let err = r["isError"] == json!(true);
-    assert_eq!(out.code, i32::from(err), "exit code matches isError");
-    (err, r["structuredContent"].clone())
-}
-
-/// A successful preview (asserts the §5.1 invariants of its status).
-pub(crate) fn preview(args: &Value) -> Value {
-    let (err, s) = tool("preview_concept_patch", args);
-    assert!(!err, "preview failed: {s}");
-    check_preview(&s);
-    s
-}
-
-/// A successful apply (asserts the §5.2 invariants of its status).
-pub(crate) fn apply(args: &Value) -> Value {
-    let (err, s) = tool("apply_concept_patch", args);
-    assert!(!err, "apply failed: {s}");
-    check_apply(&s);
-    s
-}
-
-/// An error envelope of `name`; returns it.
-pub(crate) fn tool_err(name: &str, args: &Value) -> Value {
-    let (err, s) = tool(name, args);
-    assert!(err, "expected an error from {name}: {s}");
-    s
-}
-
-pub(crate) fn severities(s: &Value) -> Vec<String> {
-    s["diagnostics"]
-        .as_array()
-        .expect("diagnostics")
-        .iter()
-        .map(|d| d["severity"].as_str().expect("severity").to_owned())
-        .collect()
-}
-
-pub(crate) fn codes(s: &Value) -> Vec<String> {
-    s["diagnostics"]
-        .as_array()
-        .expect("diagnostics")
-        .iter()
-        .map(|d| d["code"].as_str().expect("code").to_owned())
-        .collect()
-}
-
-fn sorted_unique(paths: &Value) -> bool {
-    let p: Vec<&str> = paths
-        .as_array()
-        .expect("paths")
-        .iter()
-        .map(|v| v.as_str().expect("str"))
-        .collect();
-    p.windows(2).all(|w| w[0] < w[1])
-}
-
-/// spec/concept-patch.md §5.1 state invariants, plus OUT-02 (no receipt/proof keys).
-pub(crate) fn check_preview(s: &Value) {
-    no_receipt_keys(s);
-    let status = s["status"].as_str().expect("status");
-    let sev = severities(s);
-    assert!(sorted_unique(&s["affected_paths"]), "{s}");
-    match status {
-        "applicable" => {
-            assert_ne!(s["result_revision"], s["base_revision"]);
-            assert!(s["diff"] != "" || s["diff_truncated"] == true);
-            assert!(!s["affected_paths"].as_array().expect("a").is_empty());
-            assert!(!sev.contains(&"ERROR".to_owned()), "{s}");
-            assert_eq!(s["unknown_preserved"], true);
-        }
-        "noop" => {
-            assert_eq!(s["result_revision"], s["base_revision"]);
-            assert_eq!(s["diff"], "");
-            assert_eq!(s["diff_truncated"], false);
-            assert_eq!(s["affected_paths"], json!([]));
-            assert!(!sev.contains(&"ERROR".to_owned()), "{s}");
-            assert_eq!(s["unknown_preserved"], true);
-        }
-        "rejected" => {
-            assert_eq!(s["result_revision"], Value::Null);
-            assert_eq!(s["diff"], "");
-            assert_eq!(s["diff_truncated"], false);
-            assert_eq!(s["affected_paths"], json!([]));
-            assert!(sev.contains(&"ERROR".to_owned()), "{s}");
-            assert_eq!(s["unknown_preserved"], false);
-        }
-        other => panic!("unexpected preview status {other}"),
-    }
-}
-
-/// spec/concept-patch.md §5.2 state invariants, plus OUT-02.
-pub(crate) fn check_apply(s: &Value) {
-    no_receipt_keys(s);
-    let sev = severities(s);
-    assert!(sorted_unique(&s["changed_paths"]), "{s}");
-    assert!(s["base_revision"].is_string() && s["result_revision"].is_string());
-    match s["status"].as_str().expect("status") {
-        "applied" => {
-            assert_ne!(s["result_revision"], s["base_revision"]);
-            assert!(!s["changed_paths"].as_array().expect("a").is_empty());
-            assert!(sev.iter().all(|x| x == "INFO"), "{s}");
-        }
-        "noop" => {
-            assert_eq!(s["result_revision"], s["base_revision"]);
-            assert_eq!(s["changed_paths"], json!([]));
-            assert!(sev.iter().all(|x| x == "INFO"), "{s}");
-        }
-        "rejected" => {
-            assert_eq!(s["result_revision"], s["base_revision"]);
-            assert_eq!(s["changed_paths"], json!([]));
-            assert!(sev.contains(&"ERROR".to_owned()), "{s}");
-        }
-        other => panic!("unexpected apply status {other}"),
-    }
-}
-
-/// OUT-02: no `receipt` or `proof` key anywhere in the output.
-pub(crate) fn no_receipt_keys(v: &Value) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                assert!(k != "receipt" && k != "proof", "output key {k}");
-                no_receipt_keys(x);
-            }
-        }
-        Value::Array(a) => a.iter().for_each(no_receipt_keys),
-        _ => {}
-    }
-}
-
-/// Writes a test file (the store is the only writer in `src/`; clippy bans `fs::write`).
-pub(crate) fn put(p: impl AsRef<Path>, bytes: impl AsRef<[u8]>) -> std::io::Result<()> {
-    use std::io::Write;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(p)?
-        .write_all(bytes.as_ref())
-}
-
-pub(crate) fn has_okf(b: &Path) -> bool {
-    b.join(".okf").symlink_metadata().is_ok()
-}
-
-/// Number of files in `.okf/receipts/`.
-pub(crate) fn receipts(b: &Path) -> usize {
-    std::fs::read_dir(b.join(".okf/receipts")).map_or(0, |d| {
-        d.filter(|e| e.as_ref().is_ok_and(|e| e.path().is_file()))
-            .count()
-    })
-}
-
-/// The visible bundle (without `.okf/`).
-pub(crate) fn visible(b: &Path) -> BTreeMap<String, Vec<u8>> {
-    snapshot(b)
-        .into_iter()
-        .filter(|(k, _)| !k.starts_with(".okf"))
-        .collect()
-}
 
 fn read(b: &Path, rel: &str) -> String {
     String::from_utf8(std::fs::read(b.join(rel)).expect("read")).expect("utf8")
@@ -1000,57 +811,6 @@ fn dif_02_over_limit_diff_is_cut_by_whole_sections_and_still_applies() {
     assert_eq!(a["result_revision"], p["result_revision"]);
 }
 
-/// A tiny HTTP probe on 127.0.0.1 counting connections; stops with the guard.
-pub(crate) struct Probe {
-    pub(crate) addr: String,
-    hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    handle: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Probe {
-    pub(crate) fn start() -> Self {
-        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-        use std::sync::Arc;
-        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        l.set_nonblocking(true).expect("nb");
-        let addr = l.local_addr().expect("addr").to_string();
-        let hits = Arc::new(AtomicUsize::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (h, s) = (hits.clone(), stop.clone());
-        let handle = std::thread::spawn(move || {
-            // Bounded: at most ~10 minutes of 10 ms polls, ends when the guard drops.
-            for _ in 0..60_000 {
-                if s.load(Ordering::SeqCst) {
-                    break;
-                }
-                if l.accept().is_ok() {
-                    h.fetch_add(1, Ordering::SeqCst);
-                }
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-        });
-        Self {
-            addr,
-            hits,
-            stop,
-            handle: Some(handle),
-        }
-    }
-    pub(crate) fn hits(&self) -> usize {
-        self.hits.load(std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
-impl Drop for Probe {
-    fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
-
 #[test]
 fn sec_01_payloads_are_inert_and_preserved_byte_for_byte() {
     let probe = Probe::start();
@@ -1384,7 +1144,8 @@ fn aut_02_set_lifecycle_keeps_an_absent_member_byte_for_byte() {
 fn aut_03_set_metadata_sets_the_descriptive_keys_and_keeps_every_other_byte() {
     let block = "---\ntype: Metric\ntitle: 'Old title'\ndescription: A description that\n  spans two lines\ntags:\n- a\n- b\nx-ext: keep # a comment\n---\n\nBody [x].\n";
     let flow = "---\ntype: Table\ntags: [a, b] # kept\n---\n\nBody.\n";
-    let (_d, root) = crate::migration::bundle(&[("m/block.md", block), ("m/flow.md", flow)]);
+    let (_d, root) =
+        crate::support::migration::bundle(&[("m/block.md", block), ("m/flow.md", flow)]);
     let set =
         |id: &str, m: Value| json!([{"kind": "set_metadata", "concept_id": id, "metadata": m}]);
     let run = |ops: Value| {
@@ -1479,7 +1240,7 @@ fn aut_03_set_metadata_fails_closed_on_presentations_it_cannot_edit_losslessly()
         ),
     ];
     for (text, m, code) in cases {
-        let (_d, root) = crate::migration::bundle(&[("m/c.md", text)]);
+        let (_d, root) = crate::support::migration::bundle(&[("m/c.md", text)]);
         let before = snapshot(&root);
         let args = patch_args(
             &root,

@@ -1,8 +1,8 @@
 //! Patch preview/apply on copies of every `shared/corpus/knowledge-catalog/v0.2/*` bundle
 //! (Phase 1b acceptance; scenario CRP-05).
 
-use crate::patch::{apply, apply_args, patch_args, preview, receipts, tool, visible};
-use crate::util::{copy_bundle, corpus, snapshot};
+use crate::support::patch::{apply, apply_args, patch_args, preview, receipts, tool};
+use crate::support::util::{copy_bundle, corpus, snapshot, visible};
 use serde_json::{json, Value};
 use std::path::Path;
 

@@ -7,7 +7,7 @@
 
 #![allow(clippy::disallowed_methods)] // tests build their own temp trees
 
-use crate::util::{bin, run_cli, Mcp};
+use crate::support::util::{bin, run_cli, Mcp};
 use serde_json::{json, Value};
 use std::process::{Command, Stdio};
 

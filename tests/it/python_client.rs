@@ -3,7 +3,7 @@
 //! error envelopes included, is validated against the checked-in output schema (no
 //! `outputSchema` is advertised: spec/surface.md §18.6 rule 3).
 
-use crate::util::*;
+use crate::support::util::*;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Command;

@@ -1,49 +1,10 @@
 //! Read tools over the real binary: RD-01…10, PRF-01…04, CID-01, SRV-05
 //! (spec/surface.md §12, spec/temporal.md §8).
 
-use crate::util::*;
+use crate::support::read::{err, ok, tmp_bundle, write_file};
+use crate::support::util::*;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-
-/// Test setup only: writes one file of a temporary bundle copy (the store's write rule,
-/// spec/store.md S-1, governs `src/`, not test fixtures).
-#[allow(clippy::disallowed_methods)]
-pub fn write_file(path: &Path, text: &str) {
-    std::fs::write(path, text).expect("write");
-}
-
-/// A temp bundle holding exactly `files` (path, text).
-pub fn tmp_bundle(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let root = tmp.path().join("bundle");
-    std::fs::create_dir_all(&root).expect("mkdir");
-    for (p, t) in files {
-        let f = root.join(p);
-        std::fs::create_dir_all(f.parent().expect("parent")).expect("mkdir");
-        write_file(&f, t);
-    }
-    (tmp, root)
-}
-
-/// Runs `tool` over the CLI, asserting success; returns the CLI output.
-pub fn ok(tool: &str, args: &Value) -> CliOut {
-    let out = call(tool, args);
-    assert_eq!(
-        out.code, 0,
-        "{tool} {args}: stdout {} stderr {}",
-        out.stdout, out.stderr
-    );
-    assert!(!out.is_error());
-    out
-}
-
-/// Runs `tool` over the CLI, asserting a tool error; returns the CLI output.
-pub fn err(tool: &str, args: &Value) -> CliOut {
-    let out = call(tool, args);
-    assert_eq!(out.code, 1, "{tool} {args}: stdout {}", out.stdout);
-    assert!(out.is_error());
-    out
-}
 
 fn entry<'a>(list: &'a Value, id: &str) -> &'a Value {
     list["concepts"]
@@ -238,7 +199,7 @@ fn rd_04_unknown_id_is_concept_not_found_with_recovery_step() {
     assert_eq!(d[0]["field"], "concept_id");
     assert_eq!(d[0]["severity"], "INFO");
     assert!(!out.stdout.contains("nowhere_xyz"), "id not echoed");
-    crate::util::assert_error_texts(out.result.as_ref().expect("result"));
+    crate::support::util::assert_error_texts(out.result.as_ref().expect("result"));
     assert!(out.second_text().ends_with(&format!(
         "next step: {}\n",
         d[0]["message"].as_str().expect("m")
@@ -291,7 +252,7 @@ fn rd_05_unparseable_concept_listed_read_fails_validate_reports() {
     assert_eq!(e["diagnostics"][0]["code"], "unterminated_frontmatter");
     assert_eq!(e["diagnostics"][0]["file"], "broken/unterminated.md");
     // AUT-04: the readable text names the file at fault.
-    crate::util::assert_error_texts(out.result.as_ref().expect("result"));
+    crate::support::util::assert_error_texts(out.result.as_ref().expect("result"));
     assert_eq!(
         out.second_text(),
         format!(

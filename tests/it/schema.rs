@@ -2,7 +2,8 @@
 //! envelope shape (SRV-06), input guidance (SCH-01…08) and the patch-input schema cases
 //! (PAT-06, PAT-11, PAT-13, PAT-14).
 
-use crate::util::*;
+use crate::support::patch::{pure_apply_args, pure_preview_args, ZERO_DIGEST};
+use crate::support::util::*;
 use okf_mcp::wire::{registry, schema_gen};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -117,19 +118,10 @@ fn messages(e: &ToolError) -> Vec<String> {
     e.diagnostics.iter().map(|d| d.message.clone()).collect()
 }
 
-const REV: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+const REV: &str = ZERO_DIGEST;
 
 fn lifecycle_op(stale_after: Value) -> Value {
     json!({"kind": "set_lifecycle", "concept_id": "tables/orders", "lifecycle": {"status": "stable", "stale_after": stale_after}})
-}
-
-fn preview_args(ops: Value) -> Value {
-    json!({"bundle_path": "/nonexistent/okf-bundle", "actor": "agent-1", "operations": ops})
-}
-
-fn apply_args(ops: Value) -> Value {
-    json!({"bundle_path": "/nonexistent/okf-bundle", "actor": "agent-1", "operations": ops,
-           "expected_revision": REV, "expected_plan_digest": REV})
 }
 
 fn computation(mode: &str) -> Value {
@@ -732,7 +724,7 @@ fn srv_06_tool_errors_have_the_envelope_shape_and_validate_against_the_output_sc
             "{tool}"
         );
         assert!(env["diagnostics"].is_array());
-        crate::util::assert_error_texts(&r);
+        crate::support::util::assert_error_texts(&r);
         assert!(out_schema.is_valid(env), "{tool}: {env}");
         let cli = call(tool, &args);
         assert_eq!(cli.code, 1);
@@ -850,11 +842,11 @@ fn sch_03_size_keywords_are_resource_limit_even_with_other_faults() {
     assert_eq!(out.structured()["code"], "resource_limit");
     // One item over maxItems.
     let ops: Vec<Value> = (0..257).map(|_| lifecycle_op(Value::Null)).collect();
-    let e = input_error("preview_concept_patch", &preview_args(json!(ops)));
+    let e = input_error("preview_concept_patch", &pure_preview_args(json!(ops)));
     assert_eq!(e.code, "resource_limit");
     assert_eq!(fields(&e), ["operations"]);
     let ops: Vec<Value> = (0..256).map(|_| lifecycle_op(Value::Null)).collect();
-    assert!(pipeline("preview_concept_patch", &preview_args(json!(ops))).is_ok());
+    assert!(pipeline("preview_concept_patch", &pure_preview_args(json!(ops))).is_ok());
     // Diagnostics of one field are ordered by keyword name: minLength before pattern.
     let e = input_error(
         "read_concept",
@@ -943,7 +935,7 @@ fn sch_05_long_guidance_still_fits_4096_bytes() {
     let ops: Vec<Value> = (0..10)
         .map(|_| json!({"kind": "set_lifecycle", "concept_id": ".x", "lifecycle": {"status": "stable", "stale_after": null}}))
         .collect();
-    let mut args = preview_args(json!(ops));
+    let mut args = pure_preview_args(json!(ops));
     args["temporal_profile"] = json!("nope");
     let e = input_error("preview_concept_patch", &args);
     assert!(error_result(&e).to_string().len() <= 4096);
@@ -1011,7 +1003,7 @@ fn sch_06_enum_lists_values_format_shows_example_multi_branch_names_get_none() {
         "{m}"
     );
     // An item of an array never borrows the array's example.
-    let e = input_error("preview_concept_patch", &preview_args(json!([5])));
+    let e = input_error("preview_concept_patch", &pure_preview_args(json!([5])));
     assert_eq!(fields(&e), ["operations.0"]);
     assert!(e.diagnostics[0].message.contains("expected JSON object"));
     assert!(
@@ -1025,7 +1017,7 @@ fn sch_06_enum_lists_values_format_shows_example_multi_branch_names_get_none() {
 #[test]
 fn sch_07_missing_operations_shows_an_example_list_that_validates() {
     for tool in ["preview_concept_patch", "apply_concept_patch"] {
-        let mut args = apply_args(json!([]));
+        let mut args = pure_apply_args(json!([]));
         args.as_object_mut().expect("obj").remove("operations");
         if tool == "preview_concept_patch" {
             let o = args.as_object_mut().expect("obj");
@@ -1087,7 +1079,7 @@ fn sch_08_deep_or_unadvertised_paths_report_arguments() {
     );
     // End to end: an unknown key nested in an advertised object never appears; the field is
     // the advertised parent.
-    let mut args = preview_args(json!([lifecycle_op(Value::Null)]));
+    let mut args = pure_preview_args(json!([lifecycle_op(Value::Null)]));
     args["operations"][0]["lifecycle"]["sk_live_SECRET"] = json!("hunter2");
     let e = input_error(t, &args);
     assert_eq!(fields(&e), ["operations.0.lifecycle"]);
@@ -1104,14 +1096,14 @@ fn sch_08_deep_or_unadvertised_paths_report_arguments() {
 
 #[test]
 fn pat_06_uppercase_digest_is_schema_validation() {
-    let mut args = apply_args(json!([lifecycle_op(Value::Null)]));
+    let mut args = pure_apply_args(json!([lifecycle_op(Value::Null)]));
     assert!(pipeline("apply_concept_patch", &args).is_ok());
     args["expected_plan_digest"] = json!(format!("sha256:{}", "ABC".repeat(21) + "D"));
     let e = input_error("apply_concept_patch", &args);
     assert_eq!(e.code, "schema_validation");
     assert_eq!(fields(&e), ["expected_plan_digest"]);
     assert!(e.diagnostics[0].message.contains("fresh preview"));
-    let mut args = apply_args(json!([lifecycle_op(Value::Null)]));
+    let mut args = pure_apply_args(json!([lifecycle_op(Value::Null)]));
     args["expected_revision"] = json!(REV
         .to_uppercase()
         .replace("SHA256", "sha256")
@@ -1170,7 +1162,7 @@ fn pat_11_temporal_vectors_agree_between_schema_and_runtime_under_both_profiles(
                                                                        "usage_window": {"from": v, "to": v}}}
             ]);
             for tool in ["preview_concept_patch", "apply_concept_patch"] {
-                let args = with_profile(apply_args(ops.clone()), profile.id());
+                let args = with_profile(pure_apply_args(ops.clone()), profile.id());
                 let args = if tool == "preview_concept_patch" {
                     let mut a = args;
                     let o = a.as_object_mut().expect("obj");
@@ -1204,7 +1196,7 @@ fn pat_11_temporal_vectors_agree_between_schema_and_runtime_under_both_profiles(
             ]);
             let r = pipeline(
                 "preview_concept_patch",
-                &with_profile(preview_args(ops), profile),
+                &with_profile(pure_preview_args(ops), profile),
             );
             assert_eq!(r.is_ok(), runtime, "generated.at {profile} {v}");
         }
@@ -1219,7 +1211,7 @@ fn pat_11_temporal_vectors_agree_between_schema_and_runtime_under_both_profiles(
     for (v, ok) in DATES {
         assert_eq!(Profile::Date.is_valid(v), ok, "{v}");
     }
-    let date_only = preview_args(json!([lifecycle_op(json!("2026-12-31"))]));
+    let date_only = pure_preview_args(json!([lifecycle_op(json!("2026-12-31"))]));
     assert!(pipeline("preview_concept_patch", &date_only).is_ok());
     assert!(pipeline(
         "preview_concept_patch",
@@ -1259,7 +1251,7 @@ fn pat_13_missing_or_null_required_payload_members_fail_before_io() {
     ];
     for (op, field) in cases {
         for tool in ["preview_concept_patch", "apply_concept_patch"] {
-            let mut args = apply_args(json!([op.clone()]));
+            let mut args = pure_apply_args(json!([op.clone()]));
             if tool == "preview_concept_patch" {
                 let o = args.as_object_mut().expect("obj");
                 o.remove("expected_revision");
@@ -1281,34 +1273,37 @@ fn pat_13_missing_or_null_required_payload_members_fail_before_io() {
         computation_op(computation("inline")),
         computation_op({let mut c = computation("file"); c["parameters"] = json!([]); c}),
     ]);
-    assert!(pipeline("preview_concept_patch", &preview_args(ok.clone())).is_ok());
-    assert!(pipeline("apply_concept_patch", &apply_args(ok)).is_ok());
+    assert!(pipeline("preview_concept_patch", &pure_preview_args(ok.clone())).is_ok());
+    assert!(pipeline("apply_concept_patch", &pure_apply_args(ok)).is_ok());
 }
 
 #[test]
 fn pat_14_caps_are_resource_limit_and_wrong_payloads_schema_validation() {
     let one = json!([lifecycle_op(Value::Null)]);
     let mut cases: Vec<(Value, &str)> = Vec::new();
-    let mut a = preview_args(one.clone());
+    let mut a = pure_preview_args(one.clone());
     a["actor"] = json!("a".repeat(257));
     cases.push((a, "actor"));
     let ops: Vec<Value> = (0..257).map(|_| lifecycle_op(Value::Null)).collect();
-    cases.push((preview_args(json!(ops)), "operations"));
+    cases.push((pure_preview_args(json!(ops)), "operations"));
     let src =
         json!({"kind": "put_source", "concept_id": "a", "source": {"resource": "r".repeat(4097)}});
-    cases.push((preview_args(json!([src])), "operations.0.source.resource"));
+    cases.push((
+        pure_preview_args(json!([src])),
+        "operations.0.source.resource",
+    ));
     let mut c = computation("file");
     c["parameters"] = json!((0..257)
         .map(|i| json!({"name": format!("p{i}"), "type": "t", "required": false}))
         .collect::<Vec<_>>());
     cases.push((
-        preview_args(json!([computation_op(c)])),
+        pure_preview_args(json!([computation_op(c)])),
         "operations.0.attested_computation.parameters",
     ));
     let mut c = computation("inline");
     c["inline_computation"] = json!("x".repeat(1024 * 1024 + 1));
     cases.push((
-        preview_args(json!([computation_op(c)])),
+        pure_preview_args(json!([computation_op(c)])),
         "operations.0.attested_computation.inline_computation",
     ));
     for (args, field) in cases {
@@ -1328,14 +1323,14 @@ fn pat_14_caps_are_resource_limit_and_wrong_payloads_schema_validation() {
         );
     }
     // At the caps: accepted.
-    let mut a = preview_args(one);
+    let mut a = pure_preview_args(one);
     a["actor"] = json!("a".repeat(256));
     assert!(pipeline("preview_concept_patch", &a).is_ok());
     let mut c = computation("inline");
     c["inline_computation"] = json!("x".repeat(1024 * 1024));
     assert!(pipeline(
         "preview_concept_patch",
-        &preview_args(json!([computation_op(c)]))
+        &pure_preview_args(json!([computation_op(c)]))
     )
     .is_ok());
     // Wrong kinds / extra payloads.
@@ -1386,7 +1381,7 @@ fn pat_14_caps_are_resource_limit_and_wrong_payloads_schema_validation() {
         ),
     ] {
         for tool in ["preview_concept_patch", "apply_concept_patch"] {
-            let mut args = apply_args(json!([op.clone()]));
+            let mut args = pure_apply_args(json!([op.clone()]));
             if tool == "preview_concept_patch" {
                 let o = args.as_object_mut().expect("obj");
                 o.remove("expected_revision");
@@ -1403,7 +1398,7 @@ fn pat_14_caps_are_resource_limit_and_wrong_payloads_schema_validation() {
     }
     // Selectors are runtime checks (concept-patch.md §2.2): the schema lets both through.
     let both = json!({"kind": "remove_source", "concept_id": "a", "source_id": "s", "source": {"resource": "r", "id": "x"}});
-    assert!(pipeline("preview_concept_patch", &preview_args(json!([both]))).is_ok());
+    assert!(pipeline("preview_concept_patch", &pure_preview_args(json!([both]))).is_ok());
 }
 
 #[test]

@@ -4,8 +4,8 @@
 //! `src/server/mcp.rs::tests::can_01_cancelled_at_dispatch_wins_over_every_other_fault_without_diagnostics`
 //! (a request cancelled before dispatch gets no reply over the wire: rmcp drops it).
 
-use crate::raw::{assert_tool_error, cli_raw, MISSING_BUNDLE};
-use crate::util::*;
+use crate::support::raw::{assert_tool_error, cli_raw, MISSING_BUNDLE};
+use crate::support::util::*;
 use serde_json::{json, Value};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -81,7 +81,7 @@ fn cli_02_read_concept_unknown_concept_is_a_tool_error_exit_1() {
         code == "concept_not_found" || code == "operation_rejected",
         "{sc}"
     );
-    crate::util::assert_error_texts(out.result.as_ref().expect("result"));
+    crate::support::util::assert_error_texts(out.result.as_ref().expect("result"));
     assert_eq!(snapshot(&b), before);
 }
 

@@ -4,7 +4,7 @@
 //! Every test works on a copy of `fixtures/bundles/store-basic` and drives the store with
 //! synthetic plans (the apply tools are built on top of this API).
 
-use crate::util::{copy_bundle, fixture};
+use crate::support::util::{copy_bundle, fixture, visible};
 use okf_mcp::cancel::Cancel;
 use okf_mcp::digest::{self, Encoder};
 use okf_mcp::okf::capture::Capture;
@@ -70,10 +70,7 @@ impl Bundle {
     }
     /// Every visible file (root `.okf` excluded).
     fn visible(&self) -> BTreeMap<String, Vec<u8>> {
-        crate::util::snapshot(&self.path)
-            .into_iter()
-            .filter(|(k, _)| !k.starts_with(".okf"))
-            .collect()
+        visible(&self.path)
     }
     fn listing(&self, rel: &str) -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(self.okf().join(rel))
@@ -319,10 +316,10 @@ fn sto_04_crash_during_recovery_converges_to_the_post_state() {
             assert_eq!(b.visible(), post, "{at}");
             assert!(b.listing("transactions").is_empty() && b.listing("staging").is_empty());
             // A third open changes nothing.
-            let snap = crate::util::snapshot(&b.path);
+            let snap = crate::support::util::snapshot(&b.path);
             let _ = reopen(&b, &req).expect("third open");
             assert_eq!(
-                crate::util::snapshot(&b.path),
+                crate::support::util::snapshot(&b.path),
                 snap,
                 "{at}: recovery idempotent"
             );
@@ -660,14 +657,14 @@ fn sto_06_foreign_write_after_the_boundary_blocks_publication() {
             w2["diagnostics"][1]["message"].as_str(),
             Some(step.as_str())
         );
-        let snap = crate::util::snapshot(&b.path);
+        let snap = crate::support::util::snapshot(&b.path);
         assert!(
             expect_publication_blocked(reopen(&b, &req).map(|_| unreachable()))
                 .to_string()
                 .contains("pending")
         );
         assert_eq!(
-            crate::util::snapshot(&b.path),
+            crate::support::util::snapshot(&b.path),
             snap,
             "refusal writes nothing"
         );
@@ -740,7 +737,7 @@ fn sto_07_tampered_receipts_are_corrupt_never_absent() {
     for (name, text) in cases {
         assert_ne!(text, good, "{name}: the tampering changes the file");
         put(&path, &text).expect("tamper");
-        let snap = crate::util::snapshot(&b.path);
+        let snap = crate::support::util::snapshot(&b.path);
         let r = run(&b, &req, &fast());
         match &r {
             Err(StoreError::StorageCorrupt(Corrupt::Receipt { name: n })) => assert_eq!(n, &stem),
@@ -759,7 +756,7 @@ fn sto_07_tampered_receipts_are_corrupt_never_absent() {
             .expect("step")
             .starts_with(&format!("Delete .okf/receipts/{stem}.json")));
         assert_eq!(
-            crate::util::snapshot(&b.path),
+            crate::support::util::snapshot(&b.path),
             snap,
             "{name}: tree unchanged"
         );
@@ -802,7 +799,7 @@ fn sto_08_corrupt_journal_refuses_with_a_recovery_step_naming_it() {
             "index_ahead_r5" => put(b.path.join("index.md"), INDEX_NEW).expect("w"),
             _ => put(&jpath, b"{").expect("w"),
         }
-        let snap = crate::util::snapshot(&b.path);
+        let snap = crate::support::util::snapshot(&b.path);
         let r = run(
             &b,
             &request(&b, "next", &[("notes/keep.md", b"y")]),
@@ -823,7 +820,7 @@ fn sto_08_corrupt_journal_refuses_with_a_recovery_step_naming_it() {
             format!("Delete .okf/transactions/{txn}.json to abandon the pending transaction (files already published stay; the root index.md is never ahead), then repeat the same call.")
         );
         assert_eq!(
-            crate::util::snapshot(&b.path),
+            crate::support::util::snapshot(&b.path),
             snap,
             "{tamper}: tree unchanged"
         );
@@ -835,7 +832,7 @@ fn sto_09_staged_and_result_limits_fail_before_the_boundary() {
     let mib = 1024 * 1024;
     let big = vec![b'a'; 16 * mib + 1];
     let b = Bundle::new();
-    let pre = crate::util::snapshot(&b.path);
+    let pre = crate::support::util::snapshot(&b.path);
     let r = run(&b, &request(&b, "big", &[("big.bin", &big)]), &fast());
     assert!(matches!(r, Err(StoreError::Limit(_))), "{r:?}");
     let e = r.expect_err("err").to_tool_error(Flavor::ConceptPatch);
@@ -857,7 +854,7 @@ fn sto_09_staged_and_result_limits_fail_before_the_boundary() {
         Err(StoreError::Limit(_))
     ));
     // Nothing staged, nothing visible; only the (empty) private state exists.
-    let mut now = crate::util::snapshot(&b.path);
+    let mut now = crate::support::util::snapshot(&b.path);
     now.retain(|k, _| !k.starts_with(".okf"));
     let mut before = pre.clone();
     before.retain(|k, _| !k.starts_with(".okf"));
@@ -989,7 +986,7 @@ fn sto_11_private_state_path_must_be_a_real_directory() {
     let b = Bundle::new();
     std::os::unix::fs::symlink(b.path.join("notes"), b.okf()).expect("symlink");
     let req = request(&b, "s", &[("notes/keep.md", b"q")]);
-    let snap = crate::util::snapshot(&b.path);
+    let snap = crate::support::util::snapshot(&b.path);
     let e = run(&b, &req, &fast())
         .expect_err("refused")
         .to_tool_error(Flavor::ConceptPatch);
@@ -997,12 +994,12 @@ fn sto_11_private_state_path_must_be_a_real_directory() {
         (e.code.as_str(), e.message.as_str()),
         ("invalid_request", "bundle contains a symlink: .okf")
     );
-    assert_eq!(crate::util::snapshot(&b.path), snap);
+    assert_eq!(crate::support::util::snapshot(&b.path), snap);
 
     let c = Bundle::new();
     put(c.okf(), b"file").expect("file");
     let req = request(&c, "s", &[("notes/keep.md", b"q")]);
-    let snap = crate::util::snapshot(&c.path);
+    let snap = crate::support::util::snapshot(&c.path);
     let e = run(&c, &req, &fast())
         .expect_err("refused")
         .to_tool_error(Flavor::ConceptPatch);
@@ -1016,7 +1013,7 @@ fn sto_11_private_state_path_must_be_a_real_directory() {
     assert!(e.diagnostics[0]
         .message
         .starts_with(".okf is not a directory: move it out of the way"));
-    assert_eq!(crate::util::snapshot(&c.path), snap);
+    assert_eq!(crate::support::util::snapshot(&c.path), snap);
 
     // A symlinked subdirectory is refused the same way.
     let d = Bundle::new();
@@ -1052,7 +1049,7 @@ fn sto_12_lock_held_beyond_the_timeout_is_a_retryable_cancellation() {
     let b = Bundle::new();
     let req = three_writes(&b, "locked");
     let _held = hold_lock(&b);
-    let snap = crate::util::snapshot(&b.path);
+    let snap = crate::support::util::snapshot(&b.path);
     let opts = StoreOptions::default().with_lock_timeout(Duration::from_millis(150));
     let r = run(&b, &req, &opts);
     assert!(matches!(r, Err(StoreError::LockTimeout)), "{r:?}");
@@ -1065,7 +1062,11 @@ fn sto_12_lock_held_beyond_the_timeout_is_a_retryable_cancellation() {
         e.message,
         "bundle is locked by another writer; retry the same call later"
     );
-    assert_eq!(crate::util::snapshot(&b.path), snap, "tree unchanged");
+    assert_eq!(
+        crate::support::util::snapshot(&b.path),
+        snap,
+        "tree unchanged"
+    );
 }
 
 #[test]
@@ -1161,7 +1162,7 @@ fn sto_13_concurrent_commits_one_wins_and_identical_ones_replay_plainly() {
 fn sto_14_case_folding_override_rejects_a_colliding_new_path() {
     let b = Bundle::new();
     let req = request(&b, "fold", &[("Tables/Orders.md", b"x\n")]);
-    let snap = crate::util::snapshot(&b.path);
+    let snap = crate::support::util::snapshot(&b.path);
     let opts = fast().with_folding(Folding {
         case: true,
         normalization: false,
@@ -1176,7 +1177,7 @@ fn sto_14_case_folding_override_rejects_a_colliding_new_path() {
         }
         other => panic!("{other:?}"),
     }
-    let mut now = crate::util::snapshot(&b.path);
+    let mut now = crate::support::util::snapshot(&b.path);
     now.retain(|k, _| !k.starts_with(".okf"));
     let mut before = snap;
     before.retain(|k, _| !k.starts_with(".okf"));
@@ -1298,10 +1299,10 @@ fn replay_only_mode_and_lookup_never_create_private_state() {
 
     let _ = run(&b, &req, &fast()).expect("commit");
     // Replay-only after the bundle moved: the stored receipt answers; nothing is written.
-    let snap = crate::util::snapshot(&b.path);
+    let snap = crate::support::util::snapshot(&b.path);
     let out = commit_with(&b.root(), &req, Mode::ReplayOnly, &Cancel::new(), &fast()).expect("hit");
     assert_eq!(out.source, ReceiptSource::Replayed(ReplayBasis::Plain));
-    assert_eq!(crate::util::snapshot(&b.path), snap);
+    assert_eq!(crate::support::util::snapshot(&b.path), snap);
     // A miss in replay-only mode with `.okf/` present is the CAS conflict.
     let other = request(&b, "never", &[("notes/keep.md", b"n")]);
     let r = commit_with(&b.root(), &other, Mode::ReplayOnly, &Cancel::new(), &fast());
@@ -1396,7 +1397,7 @@ fn cancellation_while_waiting_for_the_lock_is_a_checkpoint() {
     let b = Bundle::new();
     let req = three_writes(&b, "wait");
     let _held = hold_lock(&b);
-    let snap = crate::util::snapshot(&b.path);
+    let snap = crate::support::util::snapshot(&b.path);
     let cancel = Cancel::new();
     let c2 = cancel.clone();
     let t = std::thread::spawn(move || {
@@ -1413,7 +1414,11 @@ fn cancellation_while_waiting_for_the_lock_is_a_checkpoint() {
     );
     t.join().expect("join");
     assert!(matches!(r, Err(StoreError::Cancelled)), "{r:?}");
-    assert_eq!(crate::util::snapshot(&b.path), snap, "tree unchanged");
+    assert_eq!(
+        crate::support::util::snapshot(&b.path),
+        snap,
+        "tree unchanged"
+    );
 }
 
 /// Creates `.okf/` and its four subdirectories, as a first open would.

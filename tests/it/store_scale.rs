@@ -6,6 +6,7 @@
 
 #![allow(clippy::disallowed_methods)] // tests build their own temp trees
 
+use crate::support::util::visible;
 use okf_mcp::cancel::Cancel;
 use okf_mcp::digest::{self, Encoder};
 use okf_mcp::okf::capture::Capture;
@@ -108,11 +109,12 @@ fn request(root: &Root, pad: usize) -> CommitRequest<Vec<PlannedWrite>> {
     }
 }
 
-/// Every visible file (`.okf/` excluded) as path → bytes.
-fn visible(b: &Path) -> BTreeMap<String, Vec<u8>> {
-    crate::util::snapshot(b)
+/// Every visible file (`.okf/` excluded) with bytes, as path → bytes (directories and empty
+/// files left out).
+fn nonempty_files(b: &Path) -> BTreeMap<String, Vec<u8>> {
+    visible(b)
         .into_iter()
-        .filter(|(k, v)| !k.starts_with(".okf") && !k.ends_with('/') && !v.is_empty())
+        .filter(|(k, v)| !k.ends_with('/') && !v.is_empty())
         .collect()
 }
 
@@ -144,7 +146,7 @@ fn sto_scale_a_5000_file_commit_crashed_anywhere_recovers_to_pre_or_post_state()
         Point::AfterCleanup,
     ];
     let (_tmp, b) = make_bundle();
-    let pre = visible(&b);
+    let pre = nonempty_files(&b);
     assert_eq!(pre.len(), CONCEPTS + 1);
     let post: BTreeMap<String, Vec<u8>> = all_paths()
         .into_iter()
@@ -172,7 +174,7 @@ fn sto_scale_a_5000_file_commit_crashed_anywhere_recovers_to_pre_or_post_state()
             &faulty,
         );
         assert!(matches!(r, Err(StoreError::SimulatedCrash)), "{p}: {r:?}");
-        let seen = visible(&b);
+        let seen = nonempty_files(&b);
         // The root index.md is never ahead of any other write.
         if seen.get("index.md") == Some(&index_new) {
             let behind = seen.iter().find(|(k, v)| post.get(*k) != Some(*v));
@@ -187,7 +189,7 @@ fn sto_scale_a_5000_file_commit_crashed_anywhere_recovers_to_pre_or_post_state()
             &opts(),
         )
         .unwrap_or_else(|e| panic!("{p}: reopen {e:?}"));
-        let after = visible(&b);
+        let after = nonempty_files(&b);
         if p.is_post_boundary() {
             assert!(after == post, "{p}: not the post-state");
             assert!(found.is_some(), "{p}: receipt persisted");
@@ -220,12 +222,12 @@ fn sto_scale_a_payload_that_differs_from_the_plan_abandons_before_the_boundary()
         }
     }
     let (_tmp, b) = make_bundle();
-    let pre = visible(&b);
+    let pre = nonempty_files(&b);
     let root = open_root(&b);
     let req = request(&root, 200);
     let r = commit_streamed_with(&root, &req, &Tampered, Mode::Fresh, &Cancel::new(), &opts());
     assert!(matches!(r, Err(StoreError::PayloadMismatch)), "{r:?}");
-    assert!(visible(&b) == pre, "tree unchanged");
+    assert!(nonempty_files(&b) == pre, "tree unchanged");
     for sub in ["staging", "transactions", "receipts"] {
         let n = std::fs::read_dir(b.join(".okf").join(sub))
             .map(Iterator::count)

@@ -4,89 +4,16 @@
 //! TMP-01…TMP-15, CAN-06, ALI-02/ALI-04 and CID-02 temporal parts).
 #![allow(clippy::disallowed_methods)]
 
-use crate::migration::{bundle, read, write};
-use crate::patch::{receipts, visible};
-use crate::util::{call, call_env_exit, copy_bundle, fixture, snapshot};
+use crate::support::migration::{bundle, read, write};
+use crate::support::patch::receipts;
+use crate::support::temporal::{
+    apply, apply_args, apply_err, map_all, preview, preview_err, targs,
+};
+use crate::support::util::{call, call_env_exit, copy_bundle, fixture, snapshot, visible};
 use serde_json::{json, Value};
 use std::path::Path;
 
 pub(crate) const INSTANT: &str = "instant-0b87c52";
-
-pub(crate) fn targs(root: &Path, mappings: Option<Value>) -> Value {
-    let mut a = json!({
-        "bundle_path": root.to_str().expect("utf8 path"),
-        "id": "upgrade-1",
-        "actor": "agent-session-1",
-    });
-    if let Some(m) = mappings {
-        a["mappings"] = m;
-    }
-    a
-}
-
-pub(crate) fn preview(a: &Value) -> Value {
-    let out = call("preview_temporal_upgrade", a);
-    assert!(!out.is_error(), "preview failed: {}", out.stdout);
-    // Text content mirrors the JSON.
-    assert_eq!(
-        serde_json::from_str::<Value>(out.text()).expect("json text"),
-        *out.structured()
-    );
-    out.structured().clone()
-}
-
-fn preview_err(a: &Value) -> Value {
-    let out = call("preview_temporal_upgrade", a);
-    assert!(out.is_error(), "preview should fail: {}", out.stdout);
-    out.structured().clone()
-}
-
-/// The apply arguments of a ready preview `p` of `a`.
-pub(crate) fn apply_args(a: &Value, p: &Value) -> Value {
-    let mut x = a.clone();
-    if x.get("mappings").is_none() {
-        x["mappings"] = json!([]);
-    }
-    x["base_revision"] = p["base_revision"].clone();
-    x["plan_digest"] = p["plan_digest"].clone();
-    x
-}
-
-pub(crate) fn apply(x: &Value) -> Value {
-    let out = call("apply_temporal_upgrade", x);
-    assert!(!out.is_error(), "apply failed: {}", out.stdout);
-    assert_eq!(
-        serde_json::from_str::<Value>(out.text()).expect("json text"),
-        *out.structured(),
-        "text content mirrors the JSON"
-    );
-    out.structured().clone()
-}
-
-fn apply_err(x: &Value) -> Value {
-    let out = call("apply_temporal_upgrade", x);
-    assert!(out.is_error(), "apply should fail: {}", out.stdout);
-    out.structured().clone()
-}
-
-/// One mapping per unresolved entry: `from` + `suffix`.
-pub(crate) fn map_all(unresolved: &Value, suffix: &str) -> Value {
-    Value::Array(
-        unresolved
-            .as_array()
-            .expect("unresolved")
-            .iter()
-            .map(|u| {
-                json!({
-                    "concept": u["concept"],
-                    "path": u["path"],
-                    "from": u["from"],
-                    "to": format!("{}{suffix}", u["from"].as_str().expect("from")),
-                })
-            })
-            .collect(),
-    )
-}
 
 /// The `temporal_profile_mismatch` warnings of `validate_bundle` under `profile`.
 pub(crate) fn mismatches(root: &Path, profile: &str) -> Vec<Value> {
@@ -826,7 +753,7 @@ fn generate(root: &Path, n: usize) {
 #[cfg(unix)]
 #[test]
 fn sigkill_during_an_apply_then_the_exact_replay_applies_exactly_once() {
-    use crate::util::copy_dir;
+    use crate::support::util::copy_dir;
     use std::os::unix::process::ExitStatusExt;
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
@@ -865,7 +792,7 @@ fn sigkill_during_an_apply_then_the_exact_replay_applies_exactly_once() {
         k += 1;
         let root = copy(k);
         let u = (0.5 + k as f64 * 0.618_033_988_749_895).fract();
-        let mut child = Command::new(crate::util::bin())
+        let mut child = Command::new(crate::support::util::bin())
             .args(["call", "apply_temporal_upgrade", "--args", &args_for(&root)])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -957,7 +884,7 @@ fn sigkill_during_an_apply_then_the_exact_replay_applies_exactly_once() {
 fn temporal_preview_and_apply_report_mcp_progress_only_with_a_token() {
     let (_t, root) = copy_bundle(&fixture("temporal-date"));
     let bundle = root.to_str().expect("utf8");
-    let mut mcp = crate::util::Mcp::start();
+    let mut mcp = crate::support::util::Mcp::start();
     let mut call_mcp = |name: &str, a: &Value, token: Option<&str>| -> Vec<Value> {
         let mut params = json!({"name": name, "arguments": a});
         if let Some(t) = token {

@@ -5,9 +5,8 @@
 //! exactly the post-state, answered from the receipt when the boundary was passed.
 #![allow(clippy::disallowed_methods)]
 
-use crate::patch::visible;
-use crate::temporal::{apply_args, map_all, preview, targs};
-use crate::util::{bin, call, copy_bundle, fixture};
+use crate::support::temporal::{apply_args, map_all, preview, targs};
+use crate::support::util::{bin, call, copy_bundle, fixture, visible};
 use okf_mcp::store::fault::Point;
 use serde_json::Value;
 use std::path::Path;

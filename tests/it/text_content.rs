@@ -5,8 +5,8 @@
 //! document and the plain diff.
 #![allow(clippy::disallowed_methods)] // the AUT-05 tests write their own temp bundles
 
-use crate::patch::patch_args;
-use crate::util::{call, copy_bundle, fixture, identity, Mcp};
+use crate::support::patch::patch_args;
+use crate::support::util::{call, copy_bundle, fixture, identity, Mcp};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -98,9 +98,12 @@ fn aut_04_every_result_starts_with_its_structured_content_over_mcp_and_cli() {
         ("preview_concept_patch", preview.clone()),
         (
             "preview_v02_migration",
-            crate::migration::args(&b, json!({})),
+            crate::support::migration::args(&b, json!({})),
         ),
-        ("preview_temporal_upgrade", crate::temporal::targs(&d, None)),
+        (
+            "preview_temporal_upgrade",
+            crate::support::temporal::targs(&d, None),
+        ),
         // Errors: schema guidance, a missing concept, a bad bundle_path, an unknown tool key.
         ("list_concepts", json!({})),
         (
@@ -208,7 +211,7 @@ fn aut_04_migration_and_temporal_previews_list_their_documents() {
     let (_t, b) = copy_bundle(&fixture("patch-v01"));
     let out = call(
         "preview_v02_migration",
-        &crate::migration::args(&b, json!({})),
+        &crate::support::migration::args(&b, json!({})),
     );
     let r = out.result.expect("result");
     assert_first_is_structured(&r);
@@ -245,7 +248,7 @@ fn aut_04_migration_and_temporal_previews_list_their_documents() {
     let (_u, d) = copy_bundle(&fixture("temporal-date"));
     let out = call(
         "preview_temporal_upgrade",
-        &crate::temporal::targs(&d, None),
+        &crate::support::temporal::targs(&d, None),
     );
     let r = out.result.expect("result");
     assert_first_is_structured(&r);

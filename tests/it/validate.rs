@@ -1,7 +1,7 @@
 //! `validate_bundle` and the validator: VAL-01…06 (spec/surface.md §12.5, §13.2).
 
-use crate::read_tools::{err, ok, tmp_bundle};
-use crate::util::*;
+use crate::support::read::{err, ok, tmp_bundle};
+use crate::support::util::*;
 use okf_mcp::okf::capture::Capture;
 use okf_mcp::okf::validate::{validate, ValidationOptions};
 use okf_mcp::okf::version::Target;

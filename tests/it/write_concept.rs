@@ -5,7 +5,9 @@
 
 #![allow(clippy::disallowed_methods)] // tests build and mutate their own temp trees
 
-use crate::util::{call, copy_bundle, fixture, identity, run_cli, snapshot, CliOut, Mcp};
+use crate::support::util::{
+    call, copy_bundle, fixture, identity, run_cli, snapshot, visible, CliOut, Mcp,
+};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -29,7 +31,7 @@ fn args(bundle: &Path, id: &str, frontmatter: &str, body: &str) -> Value {
 /// `okf-mcp call write_concept` with the arguments on stdin (no argv size limit) and extra
 /// environment variables (the fault-injection hooks).
 fn write_env(a: &Value, env: &[(&str, &str)]) -> CliOut {
-    let mut cmd = Command::new(crate::util::bin());
+    let mut cmd = Command::new(crate::support::util::bin());
     cmd.args(["call", "write_concept", "--args-file", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -72,14 +74,6 @@ fn receipts(bundle: &Path) -> usize {
             .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
             .count()
     })
-}
-
-/// The visible tree: every file except the private `.okf/` state.
-fn visible(bundle: &Path) -> BTreeMap<String, Vec<u8>> {
-    snapshot(bundle)
-        .into_iter()
-        .filter(|(k, _)| !k.starts_with(".okf"))
-        .collect()
 }
 
 fn read(bundle: &Path, rel: &str) -> Vec<u8> {
@@ -293,7 +287,7 @@ fn wrt_05_frontmatter_without_type_is_rejected_with_readable_text_and_wire_envel
     assert_eq!(e["retryable"], false);
     // Text (spec/surface.md §18.2, superseding the legacy rejection JSON): the envelope's
     // compact JSON, then one `<file>: <message>` line per finding.
-    crate::util::assert_error_texts(out.result.as_ref().expect("result"));
+    crate::support::util::assert_error_texts(out.result.as_ref().expect("result"));
     let wire = e["diagnostics"].as_array().expect("diagnostics");
     let mt = wire
         .iter()
@@ -546,7 +540,7 @@ fn wrt_10_writing_a_document_without_frontmatter_errors_is_not_masked_by_preexis
     let snap = snapshot(&b);
     let out = write(&args(&b, "a", "title: A\n", "x\n"));
     let e = error(&out, "operation_rejected");
-    crate::util::assert_error_texts(out.result.as_ref().expect("result"));
+    crate::support::util::assert_error_texts(out.result.as_ref().expect("result"));
     let codes: Vec<&str> = e["diagnostics"]
         .as_array()
         .expect("d")
@@ -850,7 +844,7 @@ fn wrt_tampered_receipt_is_operation_rejected_never_absent() {
 
 /// Spawns `okf-mcp call write_concept` without waiting.
 fn spawn_write(a: &Value) -> std::process::Child {
-    let mut child = Command::new(crate::util::bin())
+    let mut child = Command::new(crate::support::util::bin())
         .args(["call", "write_concept", "--args-file", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

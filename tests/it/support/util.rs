@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-pub use crate::client::{tools_call_frame, Mcp};
+pub use crate::support::client::{tools_call_frame, Mcp};
 
 /// The built binary.
 pub fn bin() -> PathBuf {
@@ -268,4 +268,26 @@ pub fn assert_no_host_path_in_result(output: &str) {
     }
     strip(&mut v);
     assert_no_host_path(&v.to_string());
+}
+
+/// Whether a [`snapshot`] key is part of the visible bundle: not the root `.okf` (every key
+/// starting with `.okf`, as the suite has always counted it).
+pub fn is_visible(key: &str) -> bool {
+    !key.starts_with(".okf")
+}
+
+/// The visible bundle: [`snapshot`] without `.okf/`.
+pub fn visible(b: &Path) -> BTreeMap<String, Vec<u8>> {
+    snapshot(b)
+        .into_iter()
+        .filter(|(k, _)| is_visible(k))
+        .collect()
+}
+
+/// [`visible`] of a snapshot already taken.
+pub fn visible_of(s: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
+    s.iter()
+        .filter(|(k, _)| is_visible(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }

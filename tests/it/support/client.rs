@@ -10,7 +10,7 @@
 
 #![allow(dead_code)]
 
-use crate::util::{assert_no_host_path_in_result, bin};
+use crate::support::util::{assert_no_host_path_in_result, bin};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
