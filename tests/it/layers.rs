@@ -6,9 +6,13 @@
 //!   `progress` (the progress sink), `notices` (the call's notices; a side channel, so the
 //!   pure layers `okf` and `plan` may not use it);
 //! - `okf` (pure OKF documents, the capture value);
+//! - `view` (the Phase-4 search and graph layer, spec/surface.md §14.6: pure, on `okf` and
+//!   the bottom only; `plan` and `store` never use it);
 //! - `plan` (pure planners, identity, staging);
 //! - `store` (every filesystem effect; it does not plan, so it does not use `plan`);
-//! - `tools` (the workflow spine and one module per tool);
+//! - `tools` (the workflow spine and one module per tool). The read tools ([`READ_TOOLS`])
+//!   use of the store only its root, capture and wait modules, never commit, journal,
+//!   receipt or publish: checked on two path segments (`crate::store::<module>`);
 //! - `wire` (the dispatcher, schemas, registry);
 //! - `server`; and the entry points `cli`, `demo`, `main`, `lib`, which may use anything.
 
@@ -27,16 +31,18 @@ fn allowed(layer: &str) -> Option<&'static [&'static str]> {
         "cancel" | "envelope" | "digest" | "progress" => BOTTOM,
         "notices" => &["cancel", "envelope", "digest", "progress", "notices"],
         "okf" => &["cancel", "envelope", "digest", "progress", "okf"],
+        "view" => &["cancel", "envelope", "digest", "progress", "okf", "view"],
         "plan" => &["cancel", "envelope", "digest", "progress", "okf", "plan"],
         "store" => &[
             "cancel", "envelope", "digest", "progress", "notices", "okf", "store",
         ],
         "tools" => &[
-            "cancel", "envelope", "digest", "progress", "notices", "okf", "plan", "store", "tools",
+            "cancel", "envelope", "digest", "progress", "notices", "okf", "view", "plan", "store",
+            "tools",
         ],
         "wire" => &[
-            "cancel", "envelope", "digest", "progress", "notices", "okf", "plan", "store", "tools",
-            "wire",
+            "cancel", "envelope", "digest", "progress", "notices", "okf", "view", "plan", "store",
+            "tools", "wire",
         ],
         "server" => &[
             "cancel", "envelope", "digest", "progress", "notices", "tools", "wire", "server",
@@ -45,11 +51,39 @@ fn allowed(layer: &str) -> Option<&'static [&'static str]> {
     })
 }
 
-/// The forbidden uses in `files` (`src/`-relative path, text), as `path:line: layer -> module`.
+/// The read tools' files (and the helpers only they use): of the store they may use only
+/// [`READ_STORE`]. Every other read-only tool module is a workflow preview; a new read tool
+/// must be listed here (`read_tools_are_listed`).
+const READ_TOOLS: [&str; 4] = [
+    "tools/common.rs",
+    "tools/list_concepts.rs",
+    "tools/read_concept.rs",
+    "tools/validate_bundle.rs",
+];
+/// The store modules a read tool may use.
+const READ_STORE: [&str; 3] = ["root", "capture", "wait"];
+
+/// The second path segment after `crate::store::` in `after` (the text after `crate::`).
+fn store_module(after: &str) -> Option<String> {
+    let rest = after.strip_prefix("store::")?;
+    let m: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    if rest.starts_with('{') {
+        Some("{".to_owned())
+    } else {
+        Some(m)
+    }
+}
+
+/// The forbidden uses in `files` (`src/`-relative path, text), as `path:line: layer -> module`
+/// (or `-> store::<module>` for a read tool).
 fn violations(files: &[(String, String)]) -> Vec<String> {
     let mut out = Vec::new();
     for (rel, text) in files {
         let layer = layer_of(rel);
+        let read_tool = READ_TOOLS.contains(&rel.as_str());
         let Some(ok) = allowed(layer) else {
             continue;
         };
@@ -74,6 +108,10 @@ fn violations(files: &[(String, String)]) -> Vec<String> {
                     ));
                 } else if !module.is_empty() && !ok.contains(&module.as_str()) {
                     out.push(format!("{rel}:{}: {layer} -> {module}", n + 1));
+                } else if let Some(m) = store_module(after).filter(|_| read_tool) {
+                    if !READ_STORE.contains(&m.as_str()) {
+                        out.push(format!("{rel}:{}: read tool -> store::{m}", n + 1));
+                    }
                 }
                 rest = after;
             }
@@ -147,6 +185,18 @@ fn the_layer_check_catches_wrong_way_imports() {
         ("cli.rs".to_owned(), "use crate::server::mcp;\n".to_owned()),
         ("plan/n.rs".to_owned(), "crate::notices::push(d);\n".to_owned()),
         ("store/n.rs".to_owned(), "crate::notices::push(d);\n".to_owned()),
+        (
+            "view/search.rs".to_owned(),
+            "use crate::okf::bundle::Bundle;\nuse crate::store::capture;\nuse crate::plan::stage;\nuse crate::notices;\n".to_owned(),
+        ),
+        ("plan/v.rs".to_owned(), "use crate::view::graph;\n".to_owned()),
+        ("store/v.rs".to_owned(), "use crate::view::graph;\n".to_owned()),
+        ("tools/v.rs".to_owned(), "use crate::view::graph;\n".to_owned()),
+        (
+            "tools/read_concept.rs".to_owned(),
+            "use crate::store::wait::{self, WaitFor};\nuse crate::store::root;\nuse crate::store::commit::Session;\nlet _ = crate::store::receipt::x();\nuse crate::store::{journal, root};\n".to_owned(),
+        ),
+        ("tools/spine.rs".to_owned(), "use crate::store::commit::Session;\n".to_owned()),
     ];
     assert_eq!(
         violations(&files),
@@ -158,8 +208,41 @@ fn the_layer_check_catches_wrong_way_imports() {
             "tools/w.rs:1: tools -> wire",
             "digest.rs:1: digest -> okf",
             "plan/n.rs:1: plan -> notices",
+            "view/search.rs:2: view -> store",
+            "view/search.rs:3: view -> plan",
+            "view/search.rs:4: view -> notices",
+            "plan/v.rs:1: plan -> view",
+            "store/v.rs:1: store -> view",
+            "tools/read_concept.rs:3: read tool -> store::commit",
+            "tools/read_concept.rs:4: read tool -> store::receipt",
+            "tools/read_concept.rs:5: read tool -> store::{",
         ]
     );
+}
+
+/// Every read-only tool module that is not a workflow preview is in [`READ_TOOLS`], so a new
+/// read tool (Phase 4) cannot skip the two-segment check.
+#[test]
+fn read_tools_are_listed() {
+    let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tools");
+    let mut seen = 0;
+    for e in std::fs::read_dir(&tools).expect("src/tools") {
+        let p = e.expect("entry").path();
+        let name = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_owned();
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        if text.contains("read_only: true") && !name.starts_with("preview_") {
+            seen += 1;
+            assert!(
+                READ_TOOLS.contains(&format!("tools/{name}").as_str()),
+                "src/tools/{name} is a read tool: list it in READ_TOOLS (tests/it/layers.rs)"
+            );
+        }
+    }
+    assert!(seen >= 3, "only {seen} read tools found: wrong tree?");
 }
 
 /// Filesystem calls outside the store in `files` (`src/`-relative path, text), as
