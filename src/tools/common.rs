@@ -1,6 +1,5 @@
 //! Helpers shared by tool handlers: the pure argument checks of spec/surface.md §9.1 step 5
-//! (temporal profile, `as_of`, `concept_id`), capture of a validated `bundle_path`, and the
-//! read tools' mapping of per-document parse faults (README R4, R37; spec/surface.md §12.6).
+//! (temporal profile, `as_of`, `concept_id`), and the read tools' mapping of per-document parse faults (README R4, R37; spec/surface.md §12.6).
 
 use crate::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::okf::bundle::Bundle;
@@ -11,22 +10,7 @@ use crate::okf::temporal::{
     self, normalise_instant_text, parse_date, Choice, Kinds, Profile, Resolution,
 };
 use crate::okf::validate;
-use crate::store::root;
-use crate::store::wait::{self, WaitFor};
-use crate::tools::Ctx;
 use serde_json::{json, Value};
-
-/// Validates `bundle_path` (spec/surface.md §7) and captures the bundle (spec/store.md §3) as
-/// a reader (`store::wait`, spec/store.md §16 rule 2).
-///
-/// # Errors
-/// The `bundle_path` and capture errors of the spec.
-pub fn capture_bundle(bundle_path: &str, ctx: &Ctx) -> Result<Capture, ToolError> {
-    ctx.cancel.check()?;
-    let root = root::open(bundle_path)?;
-    // A read tool: waits for a commit in flight, else warns (spec/store.md §16 rule 2).
-    wait::capture_after(WaitFor::Publication, &root, &ctx.cancel, None)
-}
 
 /// A required string argument of a schema-valid object (the schema guarantees presence).
 #[must_use]

@@ -5,11 +5,10 @@
 //! entry carries `parse_error`.
 
 use crate::envelope::{Diagnostic, ToolError};
-use crate::okf::bundle::parse_bundle;
 use crate::okf::project;
-use crate::okf::version;
-use crate::tools::common::{capture_bundle, insert_profile, str_arg, ReadProfile};
+use crate::tools::common::{insert_profile, str_arg, ReadProfile};
 use crate::tools::def::checked_in;
+use crate::tools::read;
 use crate::tools::schema_parts::{
     as_of_prop, boolean, card_props, closed, count, input_root, nullable_string, output_root,
     profile_branches, r, string_1_max, temporal_profile_prop, trust_enum, with, SchemaRoot,
@@ -180,7 +179,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         None => None,
     };
     let bundle_path = str_arg(&args, "bundle_path").to_owned();
-    let capture = capture_bundle(&bundle_path, ctx)?;
+    let capture = read::open(&bundle_path, ctx)?;
     if let Some((rev, _)) = &after {
         if *rev != capture.revision {
             return Err(
@@ -191,11 +190,10 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
             );
         }
     }
-    let bundle = parse_bundle(&capture).map_err(|f| f.to_tool_error())?;
+    let bundle = read::parse(&capture, None)?;
     let (resolution, as_of) = temporal.resolve(&capture)?;
     let profile = resolution.profile;
-    let decl = version::declaration(&bundle);
-    let ver = version::resolve(&decl, None);
+    let (decl, ver) = read::version(&bundle);
     let mut docs: Vec<_> = bundle.concepts().collect();
     docs.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     let after_id = after.as_ref().map(|(_, id)| id.as_str());
@@ -236,8 +234,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         _ => None,
     };
     let mut m = Map::new();
-    m.insert("version".into(), ver.to_json());
-    m.insert("version_declaration".into(), decl.to_json());
+    read::insert_version(&mut m, &decl, &ver);
     insert_profile(&mut m, &resolution);
     m.insert("as_of".into(), json!(as_of));
     m.insert(

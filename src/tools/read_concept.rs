@@ -5,14 +5,11 @@
 //! concept's own document fails the call.
 
 use crate::envelope::{codes, Diagnostic, ToolError};
-use crate::okf::bundle::parse_bundle;
 use crate::okf::grammar::DocClass;
 use crate::okf::project;
-use crate::okf::version;
-use crate::tools::common::{
-    capture_bundle, concept_id_arg, insert_profile, parse_failure, str_arg, ReadProfile,
-};
+use crate::tools::common::{concept_id_arg, insert_profile, parse_failure, str_arg, ReadProfile};
 use crate::tools::def::checked_in;
+use crate::tools::read;
 use crate::tools::schema_parts::{
     boolean, closed, concept_id_prop, input_root, nullable_string, output_root, r, status_enum,
     string_array, temporal_profile_prop, trust_enum, SchemaRoot, EXAMPLE_BUNDLE_PATH,
@@ -52,8 +49,8 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let id = str_arg(&args, "concept_id").to_owned();
     concept_id_arg(&id)?;
     let bundle_path = str_arg(&args, "bundle_path").to_owned();
-    let capture = capture_bundle(&bundle_path, ctx)?;
-    let bundle = parse_bundle(&capture).map_err(|f| f.to_tool_error())?;
+    let capture = read::open(&bundle_path, ctx)?;
+    let bundle = read::parse(&capture, None)?;
     let (resolution, _) = temporal.resolve(&capture)?;
     let profile = resolution.profile;
     let path = format!("{id}.md");
@@ -87,13 +84,11 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let Some((projection, legacy)) = project::read_projection(doc, profile) else {
         return Err(parse_failure(&[(path.as_str(), "operation_rejected")]));
     };
-    let decl = version::declaration(&bundle);
-    let ver = version::resolve(&decl, None);
+    let (decl, ver) = read::version(&bundle);
     let mut m = Map::new();
     m.insert("id".into(), json!(id));
     m.insert("path".into(), json!(path));
-    m.insert("version".into(), ver.to_json());
-    m.insert("version_declaration".into(), decl.to_json());
+    read::insert_version(&mut m, &decl, &ver);
     insert_profile(&mut m, &resolution);
     m.insert(
         "frontmatter_yaml".into(),

@@ -7,8 +7,9 @@
 use crate::envelope::{Severity, ToolError};
 use crate::okf::validate::{self, ValidationOptions};
 use crate::okf::version::Target;
-use crate::tools::common::{capture_bundle, insert_profile, str_arg, ReadProfile};
+use crate::tools::common::{insert_profile, str_arg, ReadProfile};
 use crate::tools::def::checked_in;
+use crate::tools::read;
 use crate::tools::schema_parts::{
     as_of_prop, boolean, closed, closed_with, count, input_root, output_root, profile_branches, r,
     temporal_profile_prop, with, SchemaRoot, EXAMPLE_BUNDLE_PATH,
@@ -63,7 +64,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     };
     let temporal = ReadProfile::from_args(&args)?;
     let bundle_path = str_arg(&args, "bundle_path").to_owned();
-    let capture = capture_bundle(&bundle_path, ctx)?;
+    let capture = read::open(&bundle_path, ctx)?;
     let (resolution, as_of) = temporal.resolve(&capture)?;
     let profile = resolution.profile;
     let opts = ValidationOptions {
@@ -74,7 +75,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         temporal_profile: profile,
         as_of: as_of.clone(),
     };
-    let bundle = validate::parse_for_validation(&capture, &opts).map_err(|f| f.to_tool_error())?;
+    let bundle = read::parse(&capture, Some(&opts))?;
     ctx.cancel.check()?;
     let report = validate::validate_bundle(&bundle, &opts);
     let (errors, warnings, info) = (
@@ -96,8 +97,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         .map(|f| f.to_diagnostic().to_wire())
         .collect();
     let mut m = Map::new();
-    m.insert("version".into(), report.version.to_json());
-    m.insert("version_declaration".into(), report.declaration.to_json());
+    read::insert_version(&mut m, &report.declaration, &report.version);
     insert_profile(&mut m, &resolution);
     if let Some(a) = &as_of {
         m.insert("as_of".into(), json!(a));

@@ -54,9 +54,10 @@ fn allowed(layer: &str) -> Option<&'static [&'static str]> {
 /// The read tools' files (and the helpers only they use): of the store they may use only
 /// [`READ_STORE`]. Every other read-only tool module is a workflow preview; a new read tool
 /// must be listed here (`read_tools_are_listed`).
-const READ_TOOLS: [&str; 4] = [
+const READ_TOOLS: [&str; 5] = [
     "tools/common.rs",
     "tools/list_concepts.rs",
+    "tools/read.rs",
     "tools/read_concept.rs",
     "tools/validate_bundle.rs",
 ];
