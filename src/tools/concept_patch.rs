@@ -13,8 +13,8 @@ use crate::plan::identity::{Authorisation, ChangeSet};
 use crate::plan::patch::ops::{authorisation_mismatch, PatchRequest};
 use crate::plan::patch::planner::{documents_read, plan_patch_parsed, validation_options};
 use crate::plan::stage::Plan;
-use crate::store::error::Flavor;
 use crate::store::root::Root;
+use crate::tools::outcome::Flavor;
 use crate::tools::schema_parts::{
     input_root, profile_branches, r, temporal_profile_prop, with, EXAMPLE_BUNDLE_PATH,
 };

@@ -23,10 +23,11 @@ use crate::plan::migration::{self as planner, MigrationPlan, MigrationStatus};
 use crate::plan::stage::{Plan, PlanStatus};
 use crate::store::capture;
 use crate::store::commit::{Emit, Payloads};
-use crate::store::error::{Flavor, StoreError};
+use crate::store::error::StoreError;
 use crate::store::root::{self, Root};
 use crate::store::wait::WaitFor;
 use crate::tools::def::SharedSchema;
+use crate::tools::outcome::Flavor;
 use crate::tools::schema_parts::{
     boolean, closed, closed_with, count, diagnostics_array, input_root, paths_array, r,
     string_1_max, string_max, with, EXAMPLE_BUNDLE_PATH,

@@ -23,6 +23,7 @@ pub mod common;
 pub mod concept_patch;
 pub mod def;
 pub mod migration;
+pub mod outcome;
 pub mod read;
 pub mod schema_parts;
 pub mod spine;

@@ -30,11 +30,13 @@ use crate::plan::identity::{Authorisation, ChangeSet};
 use crate::plan::stage::{Plan, PlanStatus};
 use crate::store::capture::{self, Spill};
 use crate::store::commit::{self, manifest, CommitRequest, Mode, Payloads, Session};
-use crate::store::error::{Flavor, StoreError};
+use crate::store::error::StoreError;
 use crate::store::journal::PlannedWrite;
-use crate::store::outcome::{self, ReceiptMatch};
+use crate::store::outcome::ReceiptMatch;
 use crate::store::root::{self, Root};
 use crate::store::wait::{self, WaitFor};
+use crate::tools::outcome;
+use crate::tools::outcome::Flavor;
 use crate::tools::{Ctx, Success, MAY_HAVE_COMMITTED};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -306,7 +308,7 @@ pub fn with_capture<W: Workflow, T>(
 pub fn apply<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, ToolError> {
     apply_checked::<W>(req, ctx).map_err(|e| {
         // A lock timeout keeps its own message (spec/store.md §16 rule 4).
-        if e.code == codes::OPERATION_CANCELLED && e.message != crate::store::error::MSG_LOCKED {
+        if e.code == codes::OPERATION_CANCELLED && e.message != crate::tools::outcome::MSG_LOCKED {
             StoreError::Cancelled.to_tool_error(W::FLAVOR)
         } else if capture::is_kept_changing(&e) {
             // A capture that never got a stable snapshot: the workflow's conflict

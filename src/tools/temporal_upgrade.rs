@@ -17,9 +17,10 @@ use crate::plan::temporal::request::{failure, TemporalRequest};
 use crate::plan::temporal::{self as planner, rewrites_of, UpgradePlan, UpgradeStatus};
 use crate::store::capture;
 use crate::store::commit::{Emit, Payloads};
-use crate::store::error::{receipt_mismatch, Flavor, StoreError};
+use crate::store::error::StoreError;
 use crate::store::root::{self, Root};
 use crate::store::wait::WaitFor;
+use crate::tools::outcome::{receipt_mismatch, Flavor};
 use crate::tools::schema_parts::{
     closed, closed_with, diagnostics_array, info_only, input_root, r, status_branch, with,
     EXAMPLE_BUNDLE_PATH,
@@ -450,8 +451,9 @@ pub fn apply_success() -> Value {
 mod tests {
     use super::*;
     use crate::store::commit::{CommitOutcome, ReceiptSource};
-    use crate::store::outcome::{classify, ReceiptMatch};
+    use crate::store::outcome::ReceiptMatch;
     use crate::store::receipt::tests::sample;
+    use crate::tools::outcome::classify;
 
     fn key() -> String {
         format!("okf-plan-v1-{}", "a".repeat(64))

@@ -13,11 +13,13 @@ use crate::okf::yaml::{self, YamlError};
 use crate::plan::stage::{finish_diagnostics, judge};
 use crate::store::capture;
 use crate::store::commit::{self, manifest, CommitRequest, Mode};
-use crate::store::error::{Flavor, StoreError};
-use crate::store::outcome::{self, ReceiptMatch};
+use crate::store::error::StoreError;
+use crate::store::outcome::ReceiptMatch;
 use crate::store::root::{self, Root};
 use crate::tools::common::{concept_id_arg, str_arg};
 use crate::tools::def::{checked_in, Alias, MODE_KEYS};
+use crate::tools::outcome;
+use crate::tools::outcome::Flavor;
 use crate::tools::schema_parts::{
     closed, closed_with, concept_id_prop, input_root, output_root, r, SchemaRoot,
     EXAMPLE_BUNDLE_PATH, EXAMPLE_CONCEPT_ID,
@@ -180,7 +182,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     // A cancellation after the input checks carries the recovery step of spec/surface.md §6.2.
     run_checked(&input, ctx).map_err(|e| {
         // A lock timeout keeps its own message (spec/store.md §16 rule 4).
-        if e.code == codes::OPERATION_CANCELLED && e.message != crate::store::error::MSG_LOCKED {
+        if e.code == codes::OPERATION_CANCELLED && e.message != crate::tools::outcome::MSG_LOCKED {
             StoreError::Cancelled.to_tool_error(Flavor::WriteConcept)
         } else {
             e

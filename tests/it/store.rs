@@ -14,12 +14,13 @@ use okf_mcp::store::commit::{
     ReplayBasis,
 };
 use okf_mcp::store::durable::{check_sync_discipline, durable_renames, Op, RecordingFs};
-use okf_mcp::store::error::{Corrupt, Flavor, StoreError};
+use okf_mcp::store::error::{Corrupt, StoreError};
 use okf_mcp::store::fault::{Action, Faults, Point};
 use okf_mcp::store::handle::{Folding, StoreOptions};
-use okf_mcp::store::outcome::{classify, ReceiptMatch};
+use okf_mcp::store::outcome::ReceiptMatch;
 use okf_mcp::store::receipt::{self, ReceiptFile};
 use okf_mcp::store::root::{self, Root};
+use okf_mcp::tools::outcome::{classify, Flavor};
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
