@@ -24,6 +24,15 @@ use crate::tools::spine::{
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 
+/// How the concept-patch apply's store errors read (spec/concept-patch.md §6.2).
+pub const FLAVOR: Flavor = Flavor {
+    tool: "apply_concept_patch",
+    revision_field: "expected_revision",
+    digest_field: "expected_plan_digest",
+    conflict_step: crate::tools::outcome::PREVIEW_CONFLICT_STEP,
+    wrap: None,
+};
+
 /// The concept patch (spec/concept-patch.md).
 #[derive(Debug, Clone, Copy)]
 pub struct ConceptPatch;
@@ -31,7 +40,7 @@ pub struct ConceptPatch;
 impl Workflow for ConceptPatch {
     type Request = PatchRequest;
     const NAMESPACE: &'static str = "mcp:concept-patch";
-    const FLAVOR: Flavor = Flavor::ConceptPatch;
+    const FLAVOR: Flavor = FLAVOR;
 
     fn bundle_path(req: &PatchRequest) -> &str {
         &req.bundle_path

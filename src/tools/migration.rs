@@ -37,6 +37,15 @@ use crate::tools::{Ctx, Success};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// How the migration apply's store errors read (spec/migration.md §9).
+pub const FLAVOR: Flavor = Flavor {
+    tool: "apply_v02_migration",
+    revision_field: "proof.base_revision",
+    digest_field: "expected_plan_digest",
+    conflict_step: crate::tools::outcome::PREVIEW_CONFLICT_STEP,
+    wrap: None,
+};
+
 /// The migration (spec/migration.md).
 #[derive(Debug, Clone, Copy)]
 pub struct Migration;
@@ -101,7 +110,7 @@ fn blocker_error(plan: &MigrationPlan) -> ToolError {
 impl Workflow for Migration {
     type Request = MigrationRequest;
     const NAMESPACE: &'static str = identity::NAMESPACE;
-    const FLAVOR: Flavor = Flavor::Migration;
+    const FLAVOR: Flavor = FLAVOR;
 
     fn bundle_path(req: &MigrationRequest) -> &str {
         &req.bundle_path

@@ -9,39 +9,42 @@ use crate::store::commit::{CommitOutcome, ReceiptSource};
 use crate::store::error::{Corrupt, StoreError, NOT_A_DIRECTORY, PROBE_STEP};
 use crate::store::outcome::{receipt_matches, Classified, ReceiptMatch};
 
-/// Which tool maps the error: the field names and a few codes differ (spec/surface.md §6.2,
-/// spec/store.md §12.1, temporal.md §7).
+/// How one tool's store errors read on the wire: the data each workflow supplies (its
+/// `FLAVOR`; spec/surface.md §6.2, spec/store.md §12.1, temporal.md §7). The mapping itself
+/// ([`StoreError::to_tool_error`]) is the same for every tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flavor {
-    /// `apply_concept_patch`.
-    ConceptPatch,
-    /// `apply_v02_migration`.
-    Migration,
-    /// `apply_temporal_upgrade` (temporal.md §7 codes).
-    Temporal,
-    /// `write_concept`.
-    WriteConcept,
+pub struct Flavor {
+    /// The tool, for messages of tests and logs only.
+    pub tool: &'static str,
+    /// The request field holding the authorised base revision (`""`: none, `write_concept`).
+    pub revision_field: &'static str,
+    /// The request field holding the authorised plan digest (`""`: none).
+    pub digest_field: &'static str,
+    /// The recovery step of a revision conflict.
+    pub conflict_step: &'static str,
+    /// `Some`: the tool reports store failures in its own fixed form (temporal.md §7).
+    pub wrap: Option<&'static Wrap>,
 }
 
-impl Flavor {
-    /// The request field holding the authorised base revision (`""` for `write_concept`).
-    #[must_use]
-    pub fn revision_field(self) -> &'static str {
-        match self {
-            Flavor::ConceptPatch => "expected_revision",
-            Flavor::Migration => "proof.base_revision",
-            Flavor::Temporal => "base_revision",
-            Flavor::WriteConcept => "",
-        }
-    }
-    fn digest_field(self) -> &'static str {
-        match self {
-            Flavor::ConceptPatch | Flavor::Migration => "expected_plan_digest",
-            Flavor::Temporal => "plan_digest",
-            Flavor::WriteConcept => "",
-        }
-    }
+/// The fixed error form of a tool whose spec words store failures itself (temporal.md §7
+/// "anything else"): every failure becomes `operation_rejected` with [`Wrap::message`] and one
+/// `ERROR` naming the cause code before the store's recovery step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wrap {
+    /// The message of every wrapped failure.
+    pub message: &'static str,
+    /// The recovery step of a revision conflict (on `revision_field`).
+    pub conflict_step: &'static str,
+    /// The message of a cancellation whose outcome is unknown.
+    pub cancelled_message: &'static str,
+    /// The message of a receipt that does not match the request.
+    pub mismatch_message: &'static str,
+    /// The field of the recovery step of an I/O failure.
+    pub io_field: &'static str,
 }
+
+/// The recovery step of a revision conflict for a tool with a preview.
+pub const PREVIEW_CONFLICT_STEP: &str = "The bundle revision changed. Run the matching preview again, review the new revision and plan, then apply with the new values.";
 
 /// The message of a lock wait that timed out (spec/store.md §16 rule 4): never rewritten into
 /// the generic cancellation by a tool.
@@ -162,12 +165,12 @@ pub fn corrupt_step(c: &Corrupt) -> String {
     }
 }
 
-fn temporal_wrap(cause: &str, mut e: ToolError) -> ToolError {
+fn wrap_error(w: &Wrap, cause: &str, mut e: ToolError) -> ToolError {
     // temporal.md §7 "anything else": fixed message, one ERROR naming the cause code, plus
     // the store's recovery step.
     e.code = codes::OPERATION_REJECTED.to_owned();
     e.retryable = false;
-    e.message = "temporal upgrade apply failed".to_owned();
+    e.message = w.message.to_owned();
     e.diagnostics.insert(
         0,
         Diagnostic::new(cause, Severity::Error, "the bundle store refused the apply"),
@@ -181,27 +184,34 @@ fn temporal_wrap(cause: &str, mut e: ToolError) -> ToolError {
 /// steps 3–4).
 #[must_use]
 pub fn receipt_mismatch(flavor: Flavor) -> ToolError {
-    match flavor {
-        Flavor::Temporal => ToolError::new(
-            codes::OPERATION_REJECTED,
-            "temporal upgrade plan or receipt did not match",
-        )
-        .with_diagnostic(Diagnostic::recovery("plan_digest", PLAN_STEP)),
-        _ => ToolError::new(
+    match flavor.wrap {
+        Some(w) => ToolError::new(codes::OPERATION_REJECTED, w.mismatch_message)
+            .with_diagnostic(Diagnostic::recovery(flavor.digest_field, PLAN_STEP)),
+        None => ToolError::new(
             codes::PLAN_MISMATCH,
             "stored receipt does not match the request",
         )
-        .with_diagnostic(Diagnostic::recovery(flavor.digest_field(), PLAN_STEP)),
+        .with_diagnostic(Diagnostic::recovery(flavor.digest_field, PLAN_STEP)),
     }
 }
 
-/// The corrupt-receipt error of spec/store.md §12 step 2 (`name` = receipt file stem).
+/// The corrupt-receipt error of spec/store.md §12 step 2 (`name` = receipt file stem), the
+/// same in every tool (never wrapped).
 #[must_use]
 pub fn corrupt_receipt(name: &str) -> ToolError {
-    StoreError::StorageCorrupt(Corrupt::Receipt {
+    corrupt(&Corrupt::Receipt {
         name: name.to_owned(),
     })
-    .to_tool_error(Flavor::ConceptPatch)
+}
+
+/// The error of a corrupt journal or receipt, before any wrapping (spec/store.md §10.4).
+fn corrupt(c: &Corrupt) -> ToolError {
+    let msg = match c {
+        Corrupt::Journal { .. } => "pending transaction failed integrity validation",
+        Corrupt::Receipt { .. } => "receipt failed integrity validation",
+    };
+    ToolError::new(codes::OPERATION_REJECTED, msg)
+        .with_diagnostic(Diagnostic::recovery("", corrupt_step(c)))
 }
 
 impl StoreError {
@@ -211,23 +221,22 @@ impl StoreError {
     /// [`classify`]; mapped directly it yields `operation_rejected`.
     #[must_use]
     pub fn to_tool_error(&self, flavor: Flavor) -> ToolError {
-        let temporal = flavor == Flavor::Temporal;
+        let wrap = |cause: &str, e: ToolError| match flavor.wrap {
+            Some(w) => wrap_error(w, cause, e),
+            None => e,
+        };
         match self {
             StoreError::Conflict { retryable } => {
-                if temporal {
-                    return ToolError::new(codes::OPERATION_REJECTED, "temporal upgrade apply failed")
-                        .with_diagnostic(Diagnostic::recovery(
-                            "base_revision",
-                            "The bundle revision changed. Preview again, review the new revision and digest, then apply the new plan.",
-                        ));
+                if let Some(w) = flavor.wrap {
+                    return ToolError::new(codes::OPERATION_REJECTED, w.message).with_diagnostic(
+                        Diagnostic::recovery(flavor.revision_field, w.conflict_step),
+                    );
                 }
-                let step = if flavor == Flavor::WriteConcept {
-                    "The bundle revision changed. Read the concept again and repeat with reviewed content."
-                } else {
-                    "The bundle revision changed. Run the matching preview again, review the new revision and plan, then apply with the new values."
-                };
                 let mut e = ToolError::new(codes::REVISION_CONFLICT, "bundle revision changed")
-                    .with_diagnostic(Diagnostic::recovery(flavor.revision_field(), step));
+                    .with_diagnostic(Diagnostic::recovery(
+                        flavor.revision_field,
+                        flavor.conflict_step,
+                    ));
                 e.retryable = *retryable;
                 e
             }
@@ -235,23 +244,8 @@ impl StoreError {
                 codes::IDEMPOTENCY_CONFLICT,
                 "a different request already committed under this plan",
             )
-            .with_diagnostic(Diagnostic::recovery(
-                flavor.digest_field(),
-                IDEMPOTENCY_STEP,
-            )),
-            StoreError::StorageCorrupt(c) => {
-                let msg = match c {
-                    Corrupt::Journal { .. } => "pending transaction failed integrity validation",
-                    Corrupt::Receipt { .. } => "receipt failed integrity validation",
-                };
-                let e = ToolError::new(codes::OPERATION_REJECTED, msg)
-                    .with_diagnostic(Diagnostic::recovery("", corrupt_step(c)));
-                if temporal {
-                    temporal_wrap("storage_corrupt", e)
-                } else {
-                    e
-                }
-            }
+            .with_diagnostic(Diagnostic::recovery(flavor.digest_field, IDEMPOTENCY_STEP)),
+            StoreError::StorageCorrupt(c) => wrap("storage_corrupt", corrupt(c)),
             StoreError::RecoveryBlocked {
                 path,
                 txn_id,
@@ -280,8 +274,8 @@ impl StoreError {
                         "",
                         blocked_step(path, txn_id, payload),
                     ));
-                if temporal {
-                    let mut t = temporal_wrap("publication_blocked", e);
+                if flavor.wrap.is_some() {
+                    let mut t = wrap("publication_blocked", e);
                     t.diagnostics.remove(0);
                     t
                 } else {
@@ -292,38 +286,31 @@ impl StoreError {
             | StoreError::RecoveryIncomplete { path } => unpublished(path),
             StoreError::ReceiptNotStored { path } => receipt_not_stored(path),
             StoreError::Cancelled => {
-                let msg = if temporal {
-                    "temporal upgrade outcome is not confirmed"
-                } else {
-                    "operation was cancelled"
-                };
-                ToolError::new(codes::OPERATION_CANCELLED, msg).with_diagnostic(
-                    Diagnostic::recovery(flavor.revision_field(), CANCELLED_STEP),
-                )
+                let msg = flavor
+                    .wrap
+                    .map_or("operation was cancelled", |w| w.cancelled_message);
+                ToolError::new(codes::OPERATION_CANCELLED, msg)
+                    .with_diagnostic(Diagnostic::recovery(flavor.revision_field, CANCELLED_STEP))
             }
             StoreError::LockTimeout => ToolError::new(codes::OPERATION_CANCELLED, MSG_LOCKED)
-                .with_diagnostic(Diagnostic::recovery(flavor.revision_field(), LOCKED_STEP)),
+                .with_diagnostic(Diagnostic::recovery(flavor.revision_field, LOCKED_STEP)),
             StoreError::PayloadMismatch => {
                 let e = ToolError::new(
                     codes::PLAN_MISMATCH,
                     "a staged payload differs from the authorised plan",
                 )
-                .with_diagnostic(Diagnostic::recovery(flavor.digest_field(), PLAN_STEP));
-                if temporal {
-                    temporal_wrap("plan_mismatch", e)
-                } else {
-                    e
-                }
+                .with_diagnostic(Diagnostic::recovery(flavor.digest_field, PLAN_STEP));
+                wrap("plan_mismatch", e)
             }
             StoreError::Limit(m) => ToolError::resource_limit(*m),
             StoreError::Refused(e) => e.clone(),
             StoreError::Rejected(m) => {
                 let e = ToolError::new(codes::OPERATION_REJECTED, *m);
                 // `.okf` not a directory maps as spec/store.md §7 step 2 in every tool.
-                if temporal && *m != NOT_A_DIRECTORY {
-                    temporal_wrap("operation_rejected", e)
-                } else {
+                if *m == NOT_A_DIRECTORY {
                     e
+                } else {
+                    wrap("operation_rejected", e)
                 }
             }
             StoreError::Io { step, source } => {
@@ -332,9 +319,9 @@ impl StoreError {
                 let reason = std::error::Error::source(source)
                     .map_or_else(|| source.to_string(), ToString::to_string);
                 let kind = source.kind();
-                // One wording in every workflow (issue 25 item 5); the temporal tools keep
-                // their recovery step on `bundle_path` (temporal.md §7).
-                let field = if temporal { "bundle_path" } else { "" };
+                // One wording in every workflow (issue 25 item 5); a wrapping tool keeps its
+                // recovery step on its own field (temporal.md §7: `bundle_path`).
+                let field = flavor.wrap.map_or("", |w| w.io_field);
                 let mut e = match path {
                     Some(p) => ToolError::new(
                         codes::OPERATION_REJECTED,
@@ -422,7 +409,7 @@ mod store_error_tests {
             txn_id: "txn-ab".into(),
             payload: "payload-00001".into(),
         }
-        .to_tool_error(Flavor::ConceptPatch);
+        .to_tool_error(crate::tools::concept_patch::FLAVOR);
         let w = e.to_wire();
         assert_eq!(w["code"], "operation_rejected");
         assert_eq!(w["retryable"], false);
@@ -437,7 +424,7 @@ mod store_error_tests {
         assert!(step.starts_with("Restore tables/orders.md from .okf/staging/txn-ab/payload-00001 (the planned result)"), "{step}");
         assert!(step.contains("delete .okf/transactions/txn-ab.json"));
         let c = StoreError::StorageCorrupt(Corrupt::Receipt { name: "ff".into() })
-            .to_tool_error(Flavor::ConceptPatch)
+            .to_tool_error(crate::tools::concept_patch::FLAVOR)
             .to_wire();
         assert_eq!(c["message"], "receipt failed integrity validation");
         assert_eq!(
@@ -449,10 +436,10 @@ mod store_error_tests {
     #[test]
     fn sto_16_unpublished_is_retryable_rejected_with_the_path_in_every_flavor() {
         for flavor in [
-            Flavor::ConceptPatch,
-            Flavor::Migration,
-            Flavor::Temporal,
-            Flavor::WriteConcept,
+            crate::tools::concept_patch::FLAVOR,
+            crate::tools::migration::FLAVOR,
+            crate::tools::temporal_upgrade::FLAVOR,
+            crate::tools::write_concept::FLAVOR,
         ] {
             for e in [
                 StoreError::PublicationIncomplete {
@@ -481,10 +468,10 @@ mod store_error_tests {
     #[test]
     fn sto_22_receipt_not_stored_is_retryable_rejected_with_the_receipt_path_in_every_flavor() {
         for flavor in [
-            Flavor::ConceptPatch,
-            Flavor::Migration,
-            Flavor::Temporal,
-            Flavor::WriteConcept,
+            crate::tools::concept_patch::FLAVOR,
+            crate::tools::migration::FLAVOR,
+            crate::tools::temporal_upgrade::FLAVOR,
+            crate::tools::write_concept::FLAVOR,
         ] {
             let e = StoreError::ReceiptNotStored {
                 path: ".okf/receipts/ab.json".into(),
@@ -550,10 +537,10 @@ mod store_error_tests {
             source: crate::store::durable::at_path(Error::from(kind), ".okf/staging/x"),
         };
         for flavor in [
-            Flavor::ConceptPatch,
-            Flavor::Migration,
-            Flavor::Temporal,
-            Flavor::WriteConcept,
+            crate::tools::concept_patch::FLAVOR,
+            crate::tools::migration::FLAVOR,
+            crate::tools::temporal_upgrade::FLAVOR,
+            crate::tools::write_concept::FLAVOR,
         ] {
             let full = at(ErrorKind::StorageFull, "stage").to_tool_error(flavor);
             assert!(
@@ -588,15 +575,15 @@ mod store_error_tests {
     #[test]
     fn codes_and_retryability_follow_12_1() {
         let conflict = StoreError::Conflict { retryable: true };
-        let e = conflict.to_tool_error(Flavor::ConceptPatch);
+        let e = conflict.to_tool_error(crate::tools::concept_patch::FLAVOR);
         assert_eq!((e.code.as_str(), e.retryable), ("revision_conflict", true));
         assert_eq!(e.diagnostics[0].field, "expected_revision");
-        let e = conflict.to_tool_error(Flavor::Temporal);
+        let e = conflict.to_tool_error(crate::tools::temporal_upgrade::FLAVOR);
         assert_eq!(
             (e.code.as_str(), e.retryable),
             ("operation_rejected", false)
         );
-        let e = StoreError::LockTimeout.to_tool_error(Flavor::Migration);
+        let e = StoreError::LockTimeout.to_tool_error(crate::tools::migration::FLAVOR);
         assert_eq!(
             (e.code.as_str(), e.retryable),
             ("operation_cancelled", true)
@@ -607,23 +594,25 @@ mod store_error_tests {
         );
         assert_eq!(e.diagnostics[0].field, "proof.base_revision");
         assert!(e.diagnostics[0].message.starts_with("Nothing was changed"));
-        let e = StoreError::Rejected(NOT_A_DIRECTORY).to_tool_error(Flavor::Temporal);
+        let e = StoreError::Rejected(NOT_A_DIRECTORY)
+            .to_tool_error(crate::tools::temporal_upgrade::FLAVOR);
         assert_eq!(e.message, NOT_A_DIRECTORY);
         let e = StoreError::Rejected("bundle spans more than one filesystem")
-            .to_tool_error(Flavor::Temporal);
+            .to_tool_error(crate::tools::temporal_upgrade::FLAVOR);
         assert_eq!(e.message, "temporal upgrade apply failed");
-        let e = StoreError::IdempotencyConflict.to_tool_error(Flavor::Temporal);
+        let e =
+            StoreError::IdempotencyConflict.to_tool_error(crate::tools::temporal_upgrade::FLAVOR);
         assert_eq!(
             (e.code.as_str(), e.retryable),
             ("idempotency_conflict", false)
         );
-        let e = StoreError::Limit("x").to_tool_error(Flavor::WriteConcept);
+        let e = StoreError::Limit("x").to_tool_error(crate::tools::write_concept::FLAVOR);
         assert_eq!(e.code, "resource_limit");
         let e = StoreError::Io {
             step: "stage",
             source: std::io::Error::other("x"),
         }
-        .to_tool_error(Flavor::ConceptPatch);
+        .to_tool_error(crate::tools::concept_patch::FLAVOR);
         assert_eq!(
             (e.code.as_str(), e.retryable),
             ("operation_rejected", false)
@@ -678,7 +667,7 @@ mod classify_tests {
 
     #[test]
     fn out_01_classifier_matrix() {
-        classifier_matrix(Flavor::ConceptPatch, &expected());
+        classifier_matrix(crate::tools::concept_patch::FLAVOR, &expected());
     }
 
     /// The authorisation of a migration apply whose receipt is [`sample`]: the patch fields
@@ -695,7 +684,7 @@ mod classify_tests {
 
     #[test]
     fn mig_28_classifier_matrix_for_migration() {
-        let p = Flavor::Migration;
+        let p = crate::tools::migration::FLAVOR;
         let e = migration_expected();
         classifier_matrix(p, &e);
         let good = sample(&key());
@@ -845,7 +834,7 @@ mod classify_tests {
                 source: ReceiptSource::Replayed(ReplayBasis::Undone),
             }),
             &e,
-            Flavor::ConceptPatch,
+            crate::tools::concept_patch::FLAVOR,
         )
         .expect("success");
         assert_eq!(r.replayed, Some(ReplayBasis::Undone));
@@ -866,7 +855,7 @@ mod classify_tests {
         assert!(receipt_matches(&good, &e));
         e.changed_files = Some(vec!["tables/orders.md".into(), "index.md".into()]);
         assert!(!receipt_matches(&good, &e));
-        let r = classify(ok(good), &e, Flavor::Migration);
+        let r = classify(ok(good), &e, crate::tools::migration::FLAVOR);
         assert_eq!(code(r).0, "plan_mismatch");
     }
 }

@@ -571,7 +571,7 @@ fn with_revision_hint<W: Workflow>(
     auth: &Authorisation,
     cancel: &Cancel,
 ) -> ToolError {
-    let field = W::FLAVOR.revision_field();
+    let field = W::FLAVOR.revision_field;
     let hint = if is_placeholder(&auth.revision) {
         Some(format!(
             "{field} is all zeros, the schema's example value: pass the base_revision your preview returned"

@@ -30,6 +30,21 @@ use crate::tools::Ctx;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 
+/// How the temporal apply's store errors read: its own fixed form (temporal.md §7).
+pub const FLAVOR: Flavor = Flavor {
+    tool: "apply_temporal_upgrade",
+    revision_field: "base_revision",
+    digest_field: "plan_digest",
+    conflict_step: crate::tools::outcome::PREVIEW_CONFLICT_STEP,
+    wrap: Some(&crate::tools::outcome::Wrap {
+        message: "temporal upgrade apply failed",
+        conflict_step: "The bundle revision changed. Preview again, review the new revision and digest, then apply the new plan.",
+        cancelled_message: "temporal upgrade outcome is not confirmed",
+        mismatch_message: "temporal upgrade plan or receipt did not match",
+        io_field: "bundle_path",
+    }),
+};
+
 /// The temporal upgrade (spec/temporal.md).
 #[derive(Debug, Clone, Copy)]
 pub struct TemporalUpgrade;
@@ -42,7 +57,7 @@ fn reader(root: &Root) -> impl Fn(&CapturedFile) -> Result<Vec<u8>, ToolError> +
 impl Workflow for TemporalUpgrade {
     type Request = TemporalRequest;
     const NAMESPACE: &'static str = NAMESPACE;
-    const FLAVOR: Flavor = Flavor::Temporal;
+    const FLAVOR: Flavor = FLAVOR;
 
     fn bundle_path(req: &TemporalRequest) -> &str {
         &req.bundle_path
@@ -97,7 +112,7 @@ impl Workflow for TemporalUpgrade {
     }
 
     fn mismatch(_message: &str) -> ToolError {
-        receipt_mismatch(Flavor::Temporal)
+        receipt_mismatch(FLAVOR)
     }
 
     fn check_apply_state(out: &Value) -> Result<(), ToolError> {
@@ -473,7 +488,7 @@ mod tests {
     /// TMP-14 (library level): the temporal outcome classification of spec/temporal.md §7.
     #[test]
     fn tmp_14_outcome_classifier_of_the_temporal_flavour() {
-        let t = Flavor::Temporal;
+        let t = FLAVOR;
         let good = sample(&key());
         let committed = |r: crate::store::receipt::ReceiptFile, cause: StoreError| {
             let j = r.receipt.clone();

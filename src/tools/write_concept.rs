@@ -30,6 +30,17 @@ use crate::tools::ToolSpec;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 
+/// How `write_concept`'s store errors read (spec/concept-patch.md §10): no preview, so a
+/// conflict asks to read the concept again.
+pub const FLAVOR: Flavor = Flavor {
+    tool: "write_concept",
+    revision_field: "",
+    digest_field: "",
+    conflict_step:
+        "The bundle revision changed. Read the concept again and repeat with reviewed content.",
+    wrap: None,
+};
+
 /// `write_concept` as registered (spec/concept-patch.md §10; annotations spec/surface.md §2).
 pub const TOOL: ToolSpec = ToolSpec {
     name: "write_concept",
@@ -183,7 +194,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     run_checked(&input, ctx).map_err(|e| {
         // A lock timeout keeps its own message (spec/store.md §16 rule 4).
         if e.code == codes::OPERATION_CANCELLED && e.message != crate::tools::outcome::MSG_LOCKED {
-            StoreError::Cancelled.to_tool_error(Flavor::WriteConcept)
+            StoreError::Cancelled.to_tool_error(FLAVOR)
         } else {
             e
         }
@@ -199,7 +210,7 @@ fn run_checked(input: &Input, ctx: &Ctx) -> Result<Success, ToolError> {
             Attempt::Conflict => {}
         }
     }
-    Err(StoreError::Conflict { retryable: true }.to_tool_error(Flavor::WriteConcept))
+    Err(StoreError::Conflict { retryable: true }.to_tool_error(FLAVOR))
 }
 
 enum Attempt {
@@ -257,14 +268,14 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
         match hit {
             Ok(None) => {}
             Ok(Some(outcome)) => {
-                let ok = outcome::classify(Ok(outcome), &expected, Flavor::WriteConcept)?;
+                let ok = outcome::classify(Ok(outcome), &expected, FLAVOR)?;
                 let mut payload = ok.receipt.replay.clone().unwrap_or_else(|| json!({}));
                 if let Some(d) = payload.get_mut("diagnostics").and_then(Value::as_array_mut) {
                     d.push(replayed_info());
                 }
                 return Ok(Attempt::Done(Success::json(payload)));
             }
-            Err(err) => return Err(err.to_tool_error(Flavor::WriteConcept)),
+            Err(err) => return Err(err.to_tool_error(FLAVOR)),
         }
     }
     // Step 5.4: staged validation.
@@ -323,7 +334,7 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
     match commit::commit(root, &request, Mode::Fresh, &ctx.cancel) {
         Err(StoreError::Conflict { .. }) => Ok(Attempt::Conflict),
         result => {
-            let ok = outcome::classify(result, &expected, Flavor::WriteConcept)?;
+            let ok = outcome::classify(result, &expected, FLAVOR)?;
             let mut payload = ok.receipt.replay.clone().unwrap_or_else(|| json!({}));
             if ok.replayed.is_some() {
                 if let Some(d) = payload.get_mut("diagnostics").and_then(Value::as_array_mut) {

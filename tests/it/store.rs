@@ -20,7 +20,7 @@ use okf_mcp::store::handle::{Folding, StoreOptions};
 use okf_mcp::store::outcome::ReceiptMatch;
 use okf_mcp::store::receipt::{self, ReceiptFile};
 use okf_mcp::store::root::{self, Root};
-use okf_mcp::tools::outcome::{classify, Flavor};
+use okf_mcp::tools::outcome::classify;
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -578,7 +578,7 @@ fn post_boundary_io_failure_is_retried_once_then_reported_receipt_not_stored() {
         base_revision: Some(req.base_revision.clone()),
         ..ReceiptMatch::default()
     };
-    let e = classify(r, &expected, Flavor::ConceptPatch).expect_err("not success");
+    let e = classify(r, &expected, okf_mcp::tools::concept_patch::FLAVOR).expect_err("not success");
     assert_eq!((e.code.as_str(), e.retryable), ("operation_rejected", true));
     let hit = reopen(&b, &req).expect("reopen").expect("hit");
     assert_eq!(
@@ -625,7 +625,9 @@ fn sto_06_foreign_write_after_the_boundary_blocks_publication() {
             "earlier write published"
         );
         let txn = digest::txn_id(&req.request_digest, &req.idempotency_key);
-        let w = e.to_tool_error(Flavor::ConceptPatch).to_wire();
+        let w = e
+            .to_tool_error(okf_mcp::tools::concept_patch::FLAVOR)
+            .to_wire();
         assert_eq!(w["code"], "operation_rejected");
         assert_eq!(w["retryable"], false);
         assert_eq!(w["diagnostics"][0]["code"], "publication_blocked");
@@ -648,7 +650,9 @@ fn sto_06_foreign_write_after_the_boundary_blocks_publication() {
         let other = request(&b, "other", &[("notes/keep.md", b"x")]);
         let again = expect_publication_blocked(run(&b, &other, &fast()));
         assert!(matches!(again, StoreError::RecoveryBlocked { .. }));
-        let w2 = again.to_tool_error(Flavor::WriteConcept).to_wire();
+        let w2 = again
+            .to_tool_error(okf_mcp::tools::write_concept::FLAVOR)
+            .to_wire();
         assert_eq!(
             w2["message"],
             "pending transaction cannot be completed; a written file changed outside the store"
@@ -746,7 +750,7 @@ fn sto_07_tampered_receipts_are_corrupt_never_absent() {
         }
         let w = r
             .expect_err("err")
-            .to_tool_error(Flavor::ConceptPatch)
+            .to_tool_error(okf_mcp::tools::concept_patch::FLAVOR)
             .to_wire();
         assert_eq!(
             w["message"], "receipt failed integrity validation",
@@ -810,7 +814,9 @@ fn sto_08_corrupt_journal_refuses_with_a_recovery_step_naming_it() {
             Err(e @ StoreError::StorageCorrupt(Corrupt::Journal { .. })) => e,
             other => panic!("{tamper}: {other:?}"),
         };
-        let w = e.to_tool_error(Flavor::ConceptPatch).to_wire();
+        let w = e
+            .to_tool_error(okf_mcp::tools::concept_patch::FLAVOR)
+            .to_wire();
         assert_eq!(w["code"], "operation_rejected");
         assert_eq!(
             w["message"],
@@ -836,7 +842,9 @@ fn sto_09_staged_and_result_limits_fail_before_the_boundary() {
     let pre = crate::support::util::snapshot(&b.path);
     let r = run(&b, &request(&b, "big", &[("big.bin", &big)]), &fast());
     assert!(matches!(r, Err(StoreError::Limit(_))), "{r:?}");
-    let e = r.expect_err("err").to_tool_error(Flavor::ConceptPatch);
+    let e = r
+        .expect_err("err")
+        .to_tool_error(okf_mcp::tools::concept_patch::FLAVOR);
     assert_eq!(e.code, "resource_limit");
     let sixteen = vec![b'b'; 16 * mib];
     let total = request(
@@ -990,7 +998,7 @@ fn sto_11_private_state_path_must_be_a_real_directory() {
     let snap = crate::support::util::snapshot(&b.path);
     let e = run(&b, &req, &fast())
         .expect_err("refused")
-        .to_tool_error(Flavor::ConceptPatch);
+        .to_tool_error(okf_mcp::tools::concept_patch::FLAVOR);
     assert_eq!(
         (e.code.as_str(), e.message.as_str()),
         ("invalid_request", "bundle contains a symlink: .okf")
@@ -1003,7 +1011,7 @@ fn sto_11_private_state_path_must_be_a_real_directory() {
     let snap = crate::support::util::snapshot(&c.path);
     let e = run(&c, &req, &fast())
         .expect_err("refused")
-        .to_tool_error(Flavor::ConceptPatch);
+        .to_tool_error(okf_mcp::tools::concept_patch::FLAVOR);
     assert_eq!(
         (e.code.as_str(), e.message.as_str()),
         (
@@ -1023,7 +1031,7 @@ fn sto_11_private_state_path_must_be_a_real_directory() {
     let req = request(&d, "s", &[("notes/keep.md", b"q")]);
     let e = run(&d, &req, &fast())
         .expect_err("refused")
-        .to_tool_error(Flavor::ConceptPatch);
+        .to_tool_error(okf_mcp::tools::concept_patch::FLAVOR);
     assert_eq!(e.code, "invalid_request");
     assert_eq!(
         d.read("notes/keep.md"),
@@ -1054,7 +1062,9 @@ fn sto_12_lock_held_beyond_the_timeout_is_a_retryable_cancellation() {
     let opts = StoreOptions::default().with_lock_timeout(Duration::from_millis(150));
     let r = run(&b, &req, &opts);
     assert!(matches!(r, Err(StoreError::LockTimeout)), "{r:?}");
-    let e = r.expect_err("err").to_tool_error(Flavor::ConceptPatch);
+    let e = r
+        .expect_err("err")
+        .to_tool_error(okf_mcp::tools::concept_patch::FLAVOR);
     assert_eq!(
         (e.code.as_str(), e.retryable),
         ("operation_cancelled", true)
@@ -1256,7 +1266,9 @@ fn can_03_cancellation_before_the_boundary_rolls_back_and_cleans_up() {
         let opts = fast().with_faults(Faults::new().with(p, Action::Cancel, 1));
         let r = run(&b, &req, &opts);
         assert!(matches!(r, Err(StoreError::Cancelled)), "{p}: {r:?}");
-        let e = r.expect_err("err").to_tool_error(Flavor::ConceptPatch);
+        let e = r
+            .expect_err("err")
+            .to_tool_error(okf_mcp::tools::concept_patch::FLAVOR);
         assert_eq!(
             (e.code.as_str(), e.retryable),
             ("operation_cancelled", true),
