@@ -13,9 +13,12 @@ for t in $(cargo fuzz list); do
   echo "fuzz: $t for ${secs}s"
   log="artifacts/$t.log"
   # -rss_limit_mb and -timeout: a slow or huge input is a failure too.
-  # Inputs that once crashed a target stay as seeds (fuzz/regressions/<target>/, committed).
+  # Inputs that once crashed a target stay as seeds (fuzz/regressions/<target>/, committed),
+  # and so does the corpus the long runs grew (fuzz/grown/<target>/, committed; fuzz/grow.sh):
+  # the smoke starts where the last long run stopped. New finds go to corpus/<target>/ only.
   extra=()
-  if [ -d "regressions/$t" ]; then extra=("regressions/$t"); fi
+  if [ -d "grown/$t" ]; then extra+=("grown/$t"); fi
+  if [ -d "regressions/$t" ]; then extra+=("regressions/$t"); fi
   if ! cargo fuzz run -O "$t" "corpus/$t" "${extra[@]}" -- \
       -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
       >"$log" 2>&1; then
