@@ -76,6 +76,12 @@ pub const EXIT_INTERNAL: i32 = 3;
 pub const INTERNAL_FAULT_LINE: &str = "okf-mcp: internal error in tool handler";
 
 /// Prints one fixed usage line on stderr (never echoing arguments) and returns exit code 2.
+/// The one stderr line of a bare `okf-mcp` whose standard input is a terminal.
+pub const BARE_TERMINAL_LINE: &str = "okf-mcp: this is an MCP server speaking JSON-RPC on standard input; start it from an MCP host, or see okf-mcp --help (okf-mcp demo shows it at work). Ctrl-D ends it.";
+
+/// The usage message of an unknown tool name: it names the command that lists the tools.
+pub const UNKNOWN_TOOL: &str = "unknown tool name (okf-mcp tools lists every tool)";
+
 fn usage(msg: &str) -> i32 {
     eprintln!("okf-mcp: {msg}; see okf-mcp --help");
     EXIT_USAGE
@@ -166,7 +172,14 @@ pub fn main() -> i32 {
         }
     };
     match cli.command {
-        None => serve(&[], false),
+        None => {
+            // A bare `okf-mcp` typed on a terminal would otherwise wait silently for MCP
+            // frames (issue 21 item 5); a host's pipe gets no extra output.
+            if std::io::stdin().is_terminal() {
+                eprintln!("{BARE_TERMINAL_LINE}");
+            }
+            serve(&[], false)
+        }
         Some(Command::Serve { roots, read_only }) => serve(&roots, read_only),
         Some(Command::Demo) => crate::demo::run(),
         Some(Command::Tools) => tools(),
@@ -207,7 +220,7 @@ fn serve(roots: &[std::path::PathBuf], read_only: bool) -> i32 {
 /// (spec/surface.md §18.2 rule 3).
 fn call(tool: &str, args: Option<OsString>, args_file: Option<OsString>, pretty: bool) -> i32 {
     if registry::find(tool).is_none() {
-        return usage("unknown tool name");
+        return usage(UNKNOWN_TOOL);
     }
     let raw: Vec<u8> = match (args, args_file) {
         (Some(a), None) => a.into_vec(),
@@ -239,7 +252,7 @@ fn call(tool: &str, args: Option<OsString>, args_file: Option<OsString>, pretty:
             }
             i32::from(r.is_error)
         }
-        Ok(None) => usage("unknown tool name"),
+        Ok(None) => usage(UNKNOWN_TOOL),
         Err(Fault) => {
             eprintln!("{INTERNAL_FAULT_LINE}");
             EXIT_INTERNAL

@@ -159,7 +159,7 @@ pub fn run(a: &MigrateArgs) -> i32 {
     let raw = args.to_string().into_bytes();
     let result = match run_tool(tool, &raw) {
         Ok(Some(r)) => r,
-        Ok(None) => return usage("unknown tool name"),
+        Ok(None) => return usage(crate::cli::UNKNOWN_TOOL),
         Err(Fault) => {
             eprintln!("{INTERNAL_FAULT_LINE}");
             return EXIT_INTERNAL;

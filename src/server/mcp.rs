@@ -154,6 +154,10 @@ fn error_result(e: &ToolError) -> ToolResult {
     ToolResult::from_error(e)
 }
 
+/// The JSON-RPC `-32602` message of a `tools/call` naming no served tool.
+pub const UNKNOWN_TOOL: &str =
+    "tool not found: tools/list names every tool (okf-mcp tools on the command line)";
+
 /// Answers one `tools/call` from its side-table entry (spec/surface.md §1.1 step 3, §9.1).
 ///
 /// `entry` is what the framing layer stored for the request id; `None` (never stored, or
@@ -247,7 +251,7 @@ impl ServerHandler for OkfServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         if crate::server::served(&name).is_none() {
-            return Err(ErrorData::invalid_params("tool not found", None));
+            return Err(ErrorData::invalid_params(UNKNOWN_TOOL, None));
         }
         let entry = self.side.take(&framing::id_key(&context.id));
         // Counted from here, so shutdown waits for a call that is still waiting for roots.
@@ -331,7 +335,7 @@ impl ServerHandler for OkfServer {
         }
         match joined {
             Ok(Some(r)) => Ok(to_call_tool_result(&r).into()),
-            Ok(None) => Err(ErrorData::invalid_params("tool not found", None)),
+            Ok(None) => Err(ErrorData::invalid_params(UNKNOWN_TOOL, None)),
             Err(_) => Err(ErrorData::internal_error(INTERNAL_FAULT, None)),
         }
     }
