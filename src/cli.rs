@@ -75,13 +75,13 @@ pub const EXIT_INTERNAL: i32 = 3;
 /// The one stderr line of an internal fault (spec/surface.md §1.2); never carries panic data.
 pub const INTERNAL_FAULT_LINE: &str = "okf-mcp: internal error in tool handler";
 
-/// Prints one fixed usage line on stderr (never echoing arguments) and returns exit code 2.
 /// The one stderr line of a bare `okf-mcp` whose standard input is a terminal.
 pub const BARE_TERMINAL_LINE: &str = "okf-mcp: this is an MCP server speaking JSON-RPC on standard input; start it from an MCP host, or see okf-mcp --help (okf-mcp demo shows it at work). Ctrl-D ends it.";
 
 /// The usage message of an unknown tool name: it names the command that lists the tools.
 pub const UNKNOWN_TOOL: &str = "unknown tool name (okf-mcp tools lists every tool)";
 
+/// Prints one fixed usage line on stderr (never echoing arguments) and returns exit code 2.
 fn usage(msg: &str) -> i32 {
     eprintln!("okf-mcp: {msg}; see okf-mcp --help");
     EXIT_USAGE
