@@ -1,13 +1,11 @@
-//! `apply_v02_migration` (spec/migration.md §5.2, §9): the zero-I/O gating of §9 A here, the
-//! target-noop branch in [`crate::tools::migration::apply_target_noop`], the transition on
-//! [`crate::tools::spine::apply`] with the [`Migration`] workflow.
+//! `apply_v02_migration` (spec/migration.md §5.2, §9): [`crate::tools::spine::apply`] with the
+//! [`Migration`] workflow, whose hooks hold the zero-I/O gating of §9 A
+//! ([`crate::tools::migration::authorise`]) and the target-noop branch of §9 C.
 
 use crate::envelope::ToolError;
 use crate::plan::migration::request::parse_request;
 use crate::tools::def::{checked_in, mode_switch_alias, Alias};
-use crate::tools::migration::{
-    apply_success, apply_target_noop, authorise, input_members, Migration,
-};
+use crate::tools::migration::{apply_success, input_members, Migration};
 use crate::tools::schema_parts::{output_root, SchemaRoot};
 use crate::tools::spine;
 use crate::tools::{Ctx, Success, ToolSpec};
@@ -57,14 +55,6 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     // The typed request holds everything the tool needs; the JSON tree of a large request
     // (a 3.8 MiB `citation_mappings` takes ≈ 35 MiB as a `Value`) goes before any I/O.
     drop(args);
-    let target_noop = req
-        .apply
-        .as_ref()
-        .is_some_and(|a| a.expected_source.is_target_noop());
-    if target_noop {
-        return apply_target_noop(&req, ctx);
-    }
-    authorise(&req)?;
     spine::apply::<Migration>(&req, ctx)
 }
 

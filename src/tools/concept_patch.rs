@@ -39,6 +39,7 @@ pub struct ConceptPatch;
 
 impl Workflow for ConceptPatch {
     type Request = PatchRequest;
+    type Plan = Plan;
     const NAMESPACE: &'static str = "mcp:concept-patch";
     const FLAVOR: Flavor = FLAVOR;
 
@@ -74,6 +75,7 @@ impl Workflow for ConceptPatch {
         capture: &Capture,
         _root: &Root,
         replay: bool,
+        _cancel: &Cancel,
     ) -> Result<Option<PatchRequest>, ToolError> {
         match req.choice {
             Choice::Explicit(_) => Ok(None),
@@ -95,6 +97,10 @@ impl Workflow for ConceptPatch {
         cancel: &Cancel,
     ) -> Result<Plan, ToolError> {
         plan_patch_parsed(bundle, req, change_set_base, cancel)
+    }
+
+    fn to_stage(plan: Plan) -> Result<Plan, ToolError> {
+        Ok(plan)
     }
 
     fn mismatch(message: &str) -> ToolError {

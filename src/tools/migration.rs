@@ -25,15 +25,13 @@ use crate::store::capture;
 use crate::store::commit::{Emit, Payloads};
 use crate::store::error::StoreError;
 use crate::store::root::{self, Root};
-use crate::store::wait::WaitFor;
 use crate::tools::def::SharedSchema;
 use crate::tools::outcome::Flavor;
 use crate::tools::schema_parts::{
     boolean, closed, closed_with, count, diagnostics_array, input_root, paths_array, r,
     string_1_max, string_max, with, EXAMPLE_BUNDLE_PATH,
 };
-use crate::tools::spine::{self, ApplyAnswer, Workflow};
-use crate::tools::{Ctx, Success};
+use crate::tools::spine::{ApplyAnswer, Workflow};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -109,8 +107,13 @@ fn blocker_error(plan: &MigrationPlan) -> ToolError {
 
 impl Workflow for Migration {
     type Request = MigrationRequest;
+    type Plan = MigrationPlan;
     const NAMESPACE: &'static str = identity::NAMESPACE;
     const FLAVOR: Flavor = FLAVOR;
+
+    fn authorise(req: &MigrationRequest) -> Result<(), ToolError> {
+        authorise(req)
+    }
 
     fn bundle_path(req: &MigrationRequest) -> &str {
         &req.bundle_path
@@ -138,6 +141,7 @@ impl Workflow for Migration {
         capture: &Capture,
         root: &Root,
         replay: bool,
+        cancel: &Cancel,
     ) -> Result<Option<MigrationRequest>, ToolError> {
         // Branch B answers from the receipt through the caller binding; it computes no
         // proposal (§12.7 rule 4a).
@@ -153,7 +157,7 @@ impl Workflow for Migration {
         if !live.is_transition() {
             return Ok(None);
         }
-        let (merged, _) = accept(&bundle, req, root, &Cancel::default())?;
+        let merged = accept(&bundle, req, root, cancel)?;
         if merged.apply.as_ref().is_some_and(|a| a.proof.is_some()) {
             // A passed proof is still validated (§12.7 rule 4), against the full request.
             check_proof(&merged)?;
@@ -171,24 +175,68 @@ impl Workflow for Migration {
         BTreeSet::from(["index.md".to_owned()])
     }
 
+    /// The preview (no `apply` fields) resolves the source under `from`; the apply checks
+    /// the live resolution against `expected_source` (§9 B) and plans only a transition.
     fn plan(
         bundle: &Bundle<'_>,
         req: &MigrationRequest,
         change_set_base: &str,
         root: &Root,
         cancel: &Cancel,
-    ) -> Result<Plan, ToolError> {
+    ) -> Result<MigrationPlan, ToolError> {
+        let live = match expected_source(req) {
+            None => source::resolve(bundle, req.from, "from", &reader(root))?,
+            Some(expected) => {
+                let (live, exception) = live_resolution(bundle, req, root)?;
+                if exception || &live != expected {
+                    return Err(source_conflict());
+                }
+                if !live.is_transition() {
+                    return Err(unsupported("the bundle is no longer a v0.1 source"));
+                }
+                live
+            }
+        };
+        planner::plan(bundle, req, live, change_set_base, &reader(root), cancel)
+    }
+
+    fn to_stage(plan: MigrationPlan) -> Result<Plan, ToolError> {
+        Ok(to_stage_plan(plan))
+    }
+
+    fn is_target_noop(req: &MigrationRequest) -> bool {
+        expected_source(req).is_some_and(SourceResolution::is_target_noop)
+    }
+
+    /// §9 C: the live resolution is the expected target-noop tuple and the target replay
+    /// finds nothing to do.
+    fn check_target_noop(
+        bundle: &Bundle<'_>,
+        req: &MigrationRequest,
+        root: &Root,
+        cancel: &Cancel,
+    ) -> Result<(), ToolError> {
         let expected =
             expected_source(req).ok_or_else(|| authorisation_mismatch("not an apply"))?;
-        let (live, exception) = live_resolution(bundle, req, root)?;
-        if exception || &live != expected {
+        let live = source::resolve(bundle, req.from, "expected_source", &reader(root))?;
+        if &live != expected {
             return Err(source_conflict());
         }
-        if !live.is_transition() {
-            return Err(unsupported("the bundle is no longer a v0.1 source"));
+        if !live.is_target_noop() {
+            return Err(unsupported("the bundle is not in the v0.2 target form"));
         }
-        let plan = planner::plan(bundle, req, live, change_set_base, &reader(root), cancel)?;
-        Ok(to_stage_plan(plan))
+        let plan = planner::plan(
+            bundle,
+            req,
+            live,
+            &bundle.capture.revision,
+            &reader(root),
+            cancel,
+        )?;
+        if plan.status != MigrationStatus::TargetNoop {
+            return Err(blocker_error(&plan));
+        }
+        Ok(())
     }
 
     fn payloads<'a>(req: &'a MigrationRequest, root: &'a Root) -> Option<Box<dyn Payloads + 'a>> {
@@ -413,8 +461,8 @@ fn to_stage_plan(p: MigrationPlan) -> Plan {
 
 /// The proposals of `bundle` accepted by `req.accept_proposals` (§12.7 rules 3 and 8): the
 /// request with every proposed item added as an explicit item
-/// ([`crate::plan::migration::request::with_accepted`]), and the paths of the accepted items
-/// that need review.
+/// ([`crate::plan::migration::request::with_accepted`]) and the paths of the accepted items
+/// that need review recorded in `accepted_needing_review`.
 ///
 /// # Errors
 /// `invalid_request` when the proposals of this capture have another digest ("the proposals
@@ -425,7 +473,7 @@ fn accept(
     req: &MigrationRequest,
     root: &Root,
     cancel: &Cancel,
-) -> Result<(MigrationRequest, Vec<String>), ToolError> {
+) -> Result<MigrationRequest, ToolError> {
     let all = planner::proposals(bundle, req, &reader(root), cancel)?;
     if req.accept_proposals.as_deref() != Some(identity::proposals_digest(&all).as_str()) {
         return Err(ToolError::invalid_request(
@@ -452,106 +500,9 @@ fn accept(
             "look at the proposals marked needs_review; pass a citation_mappings item of your own for each document you correct, or accept_needs_review: true to accept them as shown",
         )));
     }
-    let merged = crate::plan::migration::request::with_accepted(req, &all)?;
-    Ok((merged, review))
-}
-
-/// Opens, captures and plans `req` with the live resolution under `from` (the preview, and
-/// the target-noop branch of the apply). `field` names the input of the recovery step of an
-/// unreadable declaration. With `accept_proposals` on a transition, the accepted proposals
-/// become explicit items first (§12.7 rule 3), and the plan records the accepted documents
-/// that need review.
-///
-/// # Errors
-/// `bundle_path`, capture and resolution errors.
-pub fn plan_live(
-    req: &MigrationRequest,
-    ctx: &Ctx,
-    field: &str,
-) -> Result<MigrationPlan, ToolError> {
-    ctx.cancel.check()?;
-    let root = root::open(&req.bundle_path)?;
-    // The preview is a reader (spec/store.md §16 rule 2).
-    let (_, plan) = spine::with_capture::<Migration, _>(
-        WaitFor::Publication,
-        &root,
-        req,
-        &ctx.cancel,
-        |capture| {
-            let bundle = validate::parse_for_validation(capture, &planner::validation_options())
-                .map_err(|f| f.to_tool_error())?;
-            let source = source::resolve(&bundle, req.from, field, &reader(&root))?;
-            let accepted = if req.accept_proposals.is_some() && source.is_transition() {
-                Some(accept(&bundle, req, &root, &ctx.cancel)?)
-            } else {
-                None
-            };
-            let q = accepted.as_ref().map_or(req, |(m, _)| m);
-            let mut plan = planner::plan(
-                &bundle,
-                q,
-                source,
-                &capture.revision,
-                &reader(&root),
-                &ctx.cancel,
-            )?;
-            plan.accepted_needing_review = accepted.map(|(_, r)| r).unwrap_or_default();
-            Ok(plan)
-        },
-    )?;
-    Ok(plan)
-}
-
-/// The target-noop branch of the apply (§9 C): capture, resolve, target replay; never opens
-/// the store.
-///
-/// # Errors
-/// `source_conflict`, `unsupported_migration_source`, the first blocker's code.
-pub fn apply_target_noop(req: &MigrationRequest, ctx: &Ctx) -> Result<Success, ToolError> {
-    let Some(expected) = expected_source(req) else {
-        return Err(authorisation_mismatch("not an apply"));
-    };
-    ctx.cancel.check()?;
-    let root = root::open(&req.bundle_path)?;
-    let (_, plan) = spine::with_capture::<Migration, _>(
-        WaitFor::Nothing,
-        &root,
-        req,
-        &ctx.cancel,
-        |capture| {
-            let bundle = validate::parse_for_validation(capture, &planner::validation_options())
-                .map_err(|f| f.to_tool_error())?;
-            let live = source::resolve(&bundle, req.from, "expected_source", &reader(&root))?;
-            if &live != expected {
-                return Err(source_conflict());
-            }
-            if !live.is_target_noop() {
-                return Err(unsupported("the bundle is not in the v0.2 target form"));
-            }
-            planner::plan(
-                &bundle,
-                req,
-                live,
-                &capture.revision,
-                &reader(&root),
-                &ctx.cancel,
-            )
-        },
-    )?;
-    if plan.status != MigrationStatus::TargetNoop {
-        return Err(blocker_error(&plan));
-    }
-    let answer = ApplyAnswer {
-        status: spine::ApplyStatus::Noop,
-        base_revision: plan.base_revision.clone(),
-        result_revision: plan.base_revision.clone(),
-        plan_digest: "",
-        changed_paths: Vec::new(),
-        diagnostics: Vec::new(),
-    };
-    let out = render_apply(&answer, Some(expected), req.view.limit);
-    Migration::check_apply_state(&out)?;
-    Ok(Success::json(out))
+    let mut merged = crate::plan::migration::request::with_accepted(req, &all)?;
+    merged.accepted_needing_review = review;
+    Ok(merged)
 }
 
 /// The authorisation preflight of §9 A step 5 (zero I/O): the proof against the change set

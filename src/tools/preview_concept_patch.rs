@@ -43,7 +43,7 @@ const DESCRIPTION: &str = "Use to rehearse a bounded metadata change; writes not
 /// (`status: "rejected"`).
 pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let req = parse_patch_request(&args, false)?;
-    let (plan, resolved) = spine::preview_resolved::<ConceptPatch>(&req, ctx)?;
+    let (plan, resolved) = spine::preview::<ConceptPatch>(&req, ctx)?;
     let req = resolved.unwrap_or(req);
     let applicable = plan.status == PlanStatus::Applicable;
     let affected: Vec<&str> = if applicable {

@@ -6,7 +6,7 @@ use crate::plan::temporal::request::parse_request;
 use crate::tools::def::checked_in;
 use crate::tools::schema_parts::{output_root, SchemaRoot};
 use crate::tools::temporal_upgrade::{
-    check_preview_state, input_members, plan_live, preview_success, render_preview,
+    check_preview_state, input_members, preview_success, render_preview, TemporalUpgrade,
 };
 use crate::tools::{Ctx, Success, ToolSpec};
 use serde_json::Value;
@@ -37,7 +37,7 @@ const DESCRIPTION: &str = "Use to rehearse upgrading an OKF 0.2 bundle from cale
 /// failures of §5 step 9.
 pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let req = parse_request(&args, false)?;
-    let plan = plan_live(&req, ctx)?;
+    let (plan, _) = crate::tools::spine::preview::<TemporalUpgrade>(&req, ctx)?;
     let out = render_preview(&plan)?;
     check_preview_state(&out)?;
     let text = crate::tools::temporal_upgrade::preview_summary(&plan, &out);

@@ -4,7 +4,7 @@
 use crate::envelope::ToolError;
 use crate::plan::migration::request::parse_request;
 use crate::tools::def::checked_in;
-use crate::tools::migration::{input_members, plan_live, preview_success, render_preview};
+use crate::tools::migration::{input_members, preview_success, render_preview, Migration};
 use crate::tools::schema_parts::{output_root, SchemaRoot};
 use crate::tools::{Ctx, Success, ToolSpec};
 use serde_json::Value;
@@ -39,7 +39,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     // The typed request holds everything the tool needs; the JSON tree of a large request
     // (a 3.8 MiB `citation_mappings` takes ≈ 35 MiB as a `Value`) goes before any I/O.
     drop(args);
-    let plan = plan_live(&req, ctx, "from")?;
+    let (plan, _) = crate::tools::spine::preview::<Migration>(&req, ctx)?;
     let out = render_preview(&plan, &req.view)?;
     let text = crate::tools::migration::preview_summary(&plan, &out, &req.view);
     Ok(Success::with_second_text(out, text))

@@ -2,19 +2,24 @@
 //! spec/concept-patch.md §6, spec/migration.md §9): capture → plan → authorise → commit →
 //! classify.
 //!
-//! A workflow (the concept patch today; the 0.1 → 0.2 migration and the temporal upgrade
-//! next) implements [`Workflow`]: its pure request, its planner, its idempotency namespace and
-//! outcome flavour, its validator options, the documents its planner reads, and a hook that
-//! runs before a replay-only commit. Everything else is written once, here:
+//! A workflow (the concept patch, the 0.1 → 0.2 migration, the temporal upgrade) implements
+//! [`Workflow`]: its pure request, its planner and its own plan type with the conversion to
+//! the stage plan the store commits, its zero-I/O authorisation, its idempotency namespace and
+//! outcome flavour, its validator options, the documents its planner reads, a target-noop
+//! hook and a hook that runs before a replay-only commit. Everything else is written once,
+//! here:
 //!
 //! - [`preview`]: open `bundle_path`, capture (spilled: only the documents the plan reads stay
-//!   in memory), parse once under the workflow's validator options, plan. Writes nothing.
-//! - [`apply`]: the authorised identity (change set, idempotency key, request digest) before
-//!   any I/O; the lock-first reservation when `.okf/` exists (`docs/store.md` §3.1); one
-//!   capture; on the authorised base revision (branch A) rebuild the plan and compare its
-//!   digest, then commit; off it (branch B) the workflow's replay hook and a replay-only
-//!   commit; then the outcome classification of spec/store.md §12, the `receipt_replayed`
-//!   diagnostic (§12 step 6) and the may-have-committed flag of spec/surface.md §3.
+//!   in memory), parse once under the workflow's validator options, plan. Writes nothing and
+//!   returns the workflow's own plan.
+//! - [`apply`]: the target-noop branch when the request is one ([`Workflow::is_target_noop`]:
+//!   capture, check, answer `noop`; never the store); otherwise [`Workflow::authorise`], the
+//!   authorised identity (change set, idempotency key, request digest) before any I/O; the
+//!   lock-first reservation when `.okf/` exists (`docs/store.md` §3.1); one capture; on the
+//!   authorised base revision (branch A) rebuild the plan and compare its digest, then commit;
+//!   off it (branch B) the workflow's replay hook and a replay-only commit; then the outcome
+//!   classification of spec/store.md §12, the `receipt_replayed` diagnostic (§12 step 6) and
+//!   the may-have-committed flag of spec/surface.md §3.
 //!
 //! A tool module shrinks to: decode its arguments into the request, call [`preview`] or
 //! [`apply`], render.
@@ -43,13 +48,26 @@ use std::collections::BTreeSet;
 
 /// What a workflow supplies to the spine. Every method is pure (no I/O).
 pub trait Workflow {
-    /// The validated request (spec/surface.md §9.1 step 5).
+    /// The validated request (spec/surface.md §9.1 step 5). A preview request carries no
+    /// [`Workflow::authorisation`]; an apply request does.
     type Request;
+    /// The workflow's own plan: what its preview renders, and what [`Workflow::to_stage`]
+    /// turns into the stage plan an apply commits.
+    type Plan;
     /// The idempotency namespace of the apply tool (spec/store.md §6.1).
     const NAMESPACE: &'static str;
     /// The outcome flavour: which field names and codes the store errors carry (§12.1).
     const FLAVOR: Flavor;
 
+    /// The zero-I/O checks of an apply request that run before anything is opened (e.g. the
+    /// migration's proof preflight, spec/migration.md §9 A step 5). By default none.
+    ///
+    /// # Errors
+    /// The workflow's authorisation error (a plan mismatch, with its recovery step).
+    fn authorise(req: &Self::Request) -> Result<(), ToolError> {
+        let _ = req;
+        Ok(())
+    }
     /// The request's `bundle_path` (validated by [`root::open`]).
     fn bundle_path(req: &Self::Request) -> &str;
     /// The apply request's authorisation: the previewed base revision and plan digest.
@@ -82,17 +100,20 @@ pub trait Workflow {
         capture: &Capture,
         root: &Root,
         replay: bool,
+        cancel: &Cancel,
     ) -> Result<Option<Self::Request>, ToolError> {
-        let _ = (req, capture, root, replay);
+        let _ = (req, capture, root, replay, cancel);
         Ok(None)
     }
     /// The bundle-relative paths whose bytes the planner reads; every other document is
     /// spilled by the capture (docs/store.md §3.2).
     fn documents_read(req: &Self::Request) -> BTreeSet<String>;
     /// The planner: `bundle` (parsed under [`Workflow::validation_options`]) and `req` in,
-    /// the plan out, with the change set on `change_set_base` (preview: the captured
-    /// revision; apply: the authorised one, equal to it in branch A). `root` is the bundle
-    /// the capture was taken of, for a planner that reads spilled documents again
+    /// the workflow's plan out, with the change set on `change_set_base` (preview: the
+    /// captured revision; apply: the authorised one, equal to it in branch A). The same
+    /// planner serves the preview and the apply; a difference between the two is decided by
+    /// `req` (whether it carries an [`Workflow::authorisation`]). `root` is the bundle the
+    /// capture was taken of, for a planner that reads spilled documents again
     /// ([`crate::store::capture::reread`]).
     ///
     /// # Errors
@@ -103,7 +124,35 @@ pub trait Workflow {
         change_set_base: &str,
         root: &Root,
         cancel: &Cancel,
-    ) -> Result<Plan, ToolError>;
+    ) -> Result<Self::Plan, ToolError>;
+    /// The stage plan of a rebuilt apply plan (branch A of [`apply`]): its status, digests,
+    /// writes and diagnostics as the store and the outcome rules read them.
+    ///
+    /// # Errors
+    /// A plan the apply must not commit and that is no `rejected` answer (e.g. a temporal
+    /// plan that is not `ready`, spec/temporal.md §6 step 3).
+    fn to_stage(plan: Self::Plan) -> Result<Plan, ToolError>;
+    /// The target-noop hook (spec/migration.md §9 C): whether the apply request authorises a
+    /// bundle already in the target form, decided without I/O. Such an apply captures, runs
+    /// [`Workflow::check_target_noop`] and answers `noop`; it never opens the store. By
+    /// default no request is one.
+    fn is_target_noop(req: &Self::Request) -> bool {
+        let _ = req;
+        false
+    }
+    /// The check of a target-noop apply on its capture ([`Workflow::is_target_noop`]).
+    ///
+    /// # Errors
+    /// The error to answer instead of `noop` (the bundle is no longer in the target form).
+    fn check_target_noop(
+        bundle: &Bundle<'_>,
+        req: &Self::Request,
+        root: &Root,
+        cancel: &Cancel,
+    ) -> Result<(), ToolError> {
+        let _ = (bundle, req, root, cancel);
+        Ok(())
+    }
     /// The producer of a streamed plan's payloads ([`Plan::streamed`]), run by the store
     /// under its lock at C8 (spec/migration.md §12.5 rule 2). `None` (the default): the
     /// workflow's plans hold their writes in memory.
@@ -195,30 +244,24 @@ impl ApplyAnswer<'_> {
 }
 
 /// Builds the preview plan of `req`: opens `bundle_path`, captures ([`with_capture`], as a
-/// reader: spec/store.md §16 rule 2) and plans on the captured revision. Writes nothing and
-/// never creates `.okf/`.
+/// reader: spec/store.md §16 rule 2), resolves the request on the capture
+/// ([`Workflow::resolve`]) and plans on the captured revision. Returns the workflow's own
+/// plan and the request as resolved (`None`: `req` itself). Writes nothing and never creates
+/// `.okf/`.
 ///
 /// # Errors
-/// `bundle_path` and capture errors, then the workflow's planning errors.
-pub fn preview<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Plan, ToolError> {
-    preview_resolved::<W>(req, ctx).map(|(plan, _)| plan)
-}
-
-/// [`preview`], also returning the request as resolved on the capture
-/// ([`Workflow::resolve`]; `None`: `req` itself).
-///
-/// # Errors
-/// As [`preview`], and [`Workflow::resolve`]'s errors.
-pub fn preview_resolved<W: Workflow>(
+/// `bundle_path` and capture errors, [`Workflow::resolve`]'s errors, then the workflow's
+/// planning errors.
+pub fn preview<W: Workflow>(
     req: &W::Request,
     ctx: &Ctx,
-) -> Result<(Plan, Option<W::Request>), ToolError> {
+) -> Result<(W::Plan, Option<W::Request>), ToolError> {
     ctx.cancel.check()?;
     let root = root::open(W::bundle_path(req))?;
     // A preview is a reader (spec/store.md §16 rule 2).
     let (_, out) =
         with_capture::<W, _>(WaitFor::Publication, &root, req, &ctx.cancel, |capture| {
-            let resolved = W::resolve(req, capture, &root, false)?;
+            let resolved = W::resolve(req, capture, &root, false, &ctx.cancel)?;
             let q = resolved.as_ref().unwrap_or(req);
             let plan = plan_capture::<W>(capture, q, &capture.revision, &root, &ctx.cancel)?;
             Ok((plan, resolved))
@@ -236,7 +279,7 @@ pub fn plan_capture<W: Workflow>(
     change_set_base: &str,
     root: &Root,
     cancel: &Cancel,
-) -> Result<Plan, ToolError> {
+) -> Result<W::Plan, ToolError> {
     cancel.check()?;
     let bundle = validate::parse_for_validation(capture, &W::validation_options(req))
         .map_err(|f| f.to_tool_error())?;
@@ -306,6 +349,10 @@ pub fn with_capture<W: Workflow, T>(
 /// The envelope errors of the workflow's apply tool; a cancellation after the input checks
 /// carries the recovery step of spec/surface.md §6.2. Rejections are successes.
 pub fn apply<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, ToolError> {
+    if W::is_target_noop(req) {
+        return apply_target_noop::<W>(req, ctx);
+    }
+    W::authorise(req)?;
     apply_checked::<W>(req, ctx).map_err(|e| {
         // A lock timeout keeps its own message (spec/store.md §16 rule 4).
         if e.code == codes::OPERATION_CANCELLED && e.message != crate::tools::outcome::MSG_LOCKED {
@@ -318,6 +365,34 @@ pub fn apply<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, ToolEr
             e
         }
     })
+}
+
+/// The target-noop branch of [`apply`] (spec/migration.md §9 C): capture (no wait, as an
+/// apply), parse, [`Workflow::check_target_noop`], then `noop` on the captured revision with
+/// an empty plan digest; never opens the store.
+///
+/// # Errors
+/// `bundle_path` and capture errors; the check's error.
+fn apply_target_noop<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, ToolError> {
+    ctx.cancel.check()?;
+    let root = root::open(W::bundle_path(req))?;
+    let (capture, ()) =
+        with_capture::<W, _>(WaitFor::Nothing, &root, req, &ctx.cancel, |capture| {
+            let bundle = validate::parse_for_validation(capture, &W::validation_options(req))
+                .map_err(|f| f.to_tool_error())?;
+            W::check_target_noop(&bundle, req, &root, &ctx.cancel)
+        })?;
+    let answer = ApplyAnswer {
+        status: ApplyStatus::Noop,
+        base_revision: capture.revision.clone(),
+        result_revision: capture.revision.clone(),
+        plan_digest: "",
+        changed_paths: Vec::new(),
+        diagnostics: Vec::new(),
+    };
+    let out = W::render_apply(&answer, req);
+    W::check_apply_state(&out)?;
+    Ok(Success::json(out))
 }
 
 /// What the planning step under the capture decided.
@@ -378,7 +453,7 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
         &ctx.cancel,
         |capture| {
             let branch_b = capture.revision != auth.revision;
-            let resolved = W::resolve(req, capture, &root, branch_b)?;
+            let resolved = W::resolve(req, capture, &root, branch_b, &ctx.cancel)?;
             let q = resolved.as_ref().unwrap_or(req);
             let bundle = validate::parse_for_validation(capture, &W::validation_options(q))
                 .map_err(|f| f.to_tool_error())?;
@@ -388,7 +463,7 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
                 return Ok((Planned::ReplayOnly, resolved));
             }
             // Branch A.
-            let plan = W::plan(&bundle, q, &auth.revision, &root, &ctx.cancel)?;
+            let plan = W::to_stage(W::plan(&bundle, q, &auth.revision, &root, &ctx.cancel)?)?;
             if plan.status == PlanStatus::Rejected {
                 let diagnostics = plan.diagnostics.iter().map(Diagnostic::to_wire).collect();
                 return Ok((
@@ -578,11 +653,11 @@ fn with_revision_hint<W: Workflow>(
         ))
     } else {
         with_capture::<W, _>(WaitFor::Nothing, root, req, cancel, |capture| {
-            let resolved = W::resolve(req, capture, root, false)?;
+            let resolved = W::resolve(req, capture, root, false, cancel)?;
             let q = resolved.as_ref().unwrap_or(req);
             let bundle = validate::parse_for_validation(capture, &W::validation_options(q))
                 .map_err(|f| f.to_tool_error())?;
-            W::plan(&bundle, q, &capture.revision, root, cancel)
+            W::to_stage(W::plan(&bundle, q, &capture.revision, root, cancel)?)
         })
         .ok()
         .filter(|(_, plan)| plan.result_revision.as_deref() == Some(auth.revision.as_str()))

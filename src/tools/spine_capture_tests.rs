@@ -287,7 +287,8 @@ fn aut_01_auto_resolves_on_a_spilled_capture_and_falls_back_when_the_memo_forgot
                 if forget && seen.len() == 1 {
                     memo::clear();
                 }
-                let q = ConceptPatch::resolve(&req, c, &root, false)?.expect("auto resolves");
+                let q =
+                    ConceptPatch::resolve(&req, c, &root, false, &cancel)?.expect("auto resolves");
                 let plan = plan_capture::<ConceptPatch>(c, &q, &c.revision, &root, &cancel)?;
                 Ok((q.profile, plan.status))
             })

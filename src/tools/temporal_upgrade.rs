@@ -8,7 +8,7 @@ use crate::envelope::ToolError;
 use crate::okf::bundle::Bundle;
 use crate::okf::capture::{Capture, CapturedFile};
 use crate::okf::temporal::{DATE_PATTERN, UPGRADE_TARGET_PATTERN};
-use crate::okf::validate::{self, ValidationOptions};
+use crate::okf::validate::ValidationOptions;
 use crate::plan::identity::{Authorisation, ChangeSet};
 use crate::plan::stage::{Plan, PlanStatus};
 use crate::plan::temporal::fields::rewrite_document;
@@ -18,15 +18,13 @@ use crate::plan::temporal::{self as planner, rewrites_of, UpgradePlan, UpgradeSt
 use crate::store::capture;
 use crate::store::commit::{Emit, Payloads};
 use crate::store::error::StoreError;
-use crate::store::root::{self, Root};
-use crate::store::wait::WaitFor;
+use crate::store::root::Root;
 use crate::tools::outcome::{receipt_mismatch, Flavor};
 use crate::tools::schema_parts::{
     closed, closed_with, diagnostics_array, info_only, input_root, r, status_branch, with,
     EXAMPLE_BUNDLE_PATH,
 };
-use crate::tools::spine::{self, state_violation, ApplyAnswer, Workflow};
-use crate::tools::Ctx;
+use crate::tools::spine::{state_violation, ApplyAnswer, Workflow};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 
@@ -56,6 +54,7 @@ fn reader(root: &Root) -> impl Fn(&CapturedFile) -> Result<Vec<u8>, ToolError> +
 
 impl Workflow for TemporalUpgrade {
     type Request = TemporalRequest;
+    type Plan = UpgradePlan;
     const NAMESPACE: &'static str = NAMESPACE;
     const FLAVOR: Flavor = FLAVOR;
 
@@ -81,15 +80,21 @@ impl Workflow for TemporalUpgrade {
         BTreeSet::from(["index.md".to_owned()])
     }
 
-    /// §6 step 3: the full preview on the capture; a status other than `ready` fails.
+    /// §5 (a preview request) or §6 step 3 (an apply request, with its base revision): the
+    /// full preview on the capture.
     fn plan(
         bundle: &Bundle<'_>,
         req: &TemporalRequest,
         change_set_base: &str,
         root: &Root,
         cancel: &Cancel,
-    ) -> Result<Plan, ToolError> {
-        let p = planner::plan(bundle, req, change_set_base, &reader(root), cancel, true)?;
+    ) -> Result<UpgradePlan, ToolError> {
+        let apply = req.auth.is_some();
+        planner::plan(bundle, req, change_set_base, &reader(root), cancel, apply)
+    }
+
+    /// §6 step 3: a status other than `ready` fails.
+    fn to_stage(p: UpgradePlan) -> Result<Plan, ToolError> {
         match p.status {
             UpgradeStatus::Ready => Ok(to_stage_plan(p)),
             UpgradeStatus::Incomplete => Err(failure(
@@ -177,35 +182,6 @@ impl Payloads for Producer<'_> {
         }
         Ok(())
     }
-}
-
-/// Opens, captures and plans the preview of `req` (§5). Writes nothing.
-///
-/// # Errors
-/// `bundle_path` and capture errors; the planner's failures (§5 step 9).
-pub fn plan_live(req: &TemporalRequest, ctx: &Ctx) -> Result<UpgradePlan, ToolError> {
-    ctx.cancel.check()?;
-    let root = root::open(&req.bundle_path)?;
-    // The preview is a reader (spec/store.md §16 rule 2).
-    let (_, plan) = spine::with_capture::<TemporalUpgrade, _>(
-        WaitFor::Publication,
-        &root,
-        req,
-        &ctx.cancel,
-        |c| {
-            let bundle = validate::parse_for_validation(c, &planner::validation_options())
-                .map_err(|f| f.to_tool_error())?;
-            planner::plan(
-                &bundle,
-                req,
-                &c.revision,
-                &reader(&root),
-                &ctx.cancel,
-                false,
-            )
-        },
-    )?;
-    Ok(plan)
 }
 
 /// The preview's wire object (§5): `{status, base_revision, result_revision, unresolved,

@@ -269,7 +269,7 @@ pub fn plan(
         blockers_total: 0,
         manual_actions_total: 0,
         proposal_paths: BTreeSet::new(),
-        accepted_needing_review: Vec::new(),
+        accepted_needing_review: req.accepted_needing_review.clone(),
         source,
     };
     if !out.source.blockers.is_empty() {

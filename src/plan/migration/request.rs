@@ -143,6 +143,9 @@ pub struct MigrationRequest {
     pub accept_proposals: Option<String>,
     /// `accept_needs_review` (§12.7 rule 8); not encoded.
     pub accept_needs_review: bool,
+    /// The paths of the accepted proposals that need review (§12.7 rule 8), recorded when
+    /// the proposals are accepted; empty otherwise. Not encoded; the plan reports them.
+    pub accepted_needing_review: Vec<String>,
 }
 
 /// `include_proof` of the preview (§12.7 rule 5).
@@ -304,6 +307,7 @@ pub fn parse_request(args: &Value, apply: bool) -> Result<MigrationRequest, Tool
         view,
         accept_proposals,
         accept_needs_review,
+        accepted_needing_review: Vec::new(),
     })
 }
 
