@@ -4,7 +4,7 @@
 //!
 //! Run: `cargo bench --bench commit` (release profile). `harness = false`: this file owns its
 //! timing loop. Rows:
-//! - (a) `store::commit::commit_streamed` with the production options: payloads produced under
+//! - (a) a streamed `store::commit::Txn` commit with the production options: payloads produced under
 //!   the lock as they are staged, C5 capture, one `syncfs` for the staged set
 //!   (`Durable::sync_batch`), journal, publish, receipt;
 //! - (b) the durable floor: a plain program writes the same 5,000 payloads into a staging
@@ -31,10 +31,11 @@
 use okf_mcp::cancel::Cancel;
 use okf_mcp::digest::{self, Encoder};
 use okf_mcp::okf::capture::Capture;
+use okf_mcp::plan::stream::{Emit, Payloads, PlannedWrite, Writes};
 use okf_mcp::store::capture::{capture_with, Spill};
-use okf_mcp::store::commit::{commit_streamed, manifest, CommitRequest, Emit, Mode, Payloads};
+use okf_mcp::store::commit::{manifest, CommitOutcome, CommitRequest, Reserve, Txn};
 use okf_mcp::store::error::StoreError;
-use okf_mcp::store::journal::PlannedWrite;
+use okf_mcp::store::handle::StoreOptions;
 use okf_mcp::store::root::{self, Root};
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -145,8 +146,12 @@ struct Gen {
     pad: usize,
 }
 
-impl Payloads for Gen {
-    fn produce(&self, _locked: &Capture, emit: &mut Emit<'_>) -> Result<(), StoreError> {
+impl Payloads<StoreError> for Gen {
+    fn produce(
+        &self,
+        _locked: &Capture,
+        emit: &mut Emit<'_, StoreError>,
+    ) -> Result<(), StoreError> {
         for i in 0..CONCEPTS {
             let p = concept_path(i);
             emit(&p, &new_bytes(&p, self.pad))?;
@@ -155,13 +160,32 @@ impl Payloads for Gen {
     }
 }
 
+/// The store's streamed commit of `req` (capture-first: the store captures under its lock).
+fn commit_streamed(
+    root: &Root,
+    req: &CommitRequest,
+    payloads: &Gen,
+    opts: &StoreOptions,
+) -> Result<CommitOutcome, StoreError> {
+    let cancel = Cancel::new();
+    Txn::begin(
+        root,
+        &req.idempotency_key,
+        &req.request_digest,
+        Reserve::Deferred,
+        &cancel,
+        opts,
+    )?
+    .commit(req, Some(payloads), None, &cancel)
+}
+
 fn open_root(b: &Path) -> Res<Root> {
     root::open(b.to_str().ok_or("temp path is not UTF-8")?).map_err(|e| e.message.into())
 }
 
 /// The streamed request changing every concept (untimed: the planner's part). `n` makes
 /// each repetition's idempotency key its own, so no commit is a receipt replay.
-fn request(root: &Root, pad: usize, n: usize) -> Res<CommitRequest<Vec<PlannedWrite>>> {
+fn request(root: &Root, pad: usize, n: usize) -> Res<CommitRequest> {
     let cap =
         capture_with(root, &Cancel::new(), Some(&Spill::DIGESTS_ONLY)).map_err(|e| e.message)?;
     if cap.files.len() != CONCEPTS + 1 {
@@ -192,7 +216,7 @@ fn request(root: &Root, pad: usize, n: usize) -> Res<CommitRequest<Vec<PlannedWr
         base_revision: cap.revision.clone(),
         result_revision,
         base: manifest(&cap),
-        writes,
+        writes: Writes::Streamed(writes),
         changed_refs: (0..CONCEPTS)
             .map(|i| concept_path(i).trim_end_matches(".md").to_owned())
             .collect(),
@@ -209,7 +233,7 @@ fn store_commit(b: &Path, n: usize, serial: bool) -> Res<Duration> {
     let out = if serial {
         serial_commit(&root, &req)?
     } else {
-        commit_streamed(&root, &req, &Gen { pad: PAD }, Mode::Fresh, &Cancel::new())
+        commit_streamed(&root, &req, &Gen { pad: PAD }, &StoreOptions::from_env())
             .map_err(|e| format!("commit: {e:?}"))?
     };
     let d = t.elapsed();
@@ -221,32 +245,17 @@ fn store_commit(b: &Path, n: usize, serial: bool) -> Res<Duration> {
 }
 
 #[cfg(not(feature = "fault-injection"))]
-fn serial_commit(
-    _root: &Root,
-    _req: &CommitRequest<Vec<PlannedWrite>>,
-) -> Res<okf_mcp::store::commit::CommitOutcome> {
+fn serial_commit(_root: &Root, _req: &CommitRequest) -> Res<CommitOutcome> {
     Err("the per-file fsync seam needs --features fault-injection".into())
 }
 
 /// The store with a durability seam that `fsync`s each staged payload instead of one
 /// `syncfs` (`StoreOptions::with_fs` exists only under `fault-injection`).
 #[cfg(feature = "fault-injection")]
-fn serial_commit(
-    root: &Root,
-    req: &CommitRequest<Vec<PlannedWrite>>,
-) -> Res<okf_mcp::store::commit::CommitOutcome> {
-    use okf_mcp::store::commit::commit_streamed_with;
-    use okf_mcp::store::handle::StoreOptions;
+fn serial_commit(root: &Root, req: &CommitRequest) -> Res<CommitOutcome> {
     let opts = StoreOptions::default().with_fs(std::sync::Arc::new(serial_fs::SerialFs));
-    commit_streamed_with(
-        root,
-        req,
-        &Gen { pad: PAD },
-        Mode::Fresh,
-        &Cancel::new(),
-        &opts,
-    )
-    .map_err(|e| format!("commit: {e:?}").into())
+    commit_streamed(root, req, &Gen { pad: PAD }, &opts)
+        .map_err(|e| format!("commit: {e:?}").into())
 }
 
 #[cfg(feature = "fault-injection")]
@@ -602,7 +611,7 @@ fn child(args: &[String]) -> Res<()> {
     let root = open_root(&b)?;
     let req = request(&root, pad, 1)?;
     let before = vm_hwm_kb()?;
-    let out = commit_streamed(&root, &req, &Gen { pad }, Mode::Fresh, &Cancel::new())
+    let out = commit_streamed(&root, &req, &Gen { pad }, &StoreOptions::from_env())
         .map_err(|e| format!("commit: {e:?}"))?;
     let peak = vm_hwm_kb()?;
     if out.receipt.receipt.changed_files.len() != CONCEPTS {

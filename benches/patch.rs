@@ -25,8 +25,10 @@ use okf_mcp::okf::version::Target;
 use okf_mcp::plan::identity::ChangeSet;
 use okf_mcp::plan::patch::ops::parse_patch_request;
 use okf_mcp::plan::patch::planner::{plan_patch, validation_options};
+use okf_mcp::plan::stream::Writes;
 use okf_mcp::store::capture;
-use okf_mcp::store::commit::{self, manifest, CommitRequest, Mode};
+use okf_mcp::store::commit::{manifest, CommitRequest, Reserve, Txn};
+use okf_mcp::store::handle::StoreOptions;
 use okf_mcp::store::root;
 use okf_mcp::tools::Ctx;
 use okf_mcp::wire::dispatch::call;
@@ -628,7 +630,7 @@ fn phases(dir: &Path, first: usize, reps: usize) -> Res<Vec<(&'static str, Durat
             base_revision: rev.clone(),
             result_revision: plan.result_revision.clone().unwrap_or_default(),
             base: manifest(&cap),
-            writes: plan.writes,
+            writes: Writes::Resident(plan.writes),
             changed_refs: plan.changed_refs,
             replay: None,
         };
@@ -636,8 +638,16 @@ fn phases(dir: &Path, first: usize, reps: usize) -> Res<Vec<(&'static str, Durat
         black_box(capture::capture(&rt, &cancel).map_err(|e| e.message)?);
         let recapture = t.elapsed();
         let t = Instant::now();
-        let _committed =
-            commit::commit(&rt, &request, Mode::Fresh, &cancel).map_err(|e| format!("{e:?}"))?;
+        let _committed = Txn::begin(
+            &rt,
+            &request.idempotency_key,
+            &request.request_digest,
+            Reserve::Deferred,
+            &cancel,
+            &StoreOptions::from_env(),
+        )
+        .and_then(|txn| txn.commit(&request, None, None, &cancel))
+        .map_err(|e| format!("{e:?}"))?;
         s.push(t.elapsed());
         s.push(recapture);
 

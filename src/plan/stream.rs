@@ -179,3 +179,98 @@ fn sort_findings(findings: &mut [Finding]) {
             .then(a.message.cmp(&b.message))
     });
 }
+
+/// One write of a streamed plan: the bundle-relative path and the size and SHA-256 of the
+/// bytes the plan authorised (spec/migration.md §12.5 rule 2). Only this stays in memory
+/// while the store stages the payloads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedWrite {
+    /// Bundle-relative target path.
+    pub path: String,
+    /// Size of the new bytes.
+    pub size: u64,
+    /// `H(new bytes)`, raw SHA-256.
+    pub digest: [u8; 32],
+}
+
+impl PlannedWrite {
+    /// The planned write of `bytes` at `path`.
+    #[must_use]
+    pub fn of(path: &str, bytes: &[u8]) -> Self {
+        Self {
+            path: path.to_owned(),
+            size: bytes.len() as u64,
+            digest: crate::digest::sha256(bytes),
+        }
+    }
+}
+
+/// The writes of a plan (spec/store.md §9, §10.1 C8): their bytes in memory, or only their
+/// [`PlannedWrite`]s, whose bytes a [`Payloads`] producer makes again under the store lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Writes {
+    /// `(path, new bytes)` (the concept patch, `write_concept`).
+    Resident(Vec<(String, Vec<u8>)>),
+    /// Paths, sizes and digests only (the migration, the temporal upgrade).
+    Streamed(Vec<PlannedWrite>),
+}
+
+impl Default for Writes {
+    fn default() -> Self {
+        Writes::Resident(Vec::new())
+    }
+}
+
+impl Writes {
+    /// Whether there is nothing to write.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Writes::Resident(w) => w.is_empty(),
+            Writes::Streamed(w) => w.is_empty(),
+        }
+    }
+
+    /// The planned writes (computed for resident bytes).
+    #[must_use]
+    pub fn planned(&self) -> std::borrow::Cow<'_, [PlannedWrite]> {
+        match self {
+            Writes::Resident(w) => w.iter().map(|(p, b)| PlannedWrite::of(p, b)).collect(),
+            Writes::Streamed(w) => std::borrow::Cow::Borrowed(w),
+        }
+    }
+}
+
+/// What a producer's own failure is ([`Payloads::produce`]); the store maps it to its error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// A document the payload is made from changed or vanished since the locked capture: a
+    /// retryable conflict.
+    Changed,
+    /// The payload cannot be made again from the locked bytes: a payload mismatch.
+    Unreproducible,
+}
+
+/// The sink [`Payloads::produce`] hands each payload to: bundle-relative path and bytes. `E`
+/// is the consumer's error (the store's).
+pub type Emit<'e, E> = dyn FnMut(&str, &[u8]) -> Result<(), E> + 'e;
+
+/// Produces the payloads of a streamed commit at C8 (spec/migration.md §12.5 rule 2):
+/// called once, under the store lock and after the C5 compare-and-swap, with the capture that
+/// C5 compared. It hands every planned write's bytes to `emit`, one at a time, in any order;
+/// the store stages each payload as it comes and keeps only its path and digest. A payload
+/// whose size or digest differs from its [`PlannedWrite`] abandons the attempt before the
+/// boundary; a path that is not planned, or emitted twice, or a planned path never emitted,
+/// abandons it as an internal inconsistency.
+pub trait Payloads<E> {
+    /// Emits every payload.
+    ///
+    /// # Errors
+    /// The producer's own [`Fault`] (as `E`), or the first error `emit` returned (passed on
+    /// unchanged).
+    fn produce(
+        &self,
+        locked: &crate::okf::capture::Capture,
+        emit: &mut Emit<'_, E>,
+    ) -> Result<(), E>;
+}

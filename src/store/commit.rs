@@ -1,10 +1,13 @@
 //! The commit pipeline (spec/store.md §10.1 C1–C16, §10.2) and the receipt lookup (§8.5).
 //!
-//! Two entries: [`commit`] runs C1–C16 itself (it captures the tree under the lock at C5);
-//! [`open_locked`] reserves the store first (C1–C2 without waiting; probe and recovery
-//! deferred until needed) and returns a [`Session`] whose caller takes its one capture under
-//! the lock, so [`Session::commit`] (C4–C16) and [`Session::lookup`] (C4) reuse
-//! that capture for the C5 compare-and-swap and the §12 step 6 replay basis.
+//! One entry, [`Txn`]: [`Txn::begin`] before the caller's capture (lock-first when `.okf/`
+//! exists and the caller asks for it: C1–C2 without waiting, probe and recovery deferred
+//! until needed, docs/store.md §3.1), then [`Txn::commit`] (C4–C16) or [`Txn::replay`] (C4
+//! only). A reserved transaction reuses the caller's capture, taken under the lock, for the
+//! C5 compare-and-swap and the §12 step 6 replay basis; otherwise the commit waits for the
+//! lock and captures the tree itself at C5. The writes of a request are an enum
+//! ([`Writes`]): their bytes, or planned writes whose payloads a [`Payloads`] producer makes
+//! under the lock at C8 (spec/migration.md §12.5 rule 2).
 //!
 //! The states of one attempt are types: `Staged` (payloads durable in `.okf/staging/`,
 //! nothing visible changed) → `PastCommitPoint` (the journal renamed: the commit point) →
@@ -32,11 +35,12 @@ use crate::cancel::Cancel;
 use crate::digest;
 use crate::envelope::{codes, ToolError};
 use crate::okf::capture::Capture;
+use crate::plan::stream::{Emit, Fault, Payloads, PlannedWrite, Writes};
 use crate::store::capture::{self, Spill, MAX_FILES, MAX_FILE_BYTES, MAX_TOTAL_BYTES};
 use crate::store::error::{Corrupt, StoreError};
 use crate::store::fault::Point;
 use crate::store::handle::{checkpoint, is_crash, point, Handle, StoreOptions};
-use crate::store::journal::{self, BaseEntry, Journal, PlannedWrite};
+use crate::store::journal::{self, BaseEntry, Journal};
 use crate::store::open::{self, Create};
 use crate::store::publish;
 use crate::store::receipt::{self, ReceiptFile};
@@ -45,12 +49,9 @@ use cap_fs_ext::{DirExt, MetadataExt};
 use serde_json::Value;
 use std::sync::Arc;
 
-/// What a commit is asked to persist (spec/store.md §9, §10). `W` is the form of the
-/// writes: their bytes (`Vec<(String, Vec<u8>)>`, the default, for plans held in memory) or
-/// only their paths, sizes and digests ([`PlannedWrite`]s, for [`commit_streamed`], whose
-/// payloads are produced under the lock as they are staged).
+/// What a commit is asked to persist (spec/store.md §9, §10).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommitRequest<W = Vec<(String, Vec<u8>)>> {
+pub struct CommitRequest {
     /// The change set id (receipt `change_set_id`).
     pub change_set_id: String,
     /// The derived idempotency key (§6.1) or the `write_concept` change id (§10.0).
@@ -63,40 +64,38 @@ pub struct CommitRequest<W = Vec<(String, Vec<u8>)>> {
     pub result_revision: String,
     /// The base manifest (see [`manifest`]), sorted by path.
     pub base: Vec<BaseEntry>,
-    /// Files to write (any order): bundle-relative path and full new bytes, or
-    /// [`PlannedWrite`]s.
-    pub writes: W,
+    /// The files to write (any order): their bytes, or the planned writes of a streamed
+    /// plan whose payloads a [`Payloads`] producer makes at C8.
+    pub writes: Writes,
     /// Refs the plan changes (§5 rule 4), any order.
     pub changed_refs: Vec<String>,
     /// `write_concept` only: the success payload stored for replays (§10.0 step 3).
     pub replay: Option<Value>,
 }
 
-/// The sink [`Payloads::produce`] hands each payload to: bundle-relative path and bytes.
-pub type Emit<'e> = dyn FnMut(&str, &[u8]) -> Result<(), StoreError> + 'e;
+/// A payload producer as the store calls it.
+pub type Producer<'p> = &'p dyn Payloads<StoreError>;
 
-/// Produces the payloads of a commit at C8 (spec/migration.md §12.5 rule 2): called once,
-/// under the store lock and after the C5 compare-and-swap, with the capture that C5
-/// compared. It hands every planned write's bytes to `emit`, one at a time, in any order;
-/// the store stages each payload as it comes and keeps only its path and digest. A payload
-/// whose size or digest differs from its [`PlannedWrite`] abandons the attempt before the
-/// boundary ([`StoreError::PayloadMismatch`]); a path that is not planned, or emitted twice,
-/// or a planned path never emitted, abandons it as an internal inconsistency.
-pub trait Payloads {
-    /// Emits every payload.
-    ///
-    /// # Errors
-    /// The producer's own failure, or the first error `emit` returned (pass it on unchanged).
-    fn produce(&self, locked: &Capture, emit: &mut Emit<'_>) -> Result<(), StoreError>;
+impl From<Fault> for StoreError {
+    fn from(f: Fault) -> Self {
+        match f {
+            Fault::Changed => StoreError::Conflict { retryable: true },
+            Fault::Unreproducible => StoreError::PayloadMismatch,
+        }
+    }
 }
 
 /// Payloads already in memory: emitted in publish order (ascending path bytes, root
 /// `index.md` last).
 #[derive(Debug, Clone, Copy)]
-pub struct InMemory<'a>(pub &'a [(String, Vec<u8>)]);
+struct InMemory<'a>(&'a [(String, Vec<u8>)]);
 
-impl Payloads for InMemory<'_> {
-    fn produce(&self, _locked: &Capture, emit: &mut Emit<'_>) -> Result<(), StoreError> {
+impl Payloads<StoreError> for InMemory<'_> {
+    fn produce(
+        &self,
+        _locked: &Capture,
+        emit: &mut Emit<'_, StoreError>,
+    ) -> Result<(), StoreError> {
         let mut order: Vec<&(String, Vec<u8>)> = self.0.iter().collect();
         journal::publish_order(&mut order, |w| &w.0);
         for (p, b) in order {
@@ -104,11 +103,6 @@ impl Payloads for InMemory<'_> {
         }
         Ok(())
     }
-}
-
-/// The planned writes of in-memory writes.
-fn planned_of(writes: &[(String, Vec<u8>)]) -> Vec<PlannedWrite> {
-    writes.iter().map(|(p, b)| PlannedWrite::of(p, b)).collect()
 }
 
 /// The base manifest of a capture (spec/store.md §3.6 rule 4).
@@ -131,15 +125,6 @@ fn is_manifest_of(base: &[BaseEntry], cap: &Capture) -> bool {
         && base.iter().zip(&cap.files).all(|(b, f)| {
             b.path == f.path && b.size == f.size && digest::unhex32(&b.digest) == Some(f.digest)
         })
-}
-
-/// Fresh commit or replay-only (spec/store.md §10.1 "Replay-only mode").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// C1–C16.
-    Fresh,
-    /// C1–C4: a hit is returned; a miss is `Conflict{retryable: true}`. Never creates `.okf/`.
-    ReplayOnly,
 }
 
 /// Why a lookup hit happened, for the `receipt_replayed` message (spec/store.md §12 step 6).
@@ -184,123 +169,229 @@ pub struct CommitOutcome {
     pub source: ReceiptSource,
 }
 
-/// Runs a commit (spec/store.md §10) with the production options.
-///
-/// # Errors
-/// See [`StoreError`] and the module docs for which errors rolled back.
-pub fn commit(
-    root: &Root,
-    req: &CommitRequest,
-    mode: Mode,
-    cancel: &Cancel,
-) -> Result<CommitOutcome, StoreError> {
-    commit_with(root, req, mode, cancel, &StoreOptions::from_env())
+/// How a [`Txn`] reaches the store lock (docs/store.md §3.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reserve {
+    /// Lock-first when `.okf/` already exists: the lock is taken without waiting before the
+    /// caller's capture, so that capture is the capture under the lock of C5 and the §12
+    /// step 6 replay basis. Otherwise (no `.okf/`, the lock busy, a journal pending) as
+    /// [`Reserve::Deferred`].
+    LockFirst,
+    /// Capture-first (spec/store.md §10.1): the commit waits for the lock, recovers and
+    /// captures again at C5; a replay reads the revision under the lock for its basis.
+    Deferred,
+    /// As [`Reserve::Deferred`], for a caller whose replay answer does not depend on the
+    /// §12 step 6 basis (`write_concept`, §10.0): a replay reads no tree.
+    DeferredNoBasis,
 }
 
-/// Receipt lookup only (`write_concept` step 5.3): opens the store only when `.okf/` exists,
-/// recovers, and looks the key up. `Ok(None)` = miss (or no `.okf/`).
-///
-/// # Errors
-/// `IdempotencyConflict`, `StorageCorrupt`, recovery errors, `LockTimeout`, `Cancelled`, I/O.
-pub fn lookup(
-    root: &Root,
-    key: &str,
-    request_digest: &str,
-    cancel: &Cancel,
-) -> Result<Option<CommitOutcome>, StoreError> {
-    lookup_with(root, key, request_digest, cancel, &StoreOptions::from_env())
+/// One transaction on the store (spec/store.md §10): begun with [`Txn::begin`] before the
+/// caller's capture, then finished with [`Txn::commit`] (C4–C16) or [`Txn::replay`] (C4
+/// only, replay-only mode of §10.1). Whether the store was reserved lock-first or the commit
+/// opens it itself is decided inside. Dropping an unused transaction releases a held lock and
+/// has written nothing (rule S-2).
+#[derive(Debug)]
+#[must_use = "dropping the transaction releases the lock"]
+pub struct Txn<'r> {
+    root: &'r Root,
+    txn_id: String,
+    key: String,
+    request_digest: String,
+    opts: StoreOptions,
+    reserved: Reserved<'r>,
 }
 
-/// [`lookup`] with explicit options.
-///
-/// # Errors
-/// As [`lookup`].
-pub fn lookup_with(
-    root: &Root,
-    key: &str,
-    request_digest: &str,
-    cancel: &Cancel,
-    opts: &StoreOptions,
-) -> Result<Option<CommitOutcome>, StoreError> {
-    let tag = digest::txn_id(request_digest, key);
-    let Some(h) = open::open(root, opts, Some(cancel), Create::No, &tag)? else {
-        return Ok(None);
-    };
-    find(&h, key, request_digest, Basis::Skip)
+/// What [`Txn::begin`] reached.
+#[derive(Debug)]
+enum Reserved<'r> {
+    /// The lock is held and no journal was pending; probe and recovery (C3) run only when
+    /// the store is needed.
+    Locked(Handle<'r>),
+    /// The commit opens the store itself; `basis` says whether a replay reads its basis.
+    Deferred { basis: bool },
+    /// The lock-first open failed: reported only where the store is needed, so answers that
+    /// never reach it stay as spec/store.md §13 rows 2 and 6 say.
+    Failed(StoreError),
 }
 
-/// [`commit`] with explicit options (tests: seam, faults, timeouts).
-///
-/// # Errors
-/// As [`commit`].
-pub fn commit_with(
-    root: &Root,
-    req: &CommitRequest,
-    mode: Mode,
-    cancel: &Cancel,
-    opts: &StoreOptions,
-) -> Result<CommitOutcome, StoreError> {
-    let planned = planned_of(&req.writes);
-    run_commit(
-        root,
-        req,
-        &planned,
-        &InMemory(&req.writes),
-        mode,
-        cancel,
-        opts,
-    )
-}
+impl<'r> Txn<'r> {
+    /// Begins the transaction of `key` and `request_digest` on `root` (C1–C2 for
+    /// [`Reserve::LockFirst`] when `.okf/` exists: creates and writes nothing, never waits).
+    /// `opts`: [`StoreOptions::from_env`] in production; tests pass seams, faults and
+    /// timeouts.
+    ///
+    /// # Errors
+    /// `Cancelled` only; every other reservation error is kept and answered by
+    /// [`Txn::commit`] or [`Txn::replay`].
+    pub fn begin(
+        root: &'r Root,
+        key: &str,
+        request_digest: &str,
+        reserve: Reserve,
+        cancel: &Cancel,
+        opts: &StoreOptions,
+    ) -> Result<Self, StoreError> {
+        let txn_id = digest::txn_id(request_digest, key);
+        let reserved = match reserve {
+            Reserve::Deferred => Reserved::Deferred { basis: true },
+            Reserve::DeferredNoBasis => Reserved::Deferred { basis: false },
+            Reserve::LockFirst if !crate::store::root::has_private_state(root).unwrap_or(false) => {
+                Reserved::Deferred { basis: true }
+            }
+            Reserve::LockFirst => {
+                match open::open(root, opts, Some(cancel), Create::Existing, &txn_id) {
+                    Ok(Some(h)) => Reserved::Locked(h),
+                    Ok(None) => Reserved::Deferred { basis: true },
+                    Err(StoreError::Cancelled) => return Err(StoreError::Cancelled),
+                    Err(e) => Reserved::Failed(e),
+                }
+            }
+        };
+        Ok(Txn {
+            root,
+            txn_id,
+            key: key.to_owned(),
+            request_digest: request_digest.to_owned(),
+            opts: opts.clone(),
+            reserved,
+        })
+    }
 
-/// A commit whose payloads are produced under the lock (spec/migration.md §12.5 rule 2):
-/// `req.writes` are only the [`PlannedWrite`]s; `payloads` emits the bytes at C8. Otherwise
-/// as [`commit`].
-///
-/// # Errors
-/// As [`commit`], plus [`StoreError::PayloadMismatch`] (rolled back).
-pub fn commit_streamed(
-    root: &Root,
-    req: &CommitRequest<Vec<PlannedWrite>>,
-    payloads: &dyn Payloads,
-    mode: Mode,
-    cancel: &Cancel,
-) -> Result<CommitOutcome, StoreError> {
-    commit_streamed_with(root, req, payloads, mode, cancel, &StoreOptions::from_env())
-}
+    /// Whether the commit and the replay open the store themselves (nothing was reserved and
+    /// no reservation error is kept).
+    #[must_use]
+    pub fn is_deferred(&self) -> bool {
+        matches!(self.reserved, Reserved::Deferred { .. })
+    }
 
-/// [`commit_streamed`] with explicit options (tests: seam, faults, timeouts).
-///
-/// # Errors
-/// As [`commit_streamed`].
-pub fn commit_streamed_with(
-    root: &Root,
-    req: &CommitRequest<Vec<PlannedWrite>>,
-    payloads: &dyn Payloads,
-    mode: Mode,
-    cancel: &Cancel,
-    opts: &StoreOptions,
-) -> Result<CommitOutcome, StoreError> {
-    run_commit(root, req, &req.writes, payloads, mode, cancel, opts)
+    /// C4–C16 of a fresh commit of `req` (the transaction's key and request digest).
+    /// `locked` is the caller's capture taken after [`Txn::begin`], its planning basis: when
+    /// the store was reserved it is the capture under the lock, C5 compares its revision with
+    /// `req.base_revision` and a receipt hit at C4 takes its §12 step 6 basis from it;
+    /// otherwise it is not read, and the store waits for the lock, recovers and captures again
+    /// at C5. `payloads` makes the bytes of streamed writes at C8 (resident writes need none).
+    ///
+    /// # Errors
+    /// See [`StoreError`] and the module docs for which errors rolled back; a request of
+    /// another transaction, streamed writes without a producer, or a reserved transaction
+    /// without `locked` → `Rejected`; [`StoreError::PayloadMismatch`] (rolled back).
+    pub fn commit(
+        self,
+        req: &CommitRequest,
+        payloads: Option<Producer<'_>>,
+        locked: Option<&Capture>,
+        cancel: &Cancel,
+    ) -> Result<CommitOutcome, StoreError> {
+        let inconsistent = StoreError::Rejected("the planned transaction is inconsistent");
+        if req.idempotency_key != self.key || req.request_digest != self.request_digest {
+            return Err(inconsistent);
+        }
+        let planned = req.writes.planned();
+        let resident;
+        let payloads: Producer<'_> = match (&req.writes, payloads) {
+            (Writes::Resident(w), _) => {
+                resident = InMemory(w);
+                &resident
+            }
+            (Writes::Streamed(_), Some(p)) => p,
+            (Writes::Streamed(_), None) => return Err(inconsistent),
+        };
+        match self.reserved {
+            Reserved::Failed(e) => Err(e),
+            Reserved::Deferred { .. } => {
+                run_commit(self.root, req, &planned, payloads, cancel, &self.opts)
+            }
+            Reserved::Locked(mut h) => {
+                let Some(capture) = locked else {
+                    return Err(inconsistent);
+                };
+                // §7 steps 4–5 deferred by the reservation (no journal was pending; nothing
+                // visible changes), then C4.
+                h.prepare(Some(cancel))?;
+                if let Some(hit) = find(
+                    &h,
+                    &req.idempotency_key,
+                    &req.request_digest,
+                    Basis::Known(&capture.revision),
+                )? {
+                    return Ok(hit);
+                }
+                // C5: `capture` was taken under this lock; the deferred C3 found no journal
+                // (none was pending at the reservation), so it is still the tree's state.
+                point(&h.opts, Point::AfterCapture, Some(cancel))?;
+                if forced_conflict(&h.opts) || capture.revision != req.base_revision {
+                    return Err(StoreError::Conflict { retryable: true });
+                }
+                write_locked(h, req, &planned, payloads, capture, cancel)
+            }
+        }
+    }
+
+    /// C4 only (replay-only mode, spec/store.md §10.1): the receipt lookup of §8.5.
+    /// `Ok(None)` = miss or no store (the caller answers `Conflict{retryable: true}`); never
+    /// creates `.okf/`. A hit's §12 step 6 basis comes from `locked` (as in [`Txn::commit`])
+    /// when the store was reserved, else from the revision read under the lock (none for
+    /// [`Reserve::DeferredNoBasis`]).
+    ///
+    /// # Errors
+    /// `IdempotencyConflict`, `StorageCorrupt`, probe/recovery errors, `LockTimeout`,
+    /// `Cancelled`, I/O; a kept reservation error; a reserved transaction without `locked` →
+    /// `Rejected`.
+    pub fn replay(
+        self,
+        locked: Option<&Capture>,
+        cancel: &Cancel,
+    ) -> Result<Option<CommitOutcome>, StoreError> {
+        let (h, basis) = match self.reserved {
+            Reserved::Failed(e) => return Err(e),
+            Reserved::Locked(mut h) => {
+                let Some(capture) = locked else {
+                    return Err(StoreError::Rejected(
+                        "the planned transaction is inconsistent",
+                    ));
+                };
+                h.prepare(Some(cancel))?;
+                (h, Basis::Known(&capture.revision))
+            }
+            Reserved::Deferred { basis } => {
+                let Some(h) = open::open(
+                    self.root,
+                    &self.opts,
+                    Some(cancel),
+                    Create::No,
+                    &self.txn_id,
+                )?
+                else {
+                    return Ok(None);
+                };
+                (
+                    h,
+                    if basis {
+                        Basis::Capture(cancel)
+                    } else {
+                        Basis::Skip
+                    },
+                )
+            }
+        };
+        find(&h, &self.key, &self.request_digest, basis)
+    }
 }
 
 /// C1–C16 for `req` (only its identity, revisions, base, refs and replay are read) with the
-/// planned writes `planned` and their `payloads`.
-fn run_commit<W>(
+/// planned writes `planned` and their `payloads`: opens (waiting for the lock) and recovers,
+/// C4, then captures the tree under the lock at C5.
+fn run_commit(
     root: &Root,
-    req: &CommitRequest<W>,
+    req: &CommitRequest,
     planned: &[PlannedWrite],
-    payloads: &dyn Payloads,
-    mode: Mode,
+    payloads: Producer<'_>,
     cancel: &Cancel,
     opts: &StoreOptions,
 ) -> Result<CommitOutcome, StoreError> {
     let txn_id = digest::txn_id(&req.request_digest, &req.idempotency_key);
     // C1–C3.
-    let create = match mode {
-        Mode::Fresh => Create::Yes,
-        Mode::ReplayOnly => Create::No,
-    };
-    let Some(h) = open::open(root, opts, Some(cancel), create, &txn_id)? else {
+    let Some(h) = open::open(root, opts, Some(cancel), Create::Yes, &txn_id)? else {
         return Err(StoreError::Conflict { retryable: true });
     };
     // C4.
@@ -312,9 +403,6 @@ fn run_commit<W>(
     )? {
         return Ok(hit);
     }
-    if mode == Mode::ReplayOnly {
-        return Err(StoreError::Conflict { retryable: true });
-    }
     // C5. Digests, sizes and paths are all the compare-and-swap and the C6 checks read.
     let cap =
         capture::capture_with(root, cancel, Some(&Spill::DIGESTS_ONLY)).map_err(capture_error)?;
@@ -325,147 +413,12 @@ fn run_commit<W>(
     write_locked(h, req, planned, payloads, &cap, cancel)
 }
 
-/// A store reserved before the caller's capture: the lock-first apply of `docs/store.md`
-/// §3.1. The lock is held, no journal was pending; the folding probe and recovery (C3) run
-/// only when [`Session::commit`] or [`Session::lookup`] needs the store. The caller's one
-/// capture, taken while this session holds the lock, is the fresh capture under the lock of
-/// C5 (spec/store.md §10.1): [`Session::commit`] compares its revision with the change set's
-/// base instead of capturing again, and a receipt hit reads the §12 step 6 replay basis from
-/// it. Dropping an unused session releases the lock and has written nothing (rule S-2).
-#[derive(Debug)]
-#[must_use = "dropping the session releases the lock"]
-pub struct Session<'r> {
-    h: Handle<'r>,
-    txn_id: String,
-}
-
-/// Reserves the store lock-first with the production options (C1–C2; spec/store.md §7,
-/// §10.1). Creates and writes nothing and never waits: `Ok(None)` when `.okf/`, one of its
-/// four subdirectories or `.okf/lock` is absent, when the lock is held by another writer, or
-/// when a journal is pending (the caller then keeps the spec's capture-first flow, whose
-/// commit waits for the lock and recovers as usual). `key` and `request_digest` give the
-/// transaction id that names the folding-probe files.
-///
-/// # Errors
-/// `.okf` symlink → `Refused`; not a directory → `Rejected`; `Cancelled`; I/O.
-pub fn open_locked<'r>(
-    root: &'r Root,
-    key: &str,
-    request_digest: &str,
-    cancel: &Cancel,
-) -> Result<Option<Session<'r>>, StoreError> {
-    open_locked_with(root, key, request_digest, cancel, &StoreOptions::from_env())
-}
-
-/// [`open_locked`] with explicit options.
-///
-/// # Errors
-/// As [`open_locked`].
-pub fn open_locked_with<'r>(
-    root: &'r Root,
-    key: &str,
-    request_digest: &str,
-    cancel: &Cancel,
-    opts: &StoreOptions,
-) -> Result<Option<Session<'r>>, StoreError> {
-    let txn_id = digest::txn_id(request_digest, key);
-    let h = open::open(root, opts, Some(cancel), Create::Existing, &txn_id)?;
-    Ok(h.map(|h| Session { h, txn_id }))
-}
-
-impl Session<'_> {
-    /// C4–C16 of a fresh commit on this session. `locked` is the capture the caller took while
-    /// holding this session's lock (its planning basis): C5 compares `locked.revision` with
-    /// `req.base_revision` (and honours the forced-conflict hook and the `after_capture` fault
-    /// point at that spot); a receipt hit at C4 takes its §12 step 6 basis from `locked`.
-    /// `req` must carry the key and request digest the session was opened with.
-    ///
-    /// # Errors
-    /// As [`commit`]; a request of another transaction → `Rejected`.
-    pub fn commit(
-        self,
-        req: &CommitRequest,
-        locked: &Capture,
-        cancel: &Cancel,
-    ) -> Result<CommitOutcome, StoreError> {
-        let planned = planned_of(&req.writes);
-        self.commit_planned(req, &planned, &InMemory(&req.writes), locked, cancel)
-    }
-
-    /// [`Session::commit`] of a streamed request (see [`commit_streamed`]): `payloads` are
-    /// produced at C8 from `locked`.
-    ///
-    /// # Errors
-    /// As [`Session::commit`], plus [`StoreError::PayloadMismatch`] (rolled back).
-    pub fn commit_streamed(
-        self,
-        req: &CommitRequest<Vec<PlannedWrite>>,
-        payloads: &dyn Payloads,
-        locked: &Capture,
-        cancel: &Cancel,
-    ) -> Result<CommitOutcome, StoreError> {
-        self.commit_planned(req, &req.writes, payloads, locked, cancel)
-    }
-
-    fn commit_planned<W>(
-        self,
-        req: &CommitRequest<W>,
-        planned: &[PlannedWrite],
-        payloads: &dyn Payloads,
-        locked: &Capture,
-        cancel: &Cancel,
-    ) -> Result<CommitOutcome, StoreError> {
-        if digest::txn_id(&req.request_digest, &req.idempotency_key) != self.txn_id {
-            return Err(StoreError::Rejected(
-                "the planned transaction is inconsistent",
-            ));
-        }
-        let mut h = self.h;
-        // §7 steps 4–5 deferred by the reservation (no journal was pending; nothing visible
-        // changes), then C4.
-        h.prepare(Some(cancel))?;
-        if let Some(hit) = find(
-            &h,
-            &req.idempotency_key,
-            &req.request_digest,
-            Basis::Known(&locked.revision),
-        )? {
-            return Ok(hit);
-        }
-        // C5: `locked` was captured under this lock; the deferred C3 found no journal (none was
-        // pending at the reservation), so it is still the tree's state.
-        point(&h.opts, Point::AfterCapture, Some(cancel))?;
-        if forced_conflict(&h.opts) || locked.revision != req.base_revision {
-            return Err(StoreError::Conflict { retryable: true });
-        }
-        write_locked(h, req, planned, payloads, locked, cancel)
-    }
-
-    /// C4 only (replay-only mode, spec/store.md §10.1): the receipt lookup of §8.5 for `key`.
-    /// `Ok(None)` = miss (the caller answers `Conflict{retryable: true}`). A hit's §12 step 6
-    /// basis comes from `locked`, the caller's capture under this lock; no tree is read.
-    ///
-    /// # Errors
-    /// `IdempotencyConflict`, `StorageCorrupt`, probe/recovery errors, `Cancelled`, I/O.
-    pub fn lookup(
-        self,
-        key: &str,
-        request_digest: &str,
-        locked: &Capture,
-        cancel: &Cancel,
-    ) -> Result<Option<CommitOutcome>, StoreError> {
-        let mut h = self.h;
-        h.prepare(Some(cancel))?;
-        find(&h, key, request_digest, Basis::Known(&locked.revision))
-    }
-}
-
 /// C6–C16 on a locked, recovered handle whose C5 compare-and-swap passed with capture `cap`.
-fn write_locked<W>(
+fn write_locked(
     mut h: Handle<'_>,
-    req: &CommitRequest<W>,
+    req: &CommitRequest,
     planned: &[PlannedWrite],
-    payloads: &dyn Payloads,
+    payloads: Producer<'_>,
     cap: &Capture,
     cancel: &Cancel,
 ) -> Result<CommitOutcome, StoreError> {
@@ -772,7 +725,7 @@ struct Published {
 fn stage<'h, 'r>(
     h: &'h Handle<'r>,
     j: &Arc<Journal>,
-    payloads: &dyn Payloads,
+    payloads: Producer<'_>,
     locked: &Capture,
     cancel: &Cancel,
 ) -> Result<Staged<'h, 'r>, StoreError> {

@@ -2,6 +2,7 @@
 //! and validity conditions; the I/O is in [`crate::store::commit`] / [`crate::store::recovery`].
 
 use crate::digest::{self, REPLACE_KEY_PREFIX};
+use crate::plan::stream::PlannedWrite;
 use crate::store::receipt::{self, ChangedFile, Invalid, Receipt, ReceiptFile};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -30,30 +31,6 @@ pub struct WriteEntry {
     pub size: u64,
     /// 64 lowercase hex of `H(new bytes)`.
     pub digest: String,
-}
-
-/// One write of a streamed commit: the bundle-relative path and the size and SHA-256 of the
-/// bytes the plan authorised. Only this stays in memory while the payloads are staged.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlannedWrite {
-    /// Bundle-relative target path.
-    pub path: String,
-    /// Size of the new bytes.
-    pub size: u64,
-    /// `H(new bytes)`, raw SHA-256.
-    pub digest: [u8; 32],
-}
-
-impl PlannedWrite {
-    /// The planned write of `bytes` at `path`.
-    #[must_use]
-    pub fn of(path: &str, bytes: &[u8]) -> Self {
-        Self {
-            path: path.to_owned(),
-            size: bytes.len() as u64,
-            digest: digest::sha256(bytes),
-        }
-    }
 }
 
 /// The journal file `.okf/transactions/<txn-id>.json` (spec/store.md §9).

@@ -21,7 +21,7 @@ pub(crate) enum Create {
     Yes,
     /// Report `None` (replay-only lookup: S-2 forbids creating private state).
     No,
-    /// The lock-first reservation of `commit::open_locked` (docs/store.md §3.1): report `None`
+    /// The lock-first reservation of `commit::Txn::begin` (docs/store.md §3.1): report `None`
     /// unless `.okf/`, its four subdirectories and `.okf/lock` already exist, the lock is
     /// free at the first attempt (no wait), and no journal is pending in `transactions/`.
     /// Creates nothing and writes nothing: the folding probe and recovery (§7 steps 4–5)

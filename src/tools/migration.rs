@@ -21,8 +21,8 @@ use crate::plan::migration::request::{
 use crate::plan::migration::source::{self, Selector, SourceResolution};
 use crate::plan::migration::{self as planner, MigrationPlan, MigrationStatus};
 use crate::plan::stage::{Plan, PlanStatus};
+use crate::plan::stream::{Emit, Payloads};
 use crate::store::capture;
-use crate::store::commit::{Emit, Payloads};
 use crate::store::error::StoreError;
 use crate::store::root::{self, Root};
 use crate::tools::def::SharedSchema;
@@ -239,7 +239,10 @@ impl Workflow for Migration {
         Ok(())
     }
 
-    fn payloads<'a>(req: &'a MigrationRequest, root: &'a Root) -> Option<Box<dyn Payloads + 'a>> {
+    fn payloads<'a>(
+        req: &'a MigrationRequest,
+        root: &'a Root,
+    ) -> Option<Box<dyn Payloads<StoreError> + 'a>> {
         Some(Box::new(Producer { req, root }))
     }
 
@@ -319,8 +322,8 @@ struct Producer<'a> {
     root: &'a Root,
 }
 
-impl Payloads for Producer<'_> {
-    fn produce(&self, locked: &Capture, emit: &mut Emit<'_>) -> Result<(), StoreError> {
+impl Payloads<StoreError> for Producer<'_> {
+    fn produce(&self, locked: &Capture, emit: &mut Emit<'_, StoreError>) -> Result<(), StoreError> {
         let mappings: BTreeMap<&str, &CitationMapping> = self
             .req
             .citation_mappings

@@ -33,10 +33,11 @@ use crate::okf::temporal::Profile;
 use crate::okf::validate::{self, ValidationOptions};
 use crate::plan::identity::{Authorisation, ChangeSet};
 use crate::plan::stage::{Plan, PlanStatus};
+use crate::plan::stream::{Payloads, PlannedWrite, Writes};
 use crate::store::capture::{self, Spill};
-use crate::store::commit::{self, manifest, CommitRequest, Mode, Payloads, Session};
+use crate::store::commit::{manifest, CommitRequest, Reserve, Txn};
 use crate::store::error::StoreError;
-use crate::store::journal::PlannedWrite;
+use crate::store::handle::StoreOptions;
 use crate::store::outcome::ReceiptMatch;
 use crate::store::root::{self, Root};
 use crate::store::wait::{self, WaitFor};
@@ -156,7 +157,10 @@ pub trait Workflow {
     /// The producer of a streamed plan's payloads ([`Plan::streamed`]), run by the store
     /// under its lock at C8 (spec/migration.md §12.5 rule 2). `None` (the default): the
     /// workflow's plans hold their writes in memory.
-    fn payloads<'a>(req: &'a Self::Request, root: &'a Root) -> Option<Box<dyn Payloads + 'a>> {
+    fn payloads<'a>(
+        req: &'a Self::Request,
+        root: &'a Root,
+    ) -> Option<Box<dyn Payloads<StoreError> + 'a>> {
         let _ = (req, root);
         None
     }
@@ -402,8 +406,7 @@ enum Planned {
     /// Branch A with writes: commit them.
     Fresh {
         result_revision: String,
-        writes: Vec<(String, Vec<u8>)>,
-        streamed: Vec<(String, u64, [u8; 32])>,
+        writes: Writes,
         changed_refs: Vec<String>,
     },
     /// Branch B: only a stored receipt can answer.
@@ -429,21 +432,18 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
     ctx.cancel.check()?;
     let root = root::open(W::bundle_path(req))?;
     // Lock-first reservation when the store already exists (docs/store.md §3.1): no wait,
-    // nothing created or written; `None` keeps the spec's capture-first order. An unreadable
+    // nothing created or written; otherwise the spec's capture-first order. An unreadable
     // `.okf` is reported only where the store is needed (branch B or the commit).
-    let (session, deferred): (Option<Session<'_>>, Option<StoreError>) =
-        if root::has_private_state(&root).unwrap_or(false) {
-            match commit::open_locked(&root, &key, &request_digest, &ctx.cancel) {
-                Ok(s) => (s, None),
-                Err(StoreError::Cancelled) => {
-                    return Err(StoreError::Cancelled.to_tool_error(W::FLAVOR))
-                }
-                Err(e) => (None, Some(e)),
-            }
-        } else {
-            (None, None)
-        };
-    // With a session this is the capture under the lock (C5); planning runs under the lock.
+    let txn = Txn::begin(
+        &root,
+        &key,
+        &request_digest,
+        Reserve::LockFirst,
+        &ctx.cancel,
+        &StoreOptions::from_env(),
+    )
+    .map_err(|e| e.to_tool_error(W::FLAVOR))?;
+    // With a reservation this is the capture under the lock (C5); planning runs under it.
     // YAML limits and graph faults fail the capture of every tool (spec/store.md §3.4):
     // parsed once, under the options the plan validates with, also in branch B.
     let (capture, (planned, resolved)) = with_capture::<W, _>(
@@ -486,8 +486,16 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
             Ok((
                 Planned::Fresh {
                     result_revision: plan.result_revision.clone().unwrap_or_default(),
-                    writes: plan.writes,
-                    streamed: plan.streamed,
+                    writes: if plan.streamed.is_empty() {
+                        Writes::Resident(plan.writes)
+                    } else {
+                        Writes::Streamed(
+                            plan.streamed
+                                .into_iter()
+                                .map(|(path, size, digest)| PlannedWrite { path, size, digest })
+                                .collect(),
+                        )
+                    },
                     changed_refs: plan.changed_refs,
                 },
                 resolved,
@@ -498,19 +506,7 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
     // (the change set never encodes the profile, spec/temporal.md §11 rule 3).
     let resolved_req = resolved.as_ref().unwrap_or(req);
 
-    let mut request = CommitRequest {
-        change_set_id: change_set.id.clone(),
-        idempotency_key: key,
-        request_digest,
-        base_revision: auth.revision.clone(),
-        result_revision: auth.revision.clone(),
-        base: manifest(&capture),
-        writes: Vec::new(),
-        changed_refs: Vec::new(),
-        replay: None,
-    };
-    let mut streamed: Vec<PlannedWrite> = Vec::new();
-    let mode = match planned {
+    let (writes, result_revision, changed_refs) = match planned {
         Planned::Answer(status, diagnostics) => {
             let answer = ApplyAnswer {
                 status,
@@ -527,77 +523,52 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
         Planned::Fresh {
             result_revision,
             writes,
-            streamed: planned,
             changed_refs,
-        } => {
-            request.result_revision = result_revision;
-            request.writes = writes;
-            request.changed_refs = changed_refs;
-            streamed = planned
-                .into_iter()
-                .map(|(path, size, digest)| PlannedWrite { path, size, digest })
-                .collect();
-            Mode::Fresh
-        }
+        } => (Some(writes), result_revision, changed_refs),
         Planned::ReplayOnly => {
-            if session.is_none() && deferred.is_none() && !root::has_private_state(&root)? {
+            if txn.is_deferred() && !root::has_private_state(&root)? {
                 let e = StoreError::Conflict { retryable: true }.to_tool_error(W::FLAVOR);
                 return Err(with_revision_hint::<W>(e, &root, req, auth, &ctx.cancel));
             }
-            Mode::ReplayOnly
+            (None, auth.revision.clone(), Vec::new())
         }
     };
-    // A streamed plan: the same request with only the planned writes; the workflow's
-    // producer makes the bytes again under the lock (spec/migration.md §12.5 rule 2).
-    let producer = if streamed.is_empty() {
-        None
-    } else {
-        W::payloads(resolved_req, &root)
-    };
-    let streamed_request = producer.as_ref().map(|_| CommitRequest {
-        change_set_id: request.change_set_id.clone(),
-        idempotency_key: request.idempotency_key.clone(),
-        request_digest: request.request_digest.clone(),
-        base_revision: request.base_revision.clone(),
-        result_revision: request.result_revision.clone(),
-        base: request.base.clone(),
-        writes: std::mem::take(&mut streamed),
-        changed_refs: request.changed_refs.clone(),
-        replay: None,
-    });
-    if mode == Mode::Fresh && request.writes.is_empty() && streamed_request.is_none() {
-        // A streamed plan without a producer, or a plan without writes: never commit it.
-        return Err(W::mismatch("the plan has no payloads to commit"));
-    }
-    let result = match (session, deferred) {
-        (Some(s), _) => match mode {
-            Mode::Fresh => match (&streamed_request, &producer) {
-                (Some(sr), Some(p)) => s.commit_streamed(sr, p.as_ref(), &capture, &ctx.cancel),
-                _ => s.commit(&request, &capture, &ctx.cancel),
-            },
-            Mode::ReplayOnly => s
-                .lookup(
-                    &request.idempotency_key,
-                    &request.request_digest,
-                    &capture,
-                    &ctx.cancel,
-                )
-                .and_then(|hit| hit.ok_or(StoreError::Conflict { retryable: true })),
-        },
-        // The lock-first open failed: the open of `Commit` would report the same error.
-        (None, Some(e)) => Err(e),
-        (None, None) => match (&streamed_request, &producer) {
-            (Some(sr), Some(p)) if mode == Mode::Fresh => {
-                commit::commit_streamed(&root, sr, p.as_ref(), mode, &ctx.cancel)
+    let replay_only = writes.is_none();
+    let result = match writes {
+        None => txn
+            .replay(Some(&capture), &ctx.cancel)
+            .and_then(|hit| hit.ok_or(StoreError::Conflict { retryable: true })),
+        Some(writes) => {
+            // A streamed plan: the workflow's producer makes the bytes again under the lock
+            // (spec/migration.md §12.5 rule 2).
+            let producer = match &writes {
+                Writes::Streamed(_) => W::payloads(resolved_req, &root),
+                Writes::Resident(_) => None,
+            };
+            if writes.is_empty() || matches!(writes, Writes::Streamed(_)) && producer.is_none() {
+                // A streamed plan without a producer, or a plan without writes: never
+                // commit it.
+                return Err(W::mismatch("the plan has no payloads to commit"));
             }
-            _ => commit::commit(&root, &request, mode, &ctx.cancel),
-        },
+            let request = CommitRequest {
+                change_set_id: change_set.id.clone(),
+                idempotency_key: key,
+                request_digest,
+                base_revision: auth.revision.clone(),
+                result_revision,
+                base: manifest(&capture),
+                writes,
+                changed_refs,
+                replay: None,
+            };
+            txn.commit(&request, producer.as_deref(), Some(&capture), &ctx.cancel)
+        }
     };
     // The store reads paths, sizes and digests of the (possibly spilled) capture, never bytes.
     debug_assert!(!capture.missed(), "the store read a spilled file");
     let ok = match outcome::classify(result, &expected, W::FLAVOR) {
         Ok(ok) => ok,
-        Err(e) if mode == Mode::ReplayOnly && e.code != codes::OPERATION_CANCELLED => {
+        Err(e) if replay_only && e.code != codes::OPERATION_CANCELLED => {
             return Err(with_revision_hint::<W>(e, &root, req, auth, &ctx.cancel));
         }
         Err(e) => return Err(e),

@@ -11,12 +11,12 @@ use crate::okf::temporal::{DATE_PATTERN, UPGRADE_TARGET_PATTERN};
 use crate::okf::validate::ValidationOptions;
 use crate::plan::identity::{Authorisation, ChangeSet};
 use crate::plan::stage::{Plan, PlanStatus};
+use crate::plan::stream::{Emit, Payloads};
 use crate::plan::temporal::fields::rewrite_document;
 use crate::plan::temporal::identity::{self, NAMESPACE};
 use crate::plan::temporal::request::{failure, TemporalRequest};
 use crate::plan::temporal::{self as planner, rewrites_of, UpgradePlan, UpgradeStatus};
 use crate::store::capture;
-use crate::store::commit::{Emit, Payloads};
 use crate::store::error::StoreError;
 use crate::store::root::Root;
 use crate::tools::outcome::{receipt_mismatch, Flavor};
@@ -112,7 +112,10 @@ impl Workflow for TemporalUpgrade {
         }
     }
 
-    fn payloads<'a>(req: &'a TemporalRequest, root: &'a Root) -> Option<Box<dyn Payloads + 'a>> {
+    fn payloads<'a>(
+        req: &'a TemporalRequest,
+        root: &'a Root,
+    ) -> Option<Box<dyn Payloads<StoreError> + 'a>> {
         Some(Box::new(Producer { req, root }))
     }
 
@@ -167,8 +170,8 @@ struct Producer<'a> {
     root: &'a Root,
 }
 
-impl Payloads for Producer<'_> {
-    fn produce(&self, locked: &Capture, emit: &mut Emit<'_>) -> Result<(), StoreError> {
+impl Payloads<StoreError> for Producer<'_> {
+    fn produce(&self, locked: &Capture, emit: &mut Emit<'_, StoreError>) -> Result<(), StoreError> {
         for (concept, mappings) in self.req.by_concept() {
             let path = format!("{concept}.md");
             let file = locked

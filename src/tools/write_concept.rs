@@ -11,9 +11,11 @@ use crate::okf::validate::{self, ValidationOptions};
 use crate::okf::version::{self, Target};
 use crate::okf::yaml::{self, YamlError};
 use crate::plan::stage::{finish_diagnostics, judge};
+use crate::plan::stream::Writes;
 use crate::store::capture;
-use crate::store::commit::{self, manifest, CommitRequest, Mode};
+use crate::store::commit::{manifest, CommitRequest, Reserve, Txn};
 use crate::store::error::StoreError;
+use crate::store::handle::StoreOptions;
 use crate::store::outcome::ReceiptMatch;
 use crate::store::root::{self, Root};
 use crate::tools::common::{concept_id_arg, str_arg};
@@ -264,7 +266,15 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
     };
     // Step 5.3: receipt lookup only when `.okf/` exists.
     if root::has_private_state(root)? {
-        let hit = commit::lookup(root, &change_id, &request_digest, &ctx.cancel);
+        let hit = Txn::begin(
+            root,
+            &change_id,
+            &request_digest,
+            Reserve::DeferredNoBasis,
+            &ctx.cancel,
+            &StoreOptions::from_env(),
+        )
+        .and_then(|txn| txn.replay(Some(&capture), &ctx.cancel));
         match hit {
             Ok(None) => {}
             Ok(Some(outcome)) => {
@@ -327,11 +337,20 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
         base_revision: capture.revision.clone(),
         result_revision: staged.revision.clone(),
         base: manifest(&capture),
-        writes,
+        writes: Writes::Resident(writes),
         changed_refs: vec![input.concept_id.clone()],
         replay: Some(payload),
     };
-    match commit::commit(root, &request, Mode::Fresh, &ctx.cancel) {
+    let result = Txn::begin(
+        root,
+        &request.idempotency_key,
+        &request.request_digest,
+        Reserve::Deferred,
+        &ctx.cancel,
+        &StoreOptions::from_env(),
+    )
+    .and_then(|txn| txn.commit(&request, None, Some(&capture), &ctx.cancel));
+    match result {
         Err(StoreError::Conflict { .. }) => Ok(Attempt::Conflict),
         result => {
             let ok = outcome::classify(result, &expected, FLAVOR)?;

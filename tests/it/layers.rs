@@ -9,7 +9,9 @@
 //! - `view` (the Phase-4 search and graph layer, spec/surface.md §14.6: pure, on `okf` and
 //!   the bottom only; `plan` and `store` never use it);
 //! - `plan` (pure planners, identity, staging);
-//! - `store` (every filesystem effect; it does not plan, so it does not use `plan`);
+//! - `store` (every filesystem effect; it does not plan, so of `plan` it uses only the
+//!   payload interface `plan::stream` (the writes of a plan and their producer, which the
+//!   store calls under its lock): checked on two path segments);
 //! - `tools` (the workflow spine and one module per tool). The read tools ([`READ_TOOLS`])
 //!   use of the store only its root, capture and wait modules, never commit, journal,
 //!   receipt or publish: checked on two path segments (`crate::store::<module>`);
@@ -34,7 +36,7 @@ fn allowed(layer: &str) -> Option<&'static [&'static str]> {
         "view" => &["cancel", "envelope", "digest", "progress", "okf", "view"],
         "plan" => &["cancel", "envelope", "digest", "progress", "okf", "plan"],
         "store" => &[
-            "cancel", "envelope", "digest", "progress", "notices", "okf", "store",
+            "cancel", "envelope", "digest", "progress", "notices", "okf", "plan", "store",
         ],
         "tools" => &[
             "cancel", "envelope", "digest", "progress", "notices", "okf", "view", "plan", "store",
@@ -64,9 +66,17 @@ const READ_TOOLS: [&str; 5] = [
 /// The store modules a read tool may use.
 const READ_STORE: [&str; 3] = ["root", "capture", "wait"];
 
+/// The one `plan` module the store may use: the payload interface.
+const STORE_PLAN: &str = "stream";
+
 /// The second path segment after `crate::store::` in `after` (the text after `crate::`).
 fn store_module(after: &str) -> Option<String> {
-    let rest = after.strip_prefix("store::")?;
+    second_segment(after, "store::")
+}
+
+/// The second path segment after `crate::<first>` in `after` (`{` for a grouped import).
+fn second_segment(after: &str, first: &str) -> Option<String> {
+    let rest = after.strip_prefix(first)?;
     let m: String = rest
         .chars()
         .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
@@ -109,6 +119,11 @@ fn violations(files: &[(String, String)]) -> Vec<String> {
                     ));
                 } else if !module.is_empty() && !ok.contains(&module.as_str()) {
                     out.push(format!("{rel}:{}: {layer} -> {module}", n + 1));
+                } else if let Some(m) = second_segment(after, "plan::").filter(|_| layer == "store")
+                {
+                    if m != STORE_PLAN {
+                        out.push(format!("{rel}:{}: store -> plan::{m}", n + 1));
+                    }
                 } else if let Some(m) = store_module(after).filter(|_| read_tool) {
                     if !READ_STORE.contains(&m.as_str()) {
                         out.push(format!("{rel}:{}: read tool -> store::{m}", n + 1));
@@ -186,6 +201,7 @@ fn the_layer_check_catches_wrong_way_imports() {
         ("cli.rs".to_owned(), "use crate::server::mcp;\n".to_owned()),
         ("plan/n.rs".to_owned(), "crate::notices::push(d);\n".to_owned()),
         ("store/n.rs".to_owned(), "crate::notices::push(d);\n".to_owned()),
+        ("store/s.rs".to_owned(), "use crate::plan::stream::{Payloads, Writes};\n".to_owned()),
         (
             "view/search.rs".to_owned(),
             "use crate::okf::bundle::Bundle;\nuse crate::store::capture;\nuse crate::plan::stage;\nuse crate::notices;\n".to_owned(),
@@ -204,7 +220,7 @@ fn the_layer_check_catches_wrong_way_imports() {
         vec![
             "okf/x.rs:1: okf -> store",
             "plan/y.rs:1: plan -> tools",
-            "store/z.rs:1: store -> plan",
+            "store/z.rs:1: store -> plan::stage",
             "store/z.rs:2: store -> a grouped crate import",
             "tools/w.rs:1: tools -> wire",
             "digest.rs:1: digest -> okf",

@@ -4,15 +4,14 @@
 //! Every test works on a copy of `fixtures/bundles/store-basic` and drives the store with
 //! synthetic plans (the apply tools are built on top of this API).
 
+use crate::support::store::{commit_with, lookup_with, replay_with, resident};
 use crate::support::util::{copy_bundle, fixture, visible};
 use okf_mcp::cancel::Cancel;
 use okf_mcp::digest::{self, Encoder};
 use okf_mcp::okf::capture::Capture;
+use okf_mcp::plan::stream::Writes;
 use okf_mcp::store::capture::capture;
-use okf_mcp::store::commit::{
-    commit_with, lookup_with, manifest, CommitOutcome, CommitRequest, Mode, ReceiptSource,
-    ReplayBasis,
-};
+use okf_mcp::store::commit::{manifest, CommitOutcome, CommitRequest, ReceiptSource, ReplayBasis};
 use okf_mcp::store::durable::{check_sync_discipline, durable_renames, Op, RecordingFs};
 use okf_mcp::store::error::{Corrupt, StoreError};
 use okf_mcp::store::fault::{Action, Faults, Point};
@@ -107,10 +106,12 @@ fn request(b: &Bundle, tag: &str, writes: &[(&str, &[u8])]) -> CommitRequest {
         base_revision: cap.revision.clone(),
         result_revision: result.revision,
         base: manifest(&cap),
-        writes: writes
-            .iter()
-            .map(|(p, w)| ((*p).to_owned(), w.to_vec()))
-            .collect(),
+        writes: Writes::Resident(
+            writes
+                .iter()
+                .map(|(p, w)| ((*p).to_owned(), w.to_vec()))
+                .collect(),
+        ),
         changed_refs: writes
             .iter()
             .filter_map(|(p, _)| p.strip_suffix(".md"))
@@ -136,7 +137,7 @@ fn three_writes(b: &Bundle, tag: &str) -> CommitRequest {
 
 fn post_state(pre: &BTreeMap<String, Vec<u8>>, req: &CommitRequest) -> BTreeMap<String, Vec<u8>> {
     let mut post = pre.clone();
-    for (p, w) in &req.writes {
+    for (p, w) in resident(req) {
         let mut acc = String::new();
         for c in p
             .split('/')
@@ -165,7 +166,7 @@ fn crash_at(p: Point) -> StoreOptions {
 }
 
 fn run(b: &Bundle, req: &CommitRequest, opts: &StoreOptions) -> Result<CommitOutcome, StoreError> {
-    commit_with(&b.root(), req, Mode::Fresh, &Cancel::new(), opts)
+    commit_with(&b.root(), req, None, &Cancel::new(), opts)
 }
 
 /// Reopens the store (recovery runs) through a receipt lookup of `req`.
@@ -194,14 +195,14 @@ fn assert_index_never_ahead(
 ) {
     let vis = b.visible();
     if vis.get("index.md").map(Vec::as_slice) == Some(INDEX_NEW) {
-        for (p, w) in &req.writes {
+        for (p, w) in resident(req) {
             assert_eq!(vis.get(p), Some(w), "{at}: index.md ahead of {p}");
         }
     }
-    for (p, _) in &req.writes {
+    for (p, _) in resident(req) {
         let v = vis.get(p);
         assert!(
-            v == pre.get(p) || v == req.writes.iter().find(|w| &w.0 == p).map(|w| &w.1),
+            v == pre.get(p) || v == resident(req).iter().find(|w| &w.0 == p).map(|w| &w.1),
             "{at}: {p} is neither base nor result"
         );
     }
@@ -214,7 +215,7 @@ fn assert_staging_only_writes(b: &Bundle, req: &CommitRequest, at: &str) {
     for name in b.listing(&format!("staging/{txn}")) {
         let bytes = std::fs::read(b.okf().join("staging").join(&txn).join(&name)).expect("payload");
         assert!(
-            req.writes.iter().any(|(_, w)| *w == bytes),
+            resident(req).iter().any(|(_, w)| *w == bytes),
             "{at}: staged {name} is not a planned write"
         );
     }
@@ -418,7 +419,7 @@ fn durability_seam_fsyncs_each_published_directory_once_and_all_before_the_root_
     assert_eq!(log[last + 1], Op::SyncDir(String::new()));
     // Every visible rename survives a power loss at the end of the publication.
     let kept = durable_renames(&log[..=last + 1]);
-    for (p, _) in &req.writes {
+    for (p, _) in resident(&req) {
         assert!(kept.iter().any(|(_, to)| to == p), "{p} not durable");
     }
     // The discipline check is not vacuous: the root index renamed while `tables/` waits.
@@ -1107,13 +1108,7 @@ fn sto_13_concurrent_commits_one_wins_and_identical_ones_replay_plainly() {
         let root = Arc::clone(&root);
         std::thread::spawn(move || {
             let r = root::open(root.to_str().expect("utf8")).expect("root");
-            commit_with(
-                &r,
-                &req,
-                Mode::Fresh,
-                &Cancel::new(),
-                &StoreOptions::default(),
-            )
+            commit_with(&r, &req, None, &Cancel::new(), &StoreOptions::default())
         })
     };
     let (t1, t2) = (spawn(r1.clone()), spawn(r2.clone()));
@@ -1141,13 +1136,7 @@ fn sto_13_concurrent_commits_one_wins_and_identical_ones_replay_plainly() {
             let (root, req) = (Arc::clone(&root), req.clone());
             std::thread::spawn(move || {
                 let r = root::open(root.to_str().expect("utf8")).expect("root");
-                commit_with(
-                    &r,
-                    &req,
-                    Mode::Fresh,
-                    &Cancel::new(),
-                    &StoreOptions::default(),
-                )
+                commit_with(&r, &req, None, &Cancel::new(), &StoreOptions::default())
             })
         })
         .collect();
@@ -1294,7 +1283,7 @@ fn can_04_cancellation_from_the_commit_point_on_is_ignored() {
         let pre = b.visible();
         let cancel = Cancel::new();
         let opts = fast().with_faults(Faults::new().with(p, Action::Cancel, 1));
-        let out = commit_with(&b.root(), &req, Mode::Fresh, &cancel, &opts).expect("applied");
+        let out = commit_with(&b.root(), &req, None, &cancel, &opts).expect("applied");
         assert!(cancel.is_cancelled(), "{p}: the request was cancelled");
         assert_eq!(out.source, ReceiptSource::Committed, "{p}");
         assert_eq!(b.visible(), post_state(&pre, &req), "{p}: post-state");
@@ -1305,21 +1294,23 @@ fn can_04_cancellation_from_the_commit_point_on_is_ignored() {
 fn replay_only_mode_and_lookup_never_create_private_state() {
     let b = Bundle::new();
     let req = three_writes(&b, "replay");
-    let r = commit_with(&b.root(), &req, Mode::ReplayOnly, &Cancel::new(), &fast());
-    assert!(matches!(r, Err(StoreError::Conflict { retryable: true })));
+    let r = replay_with(&b.root(), &req, &fast());
+    assert!(matches!(r, Ok(None)), "{r:?}");
     assert!(reopen(&b, &req).expect("lookup").is_none());
     assert!(!b.okf().exists(), "no .okf created");
 
     let _ = run(&b, &req, &fast()).expect("commit");
     // Replay-only after the bundle moved: the stored receipt answers; nothing is written.
     let snap = crate::support::util::snapshot(&b.path);
-    let out = commit_with(&b.root(), &req, Mode::ReplayOnly, &Cancel::new(), &fast()).expect("hit");
+    let out = replay_with(&b.root(), &req, &fast())
+        .expect("lookup")
+        .expect("hit");
     assert_eq!(out.source, ReceiptSource::Replayed(ReplayBasis::Plain));
     assert_eq!(crate::support::util::snapshot(&b.path), snap);
-    // A miss in replay-only mode with `.okf/` present is the CAS conflict.
+    // A miss in replay-only mode with `.okf/` present: no receipt (the caller's CAS conflict).
     let other = request(&b, "never", &[("notes/keep.md", b"n")]);
-    let r = commit_with(&b.root(), &other, Mode::ReplayOnly, &Cancel::new(), &fast());
-    assert!(matches!(r, Err(StoreError::Conflict { retryable: true })));
+    let r = replay_with(&b.root(), &other, &fast());
+    assert!(matches!(r, Ok(None)), "{r:?}");
 }
 
 #[test]
@@ -1337,7 +1328,7 @@ fn idempotency_conflict_and_undone_replay() {
 
     // Revert the bundle to exactly the base: the same request replays "later undone" and
     // re-applies nothing (§13 row 10).
-    for (p, _) in &req.writes {
+    for (p, _) in resident(&req) {
         match pre.get(p) {
             Some(bytes) => b.write(p, bytes),
             None => std::fs::remove_file(b.path.join(p)).expect("rm"),
@@ -1418,13 +1409,7 @@ fn cancellation_while_waiting_for_the_lock_is_a_checkpoint() {
         c2.cancel();
     });
     // The real 30 s timeout: only the poll checkpoint can end this call early.
-    let r = commit_with(
-        &b.root(),
-        &req,
-        Mode::Fresh,
-        &cancel,
-        &StoreOptions::default(),
-    );
+    let r = commit_with(&b.root(), &req, None, &cancel, &StoreOptions::default());
     t.join().expect("join");
     assert!(matches!(r, Err(StoreError::Cancelled)), "{r:?}");
     assert_eq!(
@@ -1490,7 +1475,13 @@ fn child_process_commit_helper() {
         path: PathBuf::from(path),
     };
     let req = three_writes(&b, "child");
-    let r = okf_mcp::store::commit::commit(&b.root(), &req, Mode::Fresh, &Cancel::new());
+    let r = commit_with(
+        &b.root(),
+        &req,
+        None,
+        &Cancel::new(),
+        &StoreOptions::from_env(),
+    );
     // Reached only when the fault did not fire.
     std::process::exit(if r.is_ok() { 0 } else { 1 });
 }

@@ -6,18 +6,17 @@
 
 #![allow(clippy::disallowed_methods)] // tests build their own temp trees
 
+use crate::support::store::{commit_with, lookup_with};
 use crate::support::util::visible;
 use okf_mcp::cancel::Cancel;
 use okf_mcp::digest::{self, Encoder};
 use okf_mcp::okf::capture::Capture;
+use okf_mcp::plan::stream::{Emit, Payloads, PlannedWrite, Writes};
 use okf_mcp::store::capture::capture;
-use okf_mcp::store::commit::{
-    commit_streamed_with, lookup_with, manifest, CommitRequest, Emit, Mode, Payloads,
-};
+use okf_mcp::store::commit::{manifest, CommitRequest};
 use okf_mcp::store::error::StoreError;
 use okf_mcp::store::fault::{Action, Faults, Point};
 use okf_mcp::store::handle::StoreOptions;
-use okf_mcp::store::journal::PlannedWrite;
 use okf_mcp::store::root::{self, Root};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -50,8 +49,12 @@ struct Gen {
     pad: usize,
 }
 
-impl Payloads for Gen {
-    fn produce(&self, _locked: &Capture, emit: &mut Emit<'_>) -> Result<(), StoreError> {
+impl Payloads<StoreError> for Gen {
+    fn produce(
+        &self,
+        _locked: &Capture,
+        emit: &mut Emit<'_, StoreError>,
+    ) -> Result<(), StoreError> {
         // Any order: the store maps each path to its journal entry.
         for i in (0..CONCEPTS).rev() {
             let p = concept_path(i);
@@ -84,7 +87,7 @@ fn all_paths() -> Vec<String> {
 }
 
 /// The streamed request rewriting every file with payloads of about `pad` bytes.
-fn request(root: &Root, pad: usize) -> CommitRequest<Vec<PlannedWrite>> {
+fn request(root: &Root, pad: usize) -> CommitRequest {
     let cap = capture(root, &Cancel::new()).expect("capture");
     assert_eq!(cap.files.len(), CONCEPTS + 1, "generated bundle");
     let writes: Vec<PlannedWrite> = all_paths()
@@ -101,7 +104,7 @@ fn request(root: &Root, pad: usize) -> CommitRequest<Vec<PlannedWrite>> {
         base_revision: cap.revision.clone(),
         result_revision: result,
         base: manifest(&cap),
-        writes,
+        writes: Writes::Streamed(writes),
         changed_refs: (0..CONCEPTS)
             .map(|i| concept_path(i).trim_end_matches(".md").to_owned())
             .collect(),
@@ -165,14 +168,7 @@ fn sto_scale_a_5000_file_commit_crashed_anywhere_recovers_to_pre_or_post_state()
         let root = open_root(&b);
         let req = request(&root, pad);
         let faulty = opts().with_faults(Faults::new().with(p, Action::Crash, 1));
-        let r = commit_streamed_with(
-            &root,
-            &req,
-            &Gen { pad },
-            Mode::Fresh,
-            &Cancel::new(),
-            &faulty,
-        );
+        let r = commit_with(&root, &req, Some(&Gen { pad }), &Cancel::new(), &faulty);
         assert!(matches!(r, Err(StoreError::SimulatedCrash)), "{p}: {r:?}");
         let seen = nonempty_files(&b);
         // The root index.md is never ahead of any other write.
@@ -209,8 +205,12 @@ fn sto_scale_a_5000_file_commit_crashed_anywhere_recovers_to_pre_or_post_state()
 #[test]
 fn sto_scale_a_payload_that_differs_from_the_plan_abandons_before_the_boundary() {
     struct Tampered;
-    impl Payloads for Tampered {
-        fn produce(&self, _locked: &Capture, emit: &mut Emit<'_>) -> Result<(), StoreError> {
+    impl Payloads<StoreError> for Tampered {
+        fn produce(
+            &self,
+            _locked: &Capture,
+            emit: &mut Emit<'_, StoreError>,
+        ) -> Result<(), StoreError> {
             for p in all_paths() {
                 let mut bytes = new_bytes(&p, 200);
                 if p == concept_path(7) {
@@ -225,7 +225,7 @@ fn sto_scale_a_payload_that_differs_from_the_plan_abandons_before_the_boundary()
     let pre = nonempty_files(&b);
     let root = open_root(&b);
     let req = request(&root, 200);
-    let r = commit_streamed_with(&root, &req, &Tampered, Mode::Fresh, &Cancel::new(), &opts());
+    let r = commit_with(&root, &req, Some(&Tampered), &Cancel::new(), &opts());
     assert!(matches!(r, Err(StoreError::PayloadMismatch)), "{r:?}");
     assert!(nonempty_files(&b) == pre, "tree unchanged");
     for sub in ["staging", "transactions", "receipts"] {
@@ -261,15 +261,8 @@ fn sto_scale_rss_probe() {
     let root = open_root(&b);
     let req = request(&root, pad);
     let before = peak_kib();
-    let out = commit_streamed_with(
-        &root,
-        &req,
-        &Gen { pad },
-        Mode::Fresh,
-        &Cancel::new(),
-        &opts(),
-    )
-    .expect("committed");
+    let out =
+        commit_with(&root, &req, Some(&Gen { pad }), &Cancel::new(), &opts()).expect("committed");
     assert_eq!(out.receipt.receipt.changed_files.len(), CONCEPTS + 1);
     println!("RSS-PROBE before={before} peak={}", peak_kib());
 }

@@ -8,7 +8,8 @@
 //! - `dispatch`: in-process calls through the shared dispatcher; `raw`: raw-argument calls;
 //!   `read`: temp bundles from text and calls that must succeed or fail; `probe`: an HTTP
 //!   probe counting connections;
-//! - `gen`: the generator of v0.1 bundles at scale.
+//! - `gen`: the generator of v0.1 bundles at scale; `store`: the store's transaction API as
+//!   the store tests drive it.
 
 // Some helpers are used only by the `fault-injection` test files.
 #![allow(dead_code)]
@@ -21,5 +22,6 @@ pub mod patch;
 pub mod probe;
 pub mod raw;
 pub mod read;
+pub mod store;
 pub mod temporal;
 pub mod util;
