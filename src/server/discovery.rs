@@ -2,7 +2,8 @@
 //! `instructions`, the server's `title`, and the MCP prompts for the common jobs.
 //!
 //! The instructions carry, once, what every tool shares (the preview → review → apply →
-//! replay protocol, `retryable`, the temporal profiles, the input rules and limits), so the
+//! replay protocol, `retryable`, the temporal profiles, the input rules and limits, and how
+//! the host scopes `bundle_path` per protocol version, spec/surface.md §18.4 rule 2b), so the
 //! tool descriptions can stay short (AUT-08).
 
 use rmcp::model::{GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
@@ -19,6 +20,8 @@ Protocol of every change: 1. preview (preview_concept_patch, preview_v02_migrati
 Results: the first text item is the JSON result; errors and previews add a readable second item. retryable: true means the situation can clear, not that the same call will succeed: follow the recovery_step diagnostic. Input errors change nothing: schema_validation and unknown_parameter name the field at fault; invalid_request covers bad JSON, duplicate keys, non-canonical ids and bundle_path rules; resource_limit means narrow the request (bundle limits: 10,000 files, 16 MiB per file, 64 MiB in total; each tool's argument limits are in its schema and errors).
 
 Temporal profiles: temporal_profile defaults to auto, the profile the bundle's own values show (echoed as temporal_profile with temporal_profile_source); date-3fcbb9f uses calendar dates YYYY-MM-DD, instant-0b87c52 RFC 3339 datetimes with an explicit offset. Pass as_of in the bundle's profile; the wall clock is never used.
+
+Scope: the host bounds bundle_path with okf-mcp serve --root (the workspace directory); a path outside it is refused as invalid_request (bundle_path is outside the allowed roots). Under protocol 2026-07-28 that is the only scoping: MCP roots are deprecated there and never asked. Under 2025-11-25 and earlier, a client that advertises roots is asked roots/list and its file:// roots are intersected with --root; a first empty list leaves --root alone in force (every path without it) and every answer then carries the WARN notice roots_empty; an empty list after a non-empty one, an error answer, no answer within 5 s, or no usable file:// directory allows nothing.
 
 Actors: actor names who asks (1 to 256 bytes); values written into documents (generated.by, verified by) are human:<name>, process:<name> or producer/version, e.g. process:nightly.";
 

@@ -39,6 +39,8 @@ pub fn call(tool: &str, raw_args: Option<&[u8]>, ctx: &Ctx) -> Option<ToolResult
 fn run(spec: &ToolSpec, raw_args: &[u8], ctx: &Ctx) -> Result<Success, ToolError> {
     // Step 1: a request already cancelled at dispatch.
     ctx.cancel.check()?;
+    // A first empty roots/list answer (spec/surface.md §18.4 rule 2a) is said on every answer.
+    crate::wire::scope::push_notice();
     // Step 2: raw-argument boundary.
     let args = raw::decode_arguments(raw_args)?;
     // Step 3: curated alias table.
