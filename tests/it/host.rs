@@ -1273,3 +1273,199 @@ fn aut_11_readme_instructions_and_host_snippets_say_how_scoping_works_per_protoc
     }
     drop(m.finish());
 }
+
+// ---------------------------------------------------------------------------------------------
+// AUT-13: null for an optional argument (spec/surface.md §18.6 rule 3b)
+// ---------------------------------------------------------------------------------------------
+
+/// `r` (a CallToolResult) without its `notices`, and those notices.
+fn split_notices(r: &Value) -> (Value, Value) {
+    let mut s = r["structuredContent"].clone();
+    let notices = s
+        .as_object_mut()
+        .and_then(|m| m.remove("notices"))
+        .unwrap_or(Value::Null);
+    (s, notices)
+}
+
+/// The one `null_argument_ignored` notice naming `fields`.
+fn null_notice(fields: &str) -> (String, String, String) {
+    (
+        "null_argument_ignored".to_owned(),
+        "INFO".to_owned(),
+        fields.to_owned(),
+    )
+}
+
+fn notice_triples(notices: &Value) -> Vec<(String, String, String)> {
+    notices
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|n| {
+                    let f = |k: &str| n[k].as_str().unwrap_or("").to_owned();
+                    (f("code"), f("severity"), f("field"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn aut_13_null_optional_arguments_answer_like_absent_ones_plus_one_notice() {
+    let (_t, b) = copy_bundle(&fixture("demo"));
+    let mut m = crate::support::util::Mcp::start();
+    for tool in ["list_concepts", "validate_bundle"] {
+        let plain = json!({"bundle_path": s(&b)});
+        let nulls =
+            json!({"bundle_path": s(&b), "temporal_profile": null, "as_of": null, "limit": null});
+        let cli_plain = call(tool, &plain);
+        let cli_nulls = call(tool, &nulls);
+        let mcp_nulls = m.call(tool, &nulls);
+        assert!(!cli_plain.is_error(), "{}", cli_plain.stdout);
+        for (via, r) in [
+            ("cli", cli_nulls.result.clone().expect("result")),
+            ("mcp", mcp_nulls),
+        ] {
+            assert_eq!(r["isError"], false, "{tool} {via}: {r}");
+            let (without, notices) = split_notices(&r);
+            let (expected, plain_notices) =
+                split_notices(cli_plain.result.as_ref().expect("result"));
+            assert_eq!(without, expected, "{tool} {via}: the same answer");
+            assert_eq!(plain_notices, json!([]), "{tool}");
+            assert_eq!(
+                notice_triples(&notices),
+                [null_notice("temporal_profile, as_of, limit")],
+                "{tool} {via}: {notices}"
+            );
+            let msg = notices[0]["message"].as_str().unwrap_or("");
+            assert!(msg.contains("as_of") && msg.contains("absent"), "{msg}");
+            // The first text item is still the JSON of structuredContent (§18.2).
+            assert_eq!(
+                r["content"][0]["text"].as_str().unwrap_or(""),
+                r["structuredContent"].to_string()
+            );
+        }
+    }
+    let (code, _, err) = m.finish();
+    assert_eq!((code, err.as_str()), (0, ""));
+}
+
+#[test]
+fn aut_13_nulls_inside_operations_required_alias_and_unknown_nulls_keep_their_answers() {
+    let (_t, b) = copy_bundle(&fixture("demo"));
+    let before = snapshot(&b);
+    let mut m = crate::support::util::Mcp::start();
+    let bp = s(&b);
+    // A null inside an operation keeps its meaning: `status: null` removes the status, with or
+    // without a top-level null beside it (same plan, plus the notice).
+    let remove = json!([{"kind": "set_lifecycle", "concept_id": "tables/orders", "lifecycle": {"status": null}}]);
+    let plain = json!({"bundle_path": bp, "actor": "human:me", "operations": remove});
+    let nulls = json!({"bundle_path": bp, "actor": "human:me", "operations": remove, "temporal_profile": null});
+    let p = call("preview_concept_patch", &plain);
+    assert!(!p.is_error(), "{}", p.stdout);
+    for r in [
+        call("preview_concept_patch", &nulls)
+            .result
+            .expect("result"),
+        m.call("preview_concept_patch", &nulls),
+    ] {
+        let (without, notices) = split_notices(&r);
+        assert_eq!(without, split_notices(p.result.as_ref().expect("r")).0);
+        assert_eq!(notice_triples(&notices), [null_notice("temporal_profile")]);
+    }
+    // A null inside an operation keeps its error; the top-level null is still dropped, so the
+    // answer is the one without it.
+    let bad = json!([{"kind": "put_source", "concept_id": "tables/orders", "source": null}]);
+    let bad_plain = call(
+        "preview_concept_patch",
+        &json!({"bundle_path": bp, "actor": "human:me", "operations": bad}),
+    );
+    assert_eq!(
+        bad_plain.structured()["code"],
+        "schema_validation",
+        "{}",
+        bad_plain.stdout
+    );
+    let bad_nulls = json!({"bundle_path": bp, "actor": "human:me", "operations": bad, "temporal_profile": null});
+    for r in [
+        call("preview_concept_patch", &bad_nulls)
+            .result
+            .expect("result"),
+        m.call("preview_concept_patch", &bad_nulls),
+    ] {
+        assert_eq!(r["structuredContent"], *bad_plain.structured(), "{r}");
+    }
+    // Required, alias and unknown keys are not dropped: their null is refused as before.
+    for (args, code, field) in [
+        (
+            json!({"bundle_path": null, "limit": null}),
+            "schema_validation",
+            "bundle_path",
+        ),
+        (
+            // The alias answer names the canonical property.
+            json!({"bundle_path": bp, "path": null}),
+            "unknown_parameter",
+            "bundle_path",
+        ),
+        (
+            json!({"bundle_path": bp, "nope": null}),
+            "schema_validation",
+            "arguments",
+        ),
+    ] {
+        for r in [
+            call("list_concepts", &args).result.expect("result"),
+            m.call("list_concepts", &args),
+        ] {
+            let e = &r["structuredContent"];
+            assert_eq!(e["code"], code, "{args}: {r}");
+            assert!(
+                e["diagnostics"]
+                    .as_array()
+                    .is_some_and(|d| d.iter().any(|d| d["field"] == field)),
+                "{args}: {r}"
+            );
+        }
+    }
+    let (code, _, err) = m.finish();
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(snapshot(&b), before, "previews and refusals write nothing");
+}
+
+#[test]
+fn aut_13_no_answer_repeats_a_diagnostic() {
+    // A temporal_profile that is neither a string nor a profile fails two schema keywords
+    // with the same guidance (before 3b, `temporal_profile: null` did so on validate_bundle).
+    let args = json!({"bundle_path": "/nonexistent-aut13", "temporal_profile": 5, "limit": "x", "as_of": 7});
+    for tool in crate_tools() {
+        let r = call(&tool, &args);
+        let diags = r.structured()["diagnostics"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert!(!diags.is_empty(), "{tool}: {}", r.stdout);
+        let mut seen = std::collections::HashSet::new();
+        for d in &diags {
+            assert!(seen.insert(d.to_string()), "{tool} repeats {d}");
+        }
+        // The readable second item follows the envelope: no repeated line either.
+        let text = r.second_text();
+        let mut lines = std::collections::HashSet::new();
+        for l in text.lines() {
+            assert!(lines.insert(l), "{tool} repeats the line {l}");
+        }
+    }
+}
+
+/// Every tool name `okf-mcp tools` prints.
+fn crate_tools() -> Vec<String> {
+    let out = crate::support::util::run_cli(&["tools"], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    out.stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
