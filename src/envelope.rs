@@ -213,8 +213,10 @@ impl ToolError {
         cap_message(&m)
     }
 
-    /// The envelope `{code, message, retryable, diagnostics}`; diagnostics are capped at
-    /// 10,000 and dropped from the end until the serialised result fits 64 KiB.
+    /// The envelope `{code, message, retryable, diagnostics}`; a diagnostic equal on the
+    /// wire to an earlier one is left out (a diagnostic is never repeated in one answer,
+    /// spec/surface.md §18.6 rule 3b); diagnostics are capped at 10,000 and dropped from the
+    /// end until the serialised result fits 64 KiB.
     ///
     /// The result carries each diagnostic three times (spec/surface.md §18.2): in
     /// `structuredContent`, in the first text item (its compact JSON, escaped once more as a
@@ -226,9 +228,17 @@ impl ToolError {
         // Fixed overhead: the envelope members, their escaped copy in the first text item and
         // the message line of the second (each escape at most doubles a byte).
         let mut size = 512 + 5 * message.len();
-        for d in self.diagnostics.iter().take(10_000) {
+        let mut seen = std::collections::HashSet::new();
+        for d in self.diagnostics.iter() {
+            if diags.len() == 10_000 {
+                break;
+            }
             let w = d.to_wire();
-            let n = 5 * (w.to_string().len() + 1);
+            let text = w.to_string();
+            if !seen.insert(text.clone()) {
+                continue;
+            }
+            let n = 5 * (text.len() + 1);
             if size + n > ERROR_RESULT_CAP {
                 break;
             }
@@ -389,6 +399,32 @@ pub fn is_bundle_relative_path(p: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aut_13_an_error_envelope_never_repeats_a_diagnostic() {
+        let d = |f: &str, m: &str| {
+            Diagnostic::new(codes::INVALID_INPUT, Severity::Error, m).with_field(f)
+        };
+        let e = ToolError::invalid_request("m")
+            .with_diagnostic(d("a", "x"))
+            .with_diagnostic(d("b", "x"))
+            .with_diagnostic(d("a", "x"))
+            .with_diagnostic(d("a", "y"))
+            .with_diagnostic(d("b", "x"));
+        let w = e.to_wire();
+        let got: Vec<(&str, &str)> = w["diagnostics"]
+            .as_array()
+            .expect("diagnostics")
+            .iter()
+            .map(|d| {
+                (
+                    d["field"].as_str().unwrap_or(""),
+                    d["message"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(got, [("a", "x"), ("b", "x"), ("a", "y")]);
+    }
 
     #[test]
     fn redaction_vectors_of_sec_02() {

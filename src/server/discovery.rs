@@ -2,7 +2,8 @@
 //! `instructions`, the server's `title`, and the MCP prompts for the common jobs.
 //!
 //! The instructions carry, once, what every tool shares (the preview → review → apply →
-//! replay protocol, `retryable`, the temporal profiles, the input rules and limits), so the
+//! replay protocol, `retryable`, the temporal profiles, the input rules and limits, and how
+//! the host scopes `bundle_path` per protocol version, spec/surface.md §18.4 rule 2b), so the
 //! tool descriptions can stay short (AUT-08).
 
 use rmcp::model::{GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
@@ -16,9 +17,11 @@ okf-mcp reads and safely changes an OKF knowledge bundle: a directory of Markdow
 
 Protocol of every change: 1. preview (preview_concept_patch, preview_v02_migration, preview_temporal_upgrade) writes nothing and returns the plan: its base revision, a plan digest, and a diff (the temporal upgrade lists the dates it will change). 2. Show the change to the user: a preview or a read is not authorisation. 3. Apply with the same arguments plus what the preview returned, unchanged, under the names the apply tool's schema and description give (apply_concept_patch: expected_revision = base_revision, never result_revision, and expected_plan_digest = plan_digest; apply_v02_migration: expected_source = source, base_revision, expected_plan_digest = plan_digest, and accept_proposals when the preview accepted proposals by their proposals_digest; apply_temporal_upgrade: base_revision, plan_digest); never build or edit a digest. 4. If an apply times out or answers operation_cancelled, the outcome is unknown: repeat the exact same call. A committed apply answers again from its stored receipt (receipt_replayed) and never writes twice; revision_conflict or source_conflict means the bundle moved and nothing was committed: preview again. write_concept replaces a whole concept and has no preview.
 
-Results: the first text item is the JSON result; errors and previews add a readable second item. retryable: true means the situation can clear, not that the same call will succeed: follow the recovery_step diagnostic. Input errors change nothing: schema_validation and unknown_parameter name the field at fault; invalid_request covers bad JSON, duplicate keys, non-canonical ids and bundle_path rules; resource_limit means narrow the request (bundle limits: 10,000 files, 16 MiB per file, 64 MiB in total; each tool's argument limits are in its schema and errors).
+Results: the first text item is the JSON result; errors and previews add a readable second item. retryable: true means the situation can clear, not that the same call will succeed: follow the recovery_step diagnostic. An optional top-level argument passed as null is treated as absent (INFO notice null_argument_ignored); leave it out instead. Input errors change nothing: schema_validation and unknown_parameter name the field at fault; invalid_request covers bad JSON, duplicate keys, non-canonical ids and bundle_path rules; resource_limit means narrow the request (bundle limits: 10,000 files, 16 MiB per file, 64 MiB in total; each tool's argument limits are in its schema and errors).
 
 Temporal profiles: temporal_profile defaults to auto, the profile the bundle's own values show (echoed as temporal_profile with temporal_profile_source); date-3fcbb9f uses calendar dates YYYY-MM-DD, instant-0b87c52 RFC 3339 datetimes with an explicit offset. Pass as_of in the bundle's profile; the wall clock is never used.
+
+Scope: the host bounds bundle_path with okf-mcp serve --root (the workspace directory); a path outside it is refused as invalid_request (bundle_path is outside the allowed roots). Under protocol 2026-07-28 that is the only scoping: MCP roots are deprecated there and never asked. Under 2025-11-25 and earlier, a client that advertises roots is asked roots/list and its file:// roots are intersected with --root; a first empty list leaves --root alone in force (every path without it) and every answer then carries the WARN notice roots_empty; an empty list after a non-empty one, an error answer, no answer within 5 s, or no usable file:// directory allows nothing.
 
 Actors: actor names who asks (1 to 256 bytes); values written into documents (generated.by, verified by) are human:<name>, process:<name> or producer/version, e.g. process:nightly.";
 

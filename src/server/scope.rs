@@ -1,13 +1,20 @@
-//! The client's MCP `roots` (spec/surface.md §18.4 rule 2): asked with `roots/list` after
-//! `notifications/initialized` and again on `notifications/roots/list_changed`, turned into
-//! allowed roots ([`crate::wire::scope::set_client_roots`]), intersected with `--root`.
+//! The client's MCP `roots` (spec/surface.md §18.4 rules 2, 2a, 2b): asked with `roots/list`
+//! after `notifications/initialized` and again on `notifications/roots/list_changed`, turned
+//! into allowed roots ([`crate::wire::scope::set_client_roots`]), intersected with `--root`.
 //!
-//! Fail closed: while an answer is awaited (the first one, or the one a `list_changed` asked
-//! for), tool calls wait for it (at most [`FIRST_ANSWER_WAIT`]); a client that advertises
-//! `roots` but does not answer in time, or answers with an error, leaves no directory allowed
-//! until a later answer. Only the newest exchange's answer is installed. A root that is not a
-//! `file://` URI of an accessible directory allows nothing. A client without the `roots`
-//! capability changes nothing (rule 4).
+//! - Fail closed: while an answer is awaited (the first one, or the one a `list_changed`
+//!   asked for), tool calls wait for it (at most [`FIRST_ANSWER_WAIT`]); a client that
+//!   advertises `roots` but does not answer in time, or answers with an error, leaves no
+//!   directory allowed until a later answer. Only the newest exchange's answer is installed.
+//!   A root that is not a `file://` URI of an accessible directory allows nothing, so a
+//!   non-empty list without a usable root allows nothing.
+//! - Rule 2a: a `[]` answer while no non-empty list has been installed in the session allows
+//!   what `--root` allows (every path without it) and every answer carries the `WARN` notice
+//!   `roots_empty`; a `[]` after a non-empty list allows nothing (withdrawn roots never widen
+//!   the scope).
+//! - Rule 2b: under protocol 2026-07-28 (a session without `initialize`, SEP-2567) roots are
+//!   deprecated (SEP-2577) and never asked; `--root` is the scoping.
+//! - A client without the `roots` capability changes nothing (rule 4).
 
 use crate::wire::scope as roots;
 use rmcp::service::Peer;
@@ -29,6 +36,9 @@ struct State {
     latest: u64,
     /// Generation whose answer is in force (0: none yet).
     installed: u64,
+    /// A non-empty list has been installed in this session: a later `[]` allows nothing
+    /// (rule 2a).
+    listed: bool,
 }
 
 /// The roots exchange shared by the notification handlers and the tool calls.
@@ -75,9 +85,13 @@ impl Pending {
     }
 }
 
+/// Whether this server asks `peer` for its roots: the client advertised the `roots`
+/// capability in `initialize`, and the session's protocol version has an `initialize`
+/// handshake (before 2026-07-28; rule 2b). A 2026-07-28 session has no `initialize`, so rmcp
+/// keeps no peer info for it and it is never asked; the version test says so explicitly.
 fn advertises_roots(peer: &Peer<RoleServer>) -> bool {
     peer.peer_info()
-        .is_some_and(|i| i.capabilities.roots.is_some())
+        .is_some_and(|i| i.capabilities.roots.is_some() && i.protocol_version.has_initialize())
 }
 
 /// Asks the client for its roots and installs them (spec/surface.md §18.4 rule 2); a no-op
@@ -97,16 +111,26 @@ pub async fn refresh(peer: &Peer<RoleServer>, pending: &Pending) {
     });
     roots::close_if_unknown();
     let answer = tokio::time::timeout(ANSWER_TIMEOUT, peer.list_roots()).await;
-    let uris: Vec<String> = match answer {
-        Ok(Ok(list)) => list.roots.into_iter().map(|r| r.uri).collect(),
-        // An error or no answer: nothing is allowed (fail closed).
-        _ => Vec::new(),
+    // `None`: an error or no answer.
+    let uris: Option<Vec<String>> = match answer {
+        Ok(Ok(list)) => Some(list.roots.into_iter().map(|r| r.uri).collect()),
+        _ => None,
     };
     // Only the newest exchange installs its answer: an older one that ends later (or times
     // out later) never overwrites it.
     pending.update(|s| {
         if Some(s.latest) == generation {
-            roots::set_client_roots(&uris);
+            match &uris {
+                // An error or no answer: nothing is allowed (fail closed).
+                None => roots::close(),
+                // A first empty list: only --root applies, with the roots_empty notice.
+                Some(list) if list.is_empty() && !s.listed => roots::set_first_empty(),
+                // A list (usable roots or not), or `[]` after a non-empty list (nothing).
+                Some(list) => {
+                    s.listed |= !list.is_empty();
+                    roots::set_client_roots(list);
+                }
+            }
             s.installed = s.latest;
         }
     });

@@ -85,6 +85,9 @@ pub fn resolve_root(dir: &std::path::Path) -> Result<AllowedRoot, &'static str> 
 struct ScopeState {
     cli: Option<Vec<AllowedRoot>>,
     client: Option<Vec<AllowedRoot>>,
+    /// The client's first `roots/list` answer was `[]` (rule 2a): `client` is `None` (only
+    /// `--root` bounds `bundle_path`) and every answer carries the `roots_empty` notice.
+    client_empty: bool,
 }
 
 impl ScopeState {
@@ -112,6 +115,7 @@ impl ScopeState {
 static SCOPE: std::sync::RwLock<ScopeState> = std::sync::RwLock::new(ScopeState {
     cli: None,
     client: None,
+    client_empty: false,
 });
 
 /// Sets the `--root` directories of this process (`okf-mcp serve --root`).
@@ -121,18 +125,39 @@ pub fn set_cli_roots(roots: Vec<AllowedRoot>) {
     }
 }
 
-/// Sets (or, with `None`, clears) the client's MCP roots (spec/surface.md §18.4 rule 2).
+/// Sets (or, with `None`, clears) the client's MCP roots (spec/surface.md §18.4 rule 2);
+/// ends the state of [`set_client_roots_empty`].
 pub fn set_client_roots(roots: Option<Vec<AllowedRoot>>) {
     if let Ok(mut s) = SCOPE.write() {
         s.client = roots;
+        s.client_empty = false;
     }
 }
 
+/// The client's first `roots/list` answer was `[]` (spec/surface.md §18.4 rule 2a): the
+/// client's roots restrict nothing (only `--root` applies; without it every path), and
+/// [`client_roots_empty`] is true until the next [`set_client_roots`].
+pub fn set_client_roots_empty() {
+    if let Ok(mut s) = SCOPE.write() {
+        s.client = None;
+        s.client_empty = true;
+    }
+}
+
+/// Whether the state of [`set_client_roots_empty`] is in force (the `roots_empty` notice of
+/// spec/surface.md §18.4 rule 2a is due). A poisoned lock reads as false: the scope itself
+/// then allows nothing.
+#[must_use]
+pub fn client_roots_empty() -> bool {
+    SCOPE.read().is_ok_and(|s| s.client_empty)
+}
+
 /// Fail closed (spec/surface.md §18.4 rule 2): when the client advertises `roots` but none are
-/// known yet, nothing is allowed until its answer arrives. Known roots stay in force.
+/// known yet, nothing is allowed until its answer arrives. Known roots, and a first empty
+/// answer (rule 2a), stay in force.
 pub fn close_client_roots_if_unknown() {
     if let Ok(mut s) = SCOPE.write() {
-        if s.client.is_none() {
+        if s.client.is_none() && !s.client_empty {
             s.client = Some(Vec::new());
         }
     }
@@ -447,17 +472,20 @@ mod tests {
         let cli_only = ScopeState {
             cli: Some(vec![a.clone()]),
             client: None,
+            client_empty: false,
         };
         assert_eq!(cli_only.effective(), Some(vec![a.clone()]));
         let both = ScopeState {
             cli: Some(vec![a.clone(), abd.clone()]),
             client: Some(vec![ab.clone(), c.clone()]),
+            client_empty: false,
         };
         // /a ∩ /a/b = /a/b; /a/b/d lies in both; /c lies in no --root.
         assert_eq!(both.effective(), Some(vec![abd, ab]));
         let disjoint = ScopeState {
             cli: Some(vec![c]),
             client: Some(vec![a]),
+            client_empty: false,
         };
         assert_eq!(disjoint.effective(), Some(vec![]), "nothing is allowed");
     }

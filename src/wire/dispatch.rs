@@ -4,7 +4,7 @@ use crate::envelope::{codes, ToolError};
 use crate::tools::{Ctx, Success, MAY_HAVE_COMMITTED};
 use crate::wire::registry::{self, ToolSpec};
 use crate::wire::result::ToolResult;
-use crate::wire::{alias, raw, schema};
+use crate::wire::{alias, optional, raw, schema};
 use serde_json::Value;
 
 /// Runs `tool` on the raw argument bytes (`None` = absent arguments = `{}`).
@@ -39,8 +39,14 @@ pub fn call(tool: &str, raw_args: Option<&[u8]>, ctx: &Ctx) -> Option<ToolResult
 fn run(spec: &ToolSpec, raw_args: &[u8], ctx: &Ctx) -> Result<Success, ToolError> {
     // Step 1: a request already cancelled at dispatch.
     ctx.cancel.check()?;
+    // A first empty roots/list answer (spec/surface.md §18.4 rule 2a) is said on every answer.
+    crate::wire::scope::push_notice();
     // Step 2: raw-argument boundary.
-    let args = raw::decode_arguments(raw_args)?;
+    let mut args = raw::decode_arguments(raw_args)?;
+    // spec/surface.md §18.6 rule 3b: an optional top-level `null` is treated as absent; the
+    // notice reaches only a success answer.
+    let ignored = optional::drop_null_optionals(spec.name, &mut args);
+    optional::push_notice(&ignored);
     // Step 3: curated alias table.
     alias::check(spec.name, &args)?;
     // Step 4: the advertised input schema, enforced by the server itself.

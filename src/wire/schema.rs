@@ -257,7 +257,7 @@ struct Finding {
 ///
 /// # Errors
 /// `schema_validation` with ≤ 8 `invalid_input` diagnostics (deduplicated by (field,
-/// keyword), sorted by field, keyword, message); `resource_limit` when any size/count keyword
+/// keyword) and by (field, message), sorted by field, keyword, message); `resource_limit` when any size/count keyword
 /// failed (then ≤ 7 `invalid_input` and one `recovery_step`). The serialised result stays
 /// ≤ 4096 bytes. Diagnostics never echo argument values or unadvertised keys
 /// (spec/surface.md §6.3, §9.3, §10).
@@ -308,6 +308,10 @@ pub fn validate_input(tool: &str, args: &Value) -> Result<(), ToolError> {
     }
     findings.sort();
     findings.dedup_by(|b, a| a.field == b.field && a.keyword == b.keyword);
+    // Two keywords of one field may give the same guidance (`temporal_profile: null` fails
+    // `type` and `enum` alike): a diagnostic is never repeated (spec/surface.md §18.6 rule 3b).
+    let mut seen = std::collections::HashSet::new();
+    findings.retain(|f| seen.insert((f.field.clone(), f.message.clone())));
     let (code, message, room) = if size_fault {
         (codes::RESOURCE_LIMIT, INPUT_LIMIT_MESSAGE, MAX_GUIDANCE - 1)
     } else {

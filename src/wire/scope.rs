@@ -2,7 +2,14 @@
 //! URIs, turned into allowed roots of the store ([`crate::store::root`]). The server layer
 //! runs the `roots/list` exchange ([`crate::server::scope`]) and hands the URIs here.
 
+use crate::envelope::{Diagnostic, Severity};
 use crate::store::root::{self, AllowedRoot};
+
+/// Code of the notice of a first empty `roots/list` answer (spec/surface.md §18.4 rule 2a).
+pub const ROOTS_EMPTY: &str = "roots_empty";
+
+/// Message of the `roots_empty` notice: what the empty list means and how a host narrows it.
+pub const MSG_ROOTS_EMPTY: &str = "the client answered roots/list with an empty list, so only okf-mcp serve --root bounds bundle_path (every path without --root); a host narrows the scope by listing its workspace directories as roots or by passing --root";
 
 /// Forgets the client's roots: a new session starts as if no client had advertised any.
 pub fn reset() {
@@ -13,6 +20,25 @@ pub fn reset() {
 /// an accessible directory allows nothing, so an empty or unusable list allows nothing.
 pub fn set_client_roots(uris: &[String]) {
     root::set_client_roots(Some(uris.iter().filter_map(|u| allowed(u)).collect()));
+}
+
+/// The client's first `roots/list` answer was `[]` (rule 2a): only `--root` applies, and
+/// every answer carries the `roots_empty` notice ([`push_notice`]) until the next answer
+/// that lists roots, fails or times out.
+pub fn set_first_empty() {
+    root::set_client_roots_empty();
+}
+
+/// Pushes the `WARN` `roots_empty` notice (spec/surface.md §18.4 rule 2a, §18.1 rule 2) when
+/// the state of [`set_first_empty`] is in force; the dispatcher calls it once per call.
+pub fn push_notice() {
+    if root::client_roots_empty() {
+        crate::notices::push(Diagnostic::new(
+            ROOTS_EMPTY,
+            Severity::Warn,
+            MSG_ROOTS_EMPTY,
+        ));
+    }
 }
 
 /// Fail closed: nothing of the client's roots is allowed until its next answer (a wait for

@@ -814,9 +814,9 @@ fn answer_roots(m: &mut crate::support::util::Mcp, uris: Option<&[String]>) {
     m.send_json(&reply);
 }
 
-/// A session whose client advertises `roots` (spec/surface.md §18.4 rule 2); the server's
-/// first `roots/list` is answered with `uris`.
-fn start_with_roots(args: &[&str], uris: Option<&[String]>) -> crate::support::util::Mcp {
+/// A session whose client advertises `roots` (spec/surface.md §18.4 rule 2), initialised;
+/// the server's first `roots/list` is not read yet.
+fn start_roots_client(args: &[&str]) -> crate::support::util::Mcp {
     let mut m = crate::support::util::Mcp::spawn_serve(args, &[]);
     let init = m.request(
         "initialize",
@@ -825,6 +825,13 @@ fn start_with_roots(args: &[&str], uris: Option<&[String]>) -> crate::support::u
     );
     assert_eq!(init["result"]["serverInfo"]["name"], "okf-mcp", "{init}");
     m.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    m
+}
+
+/// [`start_roots_client`] whose first `roots/list` is answered with `uris` (an error when
+/// `None`).
+fn start_with_roots(args: &[&str], uris: Option<&[String]>) -> crate::support::util::Mcp {
+    let mut m = start_roots_client(args);
     answer_roots(&mut m, uris);
     m
 }
@@ -1020,4 +1027,445 @@ fn aut_06_only_the_newest_roots_answer_counts_and_a_pending_refresh_fails_closed
     let (code, _, err) = m.finish();
     assert_eq!((code, err.as_str()), (0, ""));
     let _ = std::fs::remove_dir_all(&top);
+}
+
+// ---------------------------------------------------------------------------------------------
+// AUT-11: roots as real clients send them (spec/surface.md §18.4 rules 2a, 2b)
+// ---------------------------------------------------------------------------------------------
+
+/// The codes and severities of a success object's `notices`.
+fn notice_codes(out: &Value) -> Vec<(String, String)> {
+    out["notices"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|n| {
+                    (
+                        n["code"].as_str().unwrap_or("").to_owned(),
+                        n["severity"].as_str().unwrap_or("").to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn roots_empty() -> Vec<(String, String)> {
+    vec![("roots_empty".to_owned(), "WARN".to_owned())]
+}
+
+fn list_changed(m: &mut crate::support::util::Mcp, uris: Option<&[String]>) {
+    m.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}));
+    answer_roots(m, uris);
+}
+
+#[test]
+fn aut_11_a_first_empty_roots_list_allows_what_root_allows_with_one_roots_empty_notice() {
+    let top = scratch("aut11-empty");
+    let (a, b) = (top.join("a"), top.join("b"));
+    generated_bundle(&a.join("x"), 2);
+    generated_bundle(&b.join("y"), 3);
+    // Without --root: every path, and every answer says so once.
+    let mut m = start_with_roots(&[], Some(&[]));
+    let out = list_in(&mut m, &a.join("x"));
+    assert_eq!(out["total"], 2, "{out}");
+    assert_eq!(notice_codes(&out), roots_empty(), "{out}");
+    let msg = out["notices"][0]["message"].as_str().unwrap_or("");
+    assert!(
+        msg.contains("--root") && msg.contains("roots/list"),
+        "{msg}"
+    );
+    let v = m.call("validate_bundle", &json!({"bundle_path": s(&b.join("y"))}));
+    assert_eq!(v["isError"], false, "{v}");
+    assert_eq!(notice_codes(&v["structuredContent"]), roots_empty(), "{v}");
+    // A second empty list (still no roots listed): the same.
+    list_changed(&mut m, Some(&[]));
+    let out = list_in(&mut m, &b.join("y"));
+    assert_eq!(
+        (out["total"].clone(), notice_codes(&out)),
+        (json!(3), roots_empty()),
+        "{out}"
+    );
+    let (code, _, err) = m.finish();
+    assert_eq!((code, err.as_str()), (0, ""));
+
+    // With --root: what --root allows, nothing more.
+    let mut m = start_with_roots(&["--root", s(&a)], Some(&[]));
+    let out = list_in(&mut m, &a.join("x"));
+    assert_eq!(
+        (out["total"].clone(), notice_codes(&out)),
+        (json!(2), roots_empty()),
+        "{out}"
+    );
+    assert_eq!(
+        list_in(&mut m, &b.join("y"))["message"],
+        "bundle_path is outside the allowed roots: a"
+    );
+    drop(m.finish());
+    let _ = std::fs::remove_dir_all(&top);
+}
+
+#[test]
+fn aut_11_roots_withdrawn_to_an_empty_list_allow_nothing() {
+    let top = scratch("aut11-withdrawn");
+    let a = top.join("a");
+    generated_bundle(&a.join("x"), 2);
+    let before = snapshot(&a);
+    let mut m = start_with_roots(&[], Some(&[file_uri(&a)]));
+    let out = list_in(&mut m, &a.join("x"));
+    assert_eq!(out["total"], 2, "{out}");
+    assert_eq!(
+        notice_codes(&out),
+        vec![],
+        "a listed root: no roots_empty notice"
+    );
+    list_changed(&mut m, Some(&[]));
+    for tool in ["list_concepts", "write_concept"] {
+        let args = if tool == "write_concept" {
+            json!({"bundle_path": s(&a.join("x")), "concept_id": "n/new", "frontmatter": "type: T\n", "body": "b\n"})
+        } else {
+            json!({"bundle_path": s(&a.join("x"))})
+        };
+        let r = m.call(tool, &args)["structuredContent"].clone();
+        assert_eq!(
+            r["message"], "bundle_path is outside the allowed roots: none",
+            "{tool}: {r}"
+        );
+    }
+    // And a list without a usable root, then [] again: still nothing.
+    list_changed(&mut m, Some(&["https://example.com/".to_owned()]));
+    list_changed(&mut m, Some(&[]));
+    assert_eq!(
+        list_in(&mut m, &a.join("x"))["message"],
+        "bundle_path is outside the allowed roots: none"
+    );
+    let (code, _, err) = m.finish();
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(snapshot(&a), before, "nothing written");
+    let _ = std::fs::remove_dir_all(&top);
+}
+
+#[test]
+fn aut_11_an_error_answer_no_answer_or_only_non_file_roots_allow_nothing() {
+    let top = scratch("aut11-closed");
+    let a = top.join("a");
+    generated_bundle(&a.join("x"), 2);
+    let non_file = vec![
+        "https://example.com/".to_owned(),
+        "file://host/elsewhere".to_owned(),
+        format!("{}?q", file_uri(&a)),
+        file_uri(&top.join("missing")),
+    ];
+    for (case, uris) in [("error", None), ("non-file roots", Some(non_file))] {
+        for args in [vec![], vec!["--root", s(&top)]] {
+            let mut m = start_with_roots(&args, uris.as_deref());
+            let out = list_in(&mut m, &a.join("x"));
+            assert_eq!(
+                out["message"], "bundle_path is outside the allowed roots: none",
+                "{case} {args:?}: {out}"
+            );
+            drop(m.finish());
+        }
+    }
+    // No answer: the call waits the 5 s and is refused; a first empty list is not assumed.
+    let mut m = start_roots_client(&[]);
+    let req = m.read();
+    assert_eq!(req["method"], "roots/list", "{req}");
+    let started = std::time::Instant::now();
+    let out = list_in(&mut m, &a.join("x"));
+    assert_eq!(
+        out["message"], "bundle_path is outside the allowed roots: none",
+        "{out}"
+    );
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(4500),
+        "the call waited for the answer: {:?}",
+        started.elapsed()
+    );
+    drop(m.finish());
+    let _ = std::fs::remove_dir_all(&top);
+}
+
+/// `_meta` of a 2026-07-28 request (SEP-2575: no `initialize`; the client's context rides on
+/// every request), advertising `roots` as a 2025 client would.
+fn meta_2026() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"roots": {"listChanged": true}},
+        "io.modelcontextprotocol/clientInfo": {"name": "it-2026", "version": "1"}
+    })
+}
+
+#[test]
+fn aut_11_a_2026_07_28_session_is_never_asked_for_roots_and_root_binds_it() {
+    let top = scratch("aut11-2026");
+    let (a, b) = (top.join("a"), top.join("b"));
+    generated_bundle(&a.join("x"), 2);
+    generated_bundle(&b.join("y"), 3);
+    let mut m = crate::support::util::Mcp::spawn_serve(&["--root", s(&a)], &[]);
+    let call_2026 = |m: &mut crate::support::util::Mcp, p: &Path| {
+        // read_id fails on any request the server sends meanwhile (a roots/list has an id).
+        let id = m.send_request(
+            "tools/call",
+            json!({"name": "list_concepts", "arguments": {"bundle_path": s(p)}, "_meta": meta_2026()}),
+        );
+        m.read_id(&id)["result"]["structuredContent"].clone()
+    };
+    let inside = call_2026(&mut m, &a.join("x"));
+    assert_eq!(inside["total"], 2, "{inside}");
+    assert_eq!(notice_codes(&inside), vec![], "{inside}");
+    assert_eq!(
+        call_2026(&mut m, &b.join("y"))["message"],
+        "bundle_path is outside the allowed roots: a"
+    );
+    // A list_changed asks nothing either.
+    m.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}));
+    assert_eq!(
+        call_2026(&mut m, &b.join("y"))["message"],
+        "bundle_path is outside the allowed roots: a"
+    );
+    let (code, rest, err) = m.finish();
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(!rest.contains("roots/list"), "{rest}");
+    let _ = std::fs::remove_dir_all(&top);
+}
+
+#[test]
+fn aut_11_readme_instructions_and_host_snippets_say_how_scoping_works_per_protocol_version() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    let start = readme
+        .find("## Register with an MCP host")
+        .expect("host section");
+    let section = &readme[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    // Every host snippet (a fenced block that starts okf-mcp) shows --root with a directory.
+    let blocks: Vec<&str> = section
+        .split("```")
+        .skip(1)
+        .step_by(2)
+        .filter(|b| b.contains("okf-mcp"))
+        .collect();
+    assert!(blocks.len() >= 4, "{} host snippets", blocks.len());
+    for b in &blocks {
+        for line in b.lines().filter(|l| l.contains("okf-mcp")) {
+            assert!(
+                line.contains("--root") && !line.contains("\"--root\"]"),
+                "a host snippet without --root DIR: {line}"
+            );
+        }
+    }
+    for needle in ["2026-07-28", "roots/list", "roots_empty", "SEP-2577"] {
+        assert!(section.contains(needle), "README host section: {needle}");
+    }
+    let mut m = crate::support::util::Mcp::spawn_serve(&[], &[]);
+    let init = m.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "it", "version": "1"}}),
+    );
+    let instructions = init["result"]["instructions"]
+        .as_str()
+        .expect("instructions")
+        .to_owned();
+    for needle in ["--root", "2026-07-28", "roots/list", "roots_empty"] {
+        assert!(instructions.contains(needle), "instructions: {needle}");
+    }
+    drop(m.finish());
+}
+
+// ---------------------------------------------------------------------------------------------
+// AUT-13: null for an optional argument (spec/surface.md §18.6 rule 3b)
+// ---------------------------------------------------------------------------------------------
+
+/// `r` (a CallToolResult) without its `notices`, and those notices.
+fn split_notices(r: &Value) -> (Value, Value) {
+    let mut s = r["structuredContent"].clone();
+    let notices = s
+        .as_object_mut()
+        .and_then(|m| m.remove("notices"))
+        .unwrap_or(Value::Null);
+    (s, notices)
+}
+
+/// The one `null_argument_ignored` notice naming `fields`.
+fn null_notice(fields: &str) -> (String, String, String) {
+    (
+        "null_argument_ignored".to_owned(),
+        "INFO".to_owned(),
+        fields.to_owned(),
+    )
+}
+
+fn notice_triples(notices: &Value) -> Vec<(String, String, String)> {
+    notices
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|n| {
+                    let f = |k: &str| n[k].as_str().unwrap_or("").to_owned();
+                    (f("code"), f("severity"), f("field"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn aut_13_null_optional_arguments_answer_like_absent_ones_plus_one_notice() {
+    let (_t, b) = copy_bundle(&fixture("demo"));
+    let mut m = crate::support::util::Mcp::start();
+    for tool in ["list_concepts", "validate_bundle"] {
+        let plain = json!({"bundle_path": s(&b)});
+        let nulls =
+            json!({"bundle_path": s(&b), "temporal_profile": null, "as_of": null, "limit": null});
+        let cli_plain = call(tool, &plain);
+        let cli_nulls = call(tool, &nulls);
+        let mcp_nulls = m.call(tool, &nulls);
+        assert!(!cli_plain.is_error(), "{}", cli_plain.stdout);
+        for (via, r) in [
+            ("cli", cli_nulls.result.clone().expect("result")),
+            ("mcp", mcp_nulls),
+        ] {
+            assert_eq!(r["isError"], false, "{tool} {via}: {r}");
+            let (without, notices) = split_notices(&r);
+            let (expected, plain_notices) =
+                split_notices(cli_plain.result.as_ref().expect("result"));
+            assert_eq!(without, expected, "{tool} {via}: the same answer");
+            assert_eq!(plain_notices, json!([]), "{tool}");
+            assert_eq!(
+                notice_triples(&notices),
+                [null_notice("temporal_profile, as_of, limit")],
+                "{tool} {via}: {notices}"
+            );
+            let msg = notices[0]["message"].as_str().unwrap_or("");
+            assert!(msg.contains("as_of") && msg.contains("absent"), "{msg}");
+            // The first text item is still the JSON of structuredContent (§18.2).
+            assert_eq!(
+                r["content"][0]["text"].as_str().unwrap_or(""),
+                r["structuredContent"].to_string()
+            );
+        }
+    }
+    let (code, _, err) = m.finish();
+    assert_eq!((code, err.as_str()), (0, ""));
+}
+
+#[test]
+fn aut_13_nulls_inside_operations_required_alias_and_unknown_nulls_keep_their_answers() {
+    let (_t, b) = copy_bundle(&fixture("demo"));
+    let before = snapshot(&b);
+    let mut m = crate::support::util::Mcp::start();
+    let bp = s(&b);
+    // A null inside an operation keeps its meaning: `status: null` removes the status, with or
+    // without a top-level null beside it (same plan, plus the notice).
+    let remove = json!([{"kind": "set_lifecycle", "concept_id": "tables/orders", "lifecycle": {"status": null}}]);
+    let plain = json!({"bundle_path": bp, "actor": "human:me", "operations": remove});
+    let nulls = json!({"bundle_path": bp, "actor": "human:me", "operations": remove, "temporal_profile": null});
+    let p = call("preview_concept_patch", &plain);
+    assert!(!p.is_error(), "{}", p.stdout);
+    for r in [
+        call("preview_concept_patch", &nulls)
+            .result
+            .expect("result"),
+        m.call("preview_concept_patch", &nulls),
+    ] {
+        let (without, notices) = split_notices(&r);
+        assert_eq!(without, split_notices(p.result.as_ref().expect("r")).0);
+        assert_eq!(notice_triples(&notices), [null_notice("temporal_profile")]);
+    }
+    // A null inside an operation keeps its error; the top-level null is still dropped, so the
+    // answer is the one without it.
+    let bad = json!([{"kind": "put_source", "concept_id": "tables/orders", "source": null}]);
+    let bad_plain = call(
+        "preview_concept_patch",
+        &json!({"bundle_path": bp, "actor": "human:me", "operations": bad}),
+    );
+    assert_eq!(
+        bad_plain.structured()["code"],
+        "schema_validation",
+        "{}",
+        bad_plain.stdout
+    );
+    let bad_nulls = json!({"bundle_path": bp, "actor": "human:me", "operations": bad, "temporal_profile": null});
+    for r in [
+        call("preview_concept_patch", &bad_nulls)
+            .result
+            .expect("result"),
+        m.call("preview_concept_patch", &bad_nulls),
+    ] {
+        assert_eq!(r["structuredContent"], *bad_plain.structured(), "{r}");
+    }
+    // Required, alias and unknown keys are not dropped: their null is refused as before.
+    for (args, code, field) in [
+        (
+            json!({"bundle_path": null, "limit": null}),
+            "schema_validation",
+            "bundle_path",
+        ),
+        (
+            // The alias answer names the canonical property.
+            json!({"bundle_path": bp, "path": null}),
+            "unknown_parameter",
+            "bundle_path",
+        ),
+        (
+            json!({"bundle_path": bp, "nope": null}),
+            "schema_validation",
+            "arguments",
+        ),
+    ] {
+        for r in [
+            call("list_concepts", &args).result.expect("result"),
+            m.call("list_concepts", &args),
+        ] {
+            let e = &r["structuredContent"];
+            assert_eq!(e["code"], code, "{args}: {r}");
+            assert!(
+                e["diagnostics"]
+                    .as_array()
+                    .is_some_and(|d| d.iter().any(|d| d["field"] == field)),
+                "{args}: {r}"
+            );
+        }
+    }
+    let (code, _, err) = m.finish();
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(snapshot(&b), before, "previews and refusals write nothing");
+}
+
+#[test]
+fn aut_13_no_answer_repeats_a_diagnostic() {
+    // A temporal_profile that is neither a string nor a profile fails two schema keywords
+    // with the same guidance (before 3b, `temporal_profile: null` did so on validate_bundle).
+    let args = json!({"bundle_path": "/nonexistent-aut13", "temporal_profile": 5, "limit": "x", "as_of": 7});
+    for tool in crate_tools() {
+        let r = call(&tool, &args);
+        let diags = r.structured()["diagnostics"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert!(!diags.is_empty(), "{tool}: {}", r.stdout);
+        let mut seen = std::collections::HashSet::new();
+        for d in &diags {
+            assert!(seen.insert(d.to_string()), "{tool} repeats {d}");
+        }
+        // The readable second item follows the envelope: no repeated line either.
+        let text = r.second_text();
+        let mut lines = std::collections::HashSet::new();
+        for l in text.lines() {
+            assert!(lines.insert(l), "{tool} repeats the line {l}");
+        }
+    }
+}
+
+/// Every tool name `okf-mcp tools` prints.
+fn crate_tools() -> Vec<String> {
+    let out = crate::support::util::run_cli(&["tools"], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    out.stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
 }

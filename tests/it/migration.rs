@@ -508,7 +508,7 @@ fn mig_14_impossible_expected_source_tuples_fail_the_schema_without_io() {
         x["expected_source"][k] = v;
         cases.push(x);
     }
-    // A target-noop tuple with a proof, or with a digest (even "" or null).
+    // A target-noop tuple with a proof, or with a digest (even "").
     let noop_source = json!({"requested_selector": "auto", "declaration_present": false,
         "declaration_valid": true, "declaration_raw": "", "declared_version": null,
         "resolved_source": "0.2", "resolution_source": "default", "from_version": "0.2",
@@ -516,7 +516,6 @@ fn mig_14_impossible_expected_source_tuples_fail_the_schema_without_io() {
     for (k, v) in [
         ("proof", good["proof"].clone()),
         ("expected_plan_digest", json!("")),
-        ("expected_plan_digest", Value::Null),
     ] {
         let mut x = a.clone();
         x["expected_source"] = noop_source.clone();
@@ -527,6 +526,16 @@ fn mig_14_impossible_expected_source_tuples_fail_the_schema_without_io() {
         let e = apply_err(&x);
         assert_eq!(e["code"], "schema_validation", "{x}: {e}");
     }
+    // `expected_plan_digest: null` is an optional top-level null, treated as absent since
+    // spec/surface.md §18.6 rule 3b (it amends MIG-14's "even as null"): the answer is the
+    // one without it (here the bundle is no target-noop: source_conflict, nothing written).
+    let mut absent = a.clone();
+    absent["expected_source"] = noop_source.clone();
+    let mut null = absent.clone();
+    null["expected_plan_digest"] = Value::Null;
+    let (e_absent, e_null) = (apply_err(&absent), apply_err(&null));
+    assert_eq!(e_null, e_absent, "{null}");
+    assert_ne!(e_null["code"], "schema_validation", "{e_null}");
     assert_eq!(snapshot(&root), before);
     assert!(!root.join(".okf").exists());
     // Every applicable tuple a preview produced is accepted by the apply schema.
