@@ -7,21 +7,19 @@ use crate::cancel::Cancel;
 use crate::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::okf::bundle::Bundle;
 use crate::okf::capture::{Capture, CapturedFile};
-use crate::okf::grammar::{classify, DocClass};
 use crate::okf::validate::{self, ValidationOptions};
 use crate::plan::identity::{Authorisation, ChangeSet};
 use crate::plan::migration::citations::CitationMapping;
-use crate::plan::migration::citations::DocKind;
-use crate::plan::migration::document;
 use crate::plan::migration::identity::{self, proof_json};
+use crate::plan::migration::payloads::Producer;
 use crate::plan::migration::request::{
-    authorisation_mismatch, mapping_json, AnswerView, Asset, Computation, IncludeProof,
-    MigrationRequest, AUTO_PROOF_BYTES,
+    authorisation_mismatch, mapping_json, AnswerView, IncludeProof, MigrationRequest,
+    AUTO_PROOF_BYTES,
 };
 use crate::plan::migration::source::{self, Selector, SourceResolution};
 use crate::plan::migration::{self as planner, MigrationPlan, MigrationStatus};
 use crate::plan::stage::{Plan, PlanStatus};
-use crate::plan::stream::{Emit, Payloads};
+use crate::plan::stream::Payloads;
 use crate::store::capture;
 use crate::store::error::StoreError;
 use crate::store::root::{self, Root};
@@ -243,7 +241,11 @@ impl Workflow for Migration {
         req: &'a MigrationRequest,
         root: &'a Root,
     ) -> Option<Box<dyn Payloads<StoreError> + 'a>> {
-        Some(Box::new(Producer { req, root }))
+        let rereader = capture::Rereader::new(root);
+        Some(Box::new(Producer::new(
+            req,
+            Box::new(move |f| rereader.read(f)),
+        )))
     }
 
     fn before_replay(
@@ -311,91 +313,6 @@ fn own_journal_pending(req: &MigrationRequest, root: &Root) -> bool {
 fn reader(root: &Root) -> impl Fn(&CapturedFile) -> Result<Vec<u8>, ToolError> + Sync + '_ {
     let r = capture::Rereader::within_call(root);
     move |f| r.read(f)
-}
-
-/// The payloads of a verified migration plan, produced again under the store lock from the
-/// capture the store compared at C5 (spec/migration.md §12.5 rule 2): each document of the
-/// locked capture is read again and transformed by the same pure functions as the plan
-/// ([`document`]); the store checks every payload against the planned digest.
-struct Producer<'a> {
-    req: &'a MigrationRequest,
-    root: &'a Root,
-}
-
-impl Payloads<StoreError> for Producer<'_> {
-    fn produce(&self, locked: &Capture, emit: &mut Emit<'_, StoreError>) -> Result<(), StoreError> {
-        let mappings: BTreeMap<&str, &CitationMapping> = self
-            .req
-            .citation_mappings
-            .iter()
-            .map(|m| (m.path.as_str(), m))
-            .collect();
-        let explicit: BTreeMap<&str, &str> = self
-            .req
-            .generated_at
-            .iter()
-            .map(|g| (g.path.as_str(), g.at.as_str()))
-            .collect();
-        let computations: BTreeMap<&str, &Computation> = self
-            .req
-            .computations
-            .iter()
-            .map(|c| (c.path.as_str(), c))
-            .collect();
-        let assets: BTreeMap<&str, &Asset> = self
-            .req
-            .computations
-            .iter()
-            .filter_map(|c| c.asset.as_ref())
-            .map(|a| (a.path.as_str(), a))
-            .collect();
-        let rereader = capture::Rereader::new(self.root);
-        let read = |f: &CapturedFile| -> Result<Vec<u8>, StoreError> {
-            rereader
-                .read(f)
-                .map_err(|_| StoreError::Conflict { retryable: true })
-        };
-        let mut root_file: Option<&CapturedFile> = None;
-        for f in &locked.files {
-            let kind = match classify(&f.path) {
-                DocClass::Concept(_) => DocKind::Concept,
-                DocClass::Reserved => DocKind::Reserved,
-                _ => continue,
-            };
-            if f.path == "index.md" {
-                root_file = Some(f);
-                continue;
-            }
-            let bytes = read(f)?;
-            let path = f.path.as_str();
-            let o = document::migrate_document(
-                kind,
-                &bytes,
-                self.req,
-                mappings.get(path).copied(),
-                explicit.get(path).copied(),
-                computations.get(path).copied(),
-            );
-            if let Some(text) = o.text {
-                emit(path, text.as_bytes())?;
-            }
-        }
-        // The assets after the documents, before the root index (§6.1 rule 3).
-        for (path, a) in &assets {
-            if document::asset_outcome(locked, a) == document::AssetOutcome::Write {
-                emit(path, a.content.as_bytes())?;
-            }
-        }
-        if let Some(f) = root_file {
-            let bytes = read(f)?;
-            if let Some(text) =
-                document::migrate_root(&bytes, mappings.get("index.md").copied()).text
-            {
-                emit("index.md", text.as_bytes())?;
-            }
-        }
-        Ok(())
-    }
 }
 
 /// The apply's wire object (§5.2, §12.7 rule 1): `{status, source, base_revision,

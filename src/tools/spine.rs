@@ -155,8 +155,9 @@ pub trait Workflow {
         Ok(())
     }
     /// The producer of a streamed plan's payloads ([`Plan::streamed`]), run by the store
-    /// under its lock at C8 (spec/migration.md §12.5 rule 2). `None` (the default): the
-    /// workflow's plans hold their writes in memory.
+    /// under its lock at C8 (spec/migration.md §12.5 rule 2): the workflow's own producer in
+    /// `plan/<workflow>/payloads.rs`, given a reader of `root`'s files. `None` (the default):
+    /// the workflow's plans hold their writes in memory.
     fn payloads<'a>(
         req: &'a Self::Request,
         root: &'a Root,

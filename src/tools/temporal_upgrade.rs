@@ -6,16 +6,16 @@
 use crate::cancel::Cancel;
 use crate::envelope::ToolError;
 use crate::okf::bundle::Bundle;
-use crate::okf::capture::{Capture, CapturedFile};
+use crate::okf::capture::CapturedFile;
 use crate::okf::temporal::{DATE_PATTERN, UPGRADE_TARGET_PATTERN};
 use crate::okf::validate::ValidationOptions;
 use crate::plan::identity::{Authorisation, ChangeSet};
 use crate::plan::stage::{Plan, PlanStatus};
-use crate::plan::stream::{Emit, Payloads};
-use crate::plan::temporal::fields::rewrite_document;
+use crate::plan::stream::Payloads;
 use crate::plan::temporal::identity::{self, NAMESPACE};
+use crate::plan::temporal::payloads::Producer;
 use crate::plan::temporal::request::{failure, TemporalRequest};
-use crate::plan::temporal::{self as planner, rewrites_of, UpgradePlan, UpgradeStatus};
+use crate::plan::temporal::{self as planner, UpgradePlan, UpgradeStatus};
 use crate::store::capture;
 use crate::store::error::StoreError;
 use crate::store::root::Root;
@@ -116,7 +116,10 @@ impl Workflow for TemporalUpgrade {
         req: &'a TemporalRequest,
         root: &'a Root,
     ) -> Option<Box<dyn Payloads<StoreError> + 'a>> {
-        Some(Box::new(Producer { req, root }))
+        Some(Box::new(Producer::new(
+            req,
+            Box::new(move |f| capture::reread(root, f)),
+        )))
     }
 
     fn mismatch(_message: &str) -> ToolError {
@@ -158,32 +161,6 @@ fn to_stage_plan(p: UpgradePlan) -> Plan {
         diff: crate::plan::diff::Diff::default(),
         diagnostics: Vec::new(),
         effects: Vec::new(),
-    }
-}
-
-/// The payloads of a verified upgrade plan, produced again under the store lock from the
-/// capture the store compared at C5: each upgraded concept is read again and rewritten by
-/// the same pure function as the plan ([`rewrite_document`]); the store checks every payload
-/// against the planned digest.
-struct Producer<'a> {
-    req: &'a TemporalRequest,
-    root: &'a Root,
-}
-
-impl Payloads<StoreError> for Producer<'_> {
-    fn produce(&self, locked: &Capture, emit: &mut Emit<'_, StoreError>) -> Result<(), StoreError> {
-        for (concept, mappings) in self.req.by_concept() {
-            let path = format!("{concept}.md");
-            let file = locked
-                .get(&path)
-                .ok_or(StoreError::Conflict { retryable: true })?;
-            let bytes = capture::reread(self.root, file)
-                .map_err(|_| StoreError::Conflict { retryable: true })?;
-            let new = rewrite_document(&bytes, &rewrites_of(&mappings))
-                .map_err(|_| StoreError::PayloadMismatch)?;
-            emit(&path, &new)?;
-        }
-        Ok(())
     }
 }
 

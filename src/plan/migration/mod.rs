@@ -25,6 +25,7 @@ pub mod citations;
 pub mod document;
 pub mod frontmatter;
 pub mod identity;
+pub mod payloads;
 pub mod request;
 pub mod source;
 

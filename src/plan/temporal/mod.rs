@@ -16,6 +16,7 @@
 
 pub mod fields;
 pub mod identity;
+pub mod payloads;
 pub mod request;
 
 use crate::cancel::Cancel;
