@@ -836,8 +836,9 @@ pub fn plan_remove_item(
 /// Appends `value` to the sequence at `path` (§4.3 "item appended to an existing block
 /// sequence"): dash at the column of the existing dashes, after the last item's last content
 /// line; when the last item starts its mapping on the dash line (`- id: a`) a mapping item does
-/// too, keys aligned with that item's first key; otherwise the dash-alone form. A flow sequence
-/// is re-rendered with the item last.
+/// too, keys aligned with that item's first key; when the last item is a flow collection
+/// (`- { by: a }`) a collection item is written in flow style too (it follows its siblings);
+/// otherwise the dash-alone form. A flow sequence is re-rendered with the item last.
 ///
 /// # Errors
 /// As [`plan_set`].
@@ -876,6 +877,17 @@ pub fn plan_append_item(
                 .then(|| column(text, k.span.start))
         }),
         _ => None,
+    };
+    // A new item follows its siblings' style: after a flow collection item (`- { by: a }`)
+    // a collection is written as one flow item too.
+    let flow_sibling = matches!(
+        &last.kind,
+        NodeKind::Mapping { flow: true, .. } | NodeKind::Sequence { flow: true, .. }
+    );
+    let value = if flow_sibling {
+        &value.to_flow()
+    } else {
+        value
     };
     let mut lines = String::new();
     render_item(&mut lines, dash_col, inline_key_col, value, src.nl)?;

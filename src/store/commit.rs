@@ -167,6 +167,8 @@ pub struct CommitOutcome {
     pub receipt: ReceiptFile,
     /// Fresh commit or lookup hit.
     pub source: ReceiptSource,
+    /// This call created `.okf/` (and its `.gitignore`): the bundle's first fresh commit.
+    pub created_store: bool,
 }
 
 /// How a [`Txn`] reaches the store lock (docs/store.md §3.1).
@@ -410,7 +412,11 @@ fn run_commit(
     if forced_conflict(opts) || cap.revision != req.base_revision {
         return Err(StoreError::Conflict { retryable: true });
     }
-    write_locked(h, req, planned, payloads, &cap, cancel)
+    let created = h.created;
+    write_locked(h, req, planned, payloads, &cap, cancel).map(|mut o| {
+        o.created_store = created;
+        o
+    })
 }
 
 /// C6–C16 on a locked, recovered handle whose C5 compare-and-swap passed with capture `cap`.
@@ -523,6 +529,7 @@ fn find(
     Ok(Some(CommitOutcome {
         receipt: r,
         source: ReceiptSource::Replayed(basis),
+        created_store: false,
     }))
 }
 
@@ -884,6 +891,7 @@ fn finish(
             return Ok(CommitOutcome {
                 receipt,
                 source: ReceiptSource::Committed,
+                created_store: false,
             })
         }
         Err(e @ StoreError::PublicationBlocked { .. }) => return Err(e),
@@ -916,6 +924,7 @@ fn finish(
                 return Ok(CommitOutcome {
                     receipt: expected,
                     source: ReceiptSource::Committed,
+                    created_store: false,
                 });
             }
             Err(unverified(root, &j, verified, cause))

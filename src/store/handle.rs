@@ -220,6 +220,8 @@ pub(crate) struct Handle<'r> {
     pub(crate) probe_tag: String,
     /// Whether the folding probe has run: `folding` and `new_file_mode` are measured.
     pub(crate) probed: bool,
+    /// This open created `.okf/` itself (the first fresh commit of the bundle).
+    pub(crate) created: bool,
     /// Held for the handle's lifetime (never read); dropping it releases the lock (C16).
     #[allow(dead_code)]
     pub(crate) lock: BundleLock,

@@ -57,6 +57,7 @@ pub(crate) fn open<'r>(
         Some(d) => d,
         None => return Ok(None),
     };
+    let created = fresh;
     let okf_at = At {
         dir: &okf,
         rel: ".okf",
@@ -125,6 +126,7 @@ pub(crate) fn open<'r>(
         prepared: false,
         probe_tag: probe_tag.to_owned(),
         probed: false,
+        created,
         lock,
     };
     if reserve {

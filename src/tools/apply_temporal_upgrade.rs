@@ -44,7 +44,7 @@ pub const TOOL: ToolSpec = ToolSpec {
 };
 
 /// The tool description (spec/surface.md §17.5).
-const DESCRIPTION: &str = "Use after a ready preview_temporal_upgrade the user approved: the identical bundle_path, id, actor and mappings plus its base_revision and plan_digest, unchanged. Rebuilds the plan and commits atomically. If the bundle moved, preview again. Next: validate_bundle with temporal_profile instant-0b87c52.";
+const DESCRIPTION: &str = "Use after a ready preview_temporal_upgrade the user approved: the identical bundle_path, id, actor and mappings plus its base_revision and plan_digest, unchanged. Rebuilds the plan and commits atomically. If the bundle moved, preview again. Next: validate_bundle (auto reads the instants).";
 
 /// Runs the tool on schema-valid arguments.
 ///

@@ -39,7 +39,7 @@ pub const TOOL: ToolSpec = ToolSpec {
         },
     ],
     shared_schema: Some(&crate::tools::migration::SHARED_SCHEMA),
-    argument_examples: &[],
+    argument_examples: &[crate::tools::migration::EXPECTED_SOURCE_EXAMPLE],
     run,
 };
 

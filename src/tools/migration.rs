@@ -956,6 +956,16 @@ fn computation_item_def() -> Value {
 
 /// The source a preview returns for a rootless bundle already in v0.2 form (the example of
 /// `expected_source`).
+/// The guidance of a missing or mistyped `expected_source` (spec/surface.md §6.3): it is the
+/// preview's `source`, passed back unchanged.
+pub const EXPECTED_SOURCE_EXAMPLE: crate::tools::def::ArgumentExample =
+    crate::tools::def::ArgumentExample {
+        name: "expected_source",
+        shape: "the JSON object preview_v02_migration returned as source, passed back unchanged",
+        item: "source",
+        example: target_noop_example,
+    };
+
 fn target_noop_example() -> Value {
     json!({
         "requested_selector": "auto", "declaration_present": false,

@@ -352,6 +352,21 @@ impl StoreError {
     }
 }
 
+/// Code of the `INFO` notice of the commit that created `.okf/` (issue 21 papercut: the first
+/// apply must not create it silently).
+pub const STORE_CREATED: &str = "store_created";
+
+/// Says, as a notice of the call, that `result` created `.okf/` with its `.gitignore`.
+pub fn notice_store_created(result: &Result<CommitOutcome, StoreError>) {
+    if matches!(result, Ok(o) if o.created_store) {
+        crate::notices::push(Diagnostic::new(
+            STORE_CREATED,
+            Severity::Info,
+            "this first commit created .okf/ in the bundle root (transactions, receipts; its .gitignore keeps it out of git): keep it, an exact replay answers from it",
+        ));
+    }
+}
+
 /// Classifies a store result for an apply tool (spec/store.md §12 steps 1–5, OUT-01).
 ///
 /// # Errors
@@ -364,7 +379,9 @@ pub fn classify(
     flavor: Flavor,
 ) -> Result<Classified, ToolError> {
     let (receipt, replayed, journal) = match result {
-        Ok(CommitOutcome { receipt, source }) => {
+        Ok(CommitOutcome {
+            receipt, source, ..
+        }) => {
             let replayed = match source {
                 ReceiptSource::Committed => None,
                 ReceiptSource::Replayed(b) => Some(b),
@@ -646,6 +663,7 @@ mod classify_tests {
         Ok(CommitOutcome {
             receipt: r,
             source: ReceiptSource::Committed,
+            created_store: false,
         })
     }
 
@@ -832,6 +850,7 @@ mod classify_tests {
             Ok(CommitOutcome {
                 receipt: good.clone(),
                 source: ReceiptSource::Replayed(ReplayBasis::Undone),
+                created_store: false,
             }),
             &e,
             crate::tools::concept_patch::FLAVOR,

@@ -565,6 +565,7 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
             txn.commit(&request, producer.as_deref(), Some(&capture), &ctx.cancel)
         }
     };
+    outcome::notice_store_created(&result);
     // The store reads paths, sizes and digests of the (possibly spilled) capture, never bytes.
     debug_assert!(!capture.missed(), "the store read a spilled file");
     let ok = match outcome::classify(result, &expected, W::FLAVOR) {
@@ -619,6 +620,7 @@ fn with_revision_hint<W: Workflow>(
     cancel: &Cancel,
 ) -> ToolError {
     let field = W::FLAVOR.revision_field;
+    let mut swapped = false;
     let hint = if is_placeholder(&auth.revision) {
         Some(format!(
             "{field} is all zeros, the schema's example value: pass the base_revision your preview returned"
@@ -634,11 +636,28 @@ fn with_revision_hint<W: Workflow>(
         .ok()
         .filter(|(_, plan)| plan.result_revision.as_deref() == Some(auth.revision.as_str()))
         .map(|_| {
+            swapped = true;
             format!(
                 "{field} equals the result_revision this plan has on the current bundle: the preview's result_revision was passed where its base_revision belongs; pass base_revision"
             )
         })
     };
+    if swapped && W::FLAVOR.wrap.is_none() {
+        // The bundle did not move: the headline and the next step say what happened (the code
+        // stays `revision_conflict`).
+        e.message = format!(
+            "{field} is this plan's result_revision, not its base_revision: pass the base_revision the preview returned"
+        );
+        for d in e
+            .diagnostics
+            .iter_mut()
+            .filter(|d| d.code == "recovery_step")
+        {
+            d.message = format!(
+                "Pass the preview's base_revision as {field}, unchanged, with the same plan digest; preview again only if the bundle changed since."
+            );
+        }
+    }
     if let Some(message) = hint {
         e.diagnostics
             .push(Diagnostic::new(REVISION_HINT, Severity::Info, message).with_field(field));

@@ -196,7 +196,8 @@ pub fn render_preview(p: &UpgradePlan) -> Result<Value, ToolError> {
 /// The readable preview text (spec/surface.md §18.2 rule 2): one line per upgraded document
 /// (`<path>: changed`) and one per unresolved value (`<concept> <field>: rejected:
 /// unresolved (value <from>)`: the upgrade needs a mapping for it); documents not listed are
-/// left as they are. This workflow's preview carries no diff.
+/// left as they are; then the diff of the planned rewrites (a `ready` preview; its structured
+/// result carries no diff).
 #[must_use]
 pub fn preview_summary(p: &UpgradePlan, out: &Value) -> String {
     let mut lines: Vec<(String, String)> = p
@@ -210,12 +211,13 @@ pub fn preview_summary(p: &UpgradePlan, out: &Value) -> String {
             format!("rejected: unresolved (value {})", u.from),
         )
     }));
+    // The planned rewrites as a diff (empty unless ready).
     crate::tools::text::preview_text(
         out["status"].as_str().unwrap_or_default(),
         &lines,
         &[],
-        "",
-        false,
+        &p.diff.text,
+        p.diff.truncated,
     )
 }
 
@@ -482,6 +484,7 @@ mod tests {
             let ok = Ok(CommitOutcome {
                 receipt: r,
                 source: ReceiptSource::Committed,
+                created_store: false,
             });
             let e = classify(ok, &m, t).unwrap_err();
             assert_eq!(

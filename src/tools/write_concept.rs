@@ -3,7 +3,7 @@
 //! `okf-mcp`, frontmatter written verbatim, exact replay of identical content.
 
 use crate::digest::{self, Encoder};
-use crate::envelope::{codes, Diagnostic, ToolError};
+use crate::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::okf::bundle::parse_bundle;
 use crate::okf::capture::{overlay_capture, Capture};
 use crate::okf::temporal::Profile;
@@ -30,7 +30,7 @@ use crate::tools::Ctx;
 use crate::tools::Success;
 use crate::tools::ToolSpec;
 use serde_json::{json, Map, Value};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// How `write_concept`'s store errors read (spec/concept-patch.md §10): no preview, so a
 /// conflict asks to read the concept again.
@@ -178,6 +178,40 @@ fn loose(d: &Diagnostic) -> Value {
     Value::Object(m)
 }
 
+/// Code of the one `INFO` that counts the findings of the documents `write_concept` did not
+/// write.
+pub const OTHER_FINDINGS: &str = "other_findings";
+
+/// Splits `projected` into the findings of `path` or of the bundle as a whole (no file) and
+/// the `preexisting_error` warnings, kept as they are, and one `INFO` [`OTHER_FINDINGS`] that
+/// counts the rest (the other documents' warnings and notes) by code (none when there is no
+/// rest).
+fn own_findings(projected: Vec<Diagnostic>, path: &str) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    // A pre-existing error elsewhere (one per document) stays named: it is what the write
+    // did not block on (spec/concept-patch.md §10.2).
+    let (own, rest): (Vec<Diagnostic>, Vec<Diagnostic>) = projected
+        .into_iter()
+        .partition(|d| d.file.is_empty() || d.file == path || d.code == "preexisting_error");
+    if rest.is_empty() {
+        return (own, Vec::new());
+    }
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for d in &rest {
+        *counts.entry(d.code.as_str()).or_default() += 1;
+    }
+    let by_code: Vec<String> = counts.iter().map(|(c, n)| format!("{c} {n}")).collect();
+    let summary = Diagnostic::new(
+        OTHER_FINDINGS,
+        Severity::Info,
+        format!(
+            "{} findings in other documents ({}), not caused by this write: validate_bundle lists them",
+            rest.len(),
+            by_code.join(", ")
+        ),
+    );
+    (own, vec![summary])
+}
+
 fn replayed_info() -> Value {
     json!({"severity": "INFO", "message": "receipt_replayed: answered from the stored receipt; nothing was written now"})
 }
@@ -308,8 +342,12 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
     let staged_report = validate::validate(&staged, &opts).map_err(|f| f.to_tool_error())?;
     let written: BTreeSet<&str> = std::iter::once(input.path.as_str()).collect();
     let verdict = judge(&base_report, &staged_report, &written);
+    // The findings of the written concept (and bundle-level ones) are given; the other
+    // documents' findings only as counts (spec/surface.md §18.2: answers that fit).
+    let (projected, others) = own_findings(verdict.projected, &input.path);
     if !verdict.blocking.is_empty() {
-        let mut all = verdict.projected.clone();
+        let mut all = projected.clone();
+        all.extend(others.clone());
         all.extend(verdict.blocking);
         // The envelope keeps diagnostics from the front while the whole error result fits
         // 64 KiB (spec/surface.md §4; the trim is in `ToolError::to_wire`).
@@ -317,10 +355,9 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
         err.diagnostics = finish_diagnostics(all);
         return Err(err);
     }
-    let diagnostics: Vec<Value> = finish_diagnostics(verdict.projected)
-        .iter()
-        .map(loose)
-        .collect();
+    let mut own = projected;
+    own.extend(others);
+    let diagnostics: Vec<Value> = finish_diagnostics(own).iter().map(loose).collect();
     let payload = json!({"status": "success", "path": input.path, "diagnostics": diagnostics});
     // Step 5.5: identical replacement.
     if capture
@@ -350,6 +387,7 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
         &StoreOptions::from_env(),
     )
     .and_then(|txn| txn.commit(&request, None, Some(&capture), &ctx.cancel));
+    outcome::notice_store_created(&result);
     match result {
         Err(StoreError::Conflict { .. }) => Ok(Attempt::Conflict),
         result => {

@@ -51,6 +51,11 @@ pub const SYNONYMS: &[(&[&str], &str, &str)] = &[
         "the absolute path of the bundle's root directory, without a trailing slash",
     ),
     (
+        &["concept", "concept_path"],
+        "concept_id",
+        "the bundle-relative concept id without the .md suffix, e.g. tables/orders",
+    ),
+    (
         &["url", "href"],
         "resource",
         "the resource this entry points to: a URL or a bundle-relative path",

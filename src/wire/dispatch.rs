@@ -42,7 +42,8 @@ fn run(spec: &ToolSpec, raw_args: &[u8], ctx: &Ctx) -> Result<Success, ToolError
     // A first empty roots/list answer (spec/surface.md §18.4 rule 2a) is said on every answer.
     crate::wire::scope::push_notice();
     // Step 2: raw-argument boundary.
-    let mut args = raw::decode_arguments(raw_args)?;
+    let mut args =
+        raw::decode_arguments_of(raw_args, &|key| schema::is_advertised(spec.name, key))?;
     // spec/surface.md §18.6 rule 3b: an optional top-level `null` is treated as absent; the
     // notice reaches only a success answer.
     let ignored = optional::drop_null_optionals(spec.name, &mut args);

@@ -16,7 +16,8 @@
 //! 5. a top level that is not an object → `invalid_request`.
 //!
 //! Invariants: pure (no I/O); the same bytes always give the same result; no message names a
-//! key or a value. The decoded value keeps member order (`serde_json/preserve_order`), and
+//! key or a value. A duplicate key that the tool advertises as a property is named in one
+//! diagnostic ([`decode_arguments_of`]); any other key never is (spec/surface.md §9.3 rule 1). The decoded value keeps member order (`serde_json/preserve_order`), and
 //! numbers decode exactly as `serde_json` decodes them. Recursion is bounded by the depth cap,
 //! so hostile input cannot overflow the stack.
 
@@ -55,6 +56,19 @@ pub const MSG_TOO_MANY_VALUES: &str = "MCP arguments exceed the limit of 1,000,0
 /// `resource_limit` (rows 1, 3a, 4) or `invalid_request` (rows 2, 3b–3d, 5) with the exact
 /// messages of the §9.2 table; messages never name keys or values.
 pub fn decode_arguments(raw: &[u8]) -> Result<Value, ToolError> {
+    decode_arguments_of(raw, &|_| false)
+}
+
+/// [`decode_arguments`] for a tool whose advertised property names `advertised` recognises: a
+/// duplicate of such a key (at any depth) gets one `ERROR` diagnostic `invalid_input` whose
+/// `field` and message name it.
+///
+/// # Errors
+/// As [`decode_arguments`].
+pub fn decode_arguments_of(
+    raw: &[u8],
+    advertised: &dyn Fn(&str) -> bool,
+) -> Result<Value, ToolError> {
     if raw.len() > MAX_RAW_BYTES {
         return Err(ToolError::resource_limit(MSG_TOO_LARGE));
     }
@@ -65,7 +79,7 @@ pub fn decode_arguments(raw: &[u8]) -> Result<Value, ToolError> {
         i: 0,
         count: 0,
     };
-    let value = p.document().map_err(Fault::into_error)?;
+    let value = p.document().map_err(|f| f.into_error(advertised))?;
     if p.count > MAX_VALUES {
         return Err(ToolError::resource_limit(MSG_TOO_MANY_VALUES));
     }
@@ -76,21 +90,36 @@ pub fn decode_arguments(raw: &[u8]) -> Result<Value, ToolError> {
 }
 
 /// A row-3 fault, the first one met in document order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Fault {
     Depth,
     Malformed,
     LoneSurrogate,
-    DuplicateKey,
+    /// The key, after unescaping.
+    DuplicateKey(String),
 }
 
 impl Fault {
-    fn into_error(self) -> ToolError {
+    fn into_error(self, advertised: &dyn Fn(&str) -> bool) -> ToolError {
         match self {
             Fault::Depth => ToolError::resource_limit(MSG_TOO_DEEP),
             Fault::Malformed => ToolError::invalid_request(MSG_NOT_JSON),
             Fault::LoneSurrogate => ToolError::invalid_request(MSG_INVALID_UTF8),
-            Fault::DuplicateKey => ToolError::invalid_request(MSG_DUPLICATE_KEY),
+            Fault::DuplicateKey(key) => {
+                let e = ToolError::invalid_request(MSG_DUPLICATE_KEY);
+                if advertised(&key) {
+                    e.with_diagnostic(
+                        crate::envelope::Diagnostic::new(
+                            "invalid_input",
+                            crate::envelope::Severity::Error,
+                            format!("{key} appears twice in one object: send each key once"),
+                        )
+                        .with_field(&key),
+                    )
+                } else {
+                    e
+                }
+            }
         }
     }
 }
@@ -169,7 +198,7 @@ impl Parser<'_> {
             let key = self.string()?;
             // The duplicate is met at the end of its key, before anything after it.
             if !seen.insert(key.clone()) {
-                return Err(Fault::DuplicateKey);
+                return Err(Fault::DuplicateKey(key));
             }
             self.ws();
             if self.s.get(self.i) != Some(&b':') {

@@ -41,6 +41,8 @@ struct PropInfo {
     enumeration: Option<Vec<Value>>,
     /// The first `examples` entry next to the property.
     example: Option<Value>,
+    /// `pattern` of the property schema (after `$ref`), if any.
+    pattern: Option<String>,
 }
 
 /// Facts about one input schema the guidance needs.
@@ -178,6 +180,7 @@ fn prop_info(root: &Value, node: &Value) -> PropInfo {
     PropInfo {
         types,
         enumeration: t.get("enum").and_then(Value::as_array).cloned(),
+        pattern: t.get("pattern").and_then(Value::as_str).map(str::to_owned),
         example: example.or_else(|| {
             t.get("examples")
                 .and_then(Value::as_array)
@@ -359,6 +362,13 @@ fn result_size(e: &ToolError) -> usize {
         .len()
 }
 
+/// Whether `name` is a property advertised anywhere in `tool`'s input schema (a name the
+/// server may say back: spec/surface.md §9.3 rule 1 forbids echoing any other key).
+#[must_use]
+pub fn is_advertised(tool: &str, name: &str) -> bool {
+    compiled(tool).is_some_and(|c| c.info.advertised.contains(name))
+}
+
 /// The `field` of spec/surface.md §6.3 rule 2 that `tool`'s guidance reports for an instance
 /// path given as segments (exposed for the SCH-08 tests).
 #[must_use]
@@ -471,6 +481,15 @@ fn supply_text(info: &InputInfo, name: &str) -> String {
         let _ = write!(s, "; {BUNDLE_PATH_TEXT}");
     } else if let Some(list) = p.enumeration.as_deref().and_then(enum_list) {
         let _ = write!(s, "; one of: {list}");
+    } else if let Some(text) = p
+        .pattern
+        .as_deref()
+        .filter(|_| !info.multi_branch.contains(name))
+        .and_then(pattern_text)
+    {
+        // The format and an example (a missing `at`: "supply at as JSON string; use an
+        // RFC 3339 datetime …, e.g. …").
+        let _ = write!(s, "; {text}");
     } else if let Some(ex) = example_of(info, Some(name)) {
         let _ = write!(s, ", e.g. {ex}");
     }

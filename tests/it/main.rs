@@ -37,6 +37,7 @@ mod migration_io;
 mod migration_rules;
 mod migration_scale;
 mod newcomer;
+mod papercuts;
 mod patch;
 mod patch_corpus;
 mod paths;

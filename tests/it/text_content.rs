@@ -199,7 +199,7 @@ fn aut_04_a_concept_patch_preview_lists_each_operation_and_the_plain_diff() {
     );
     assert!(lines[2].starts_with("operations[1] set_lifecycle metrics/revenue: not run"));
     assert!(
-        lines.contains(&"error no/such.md: the concept does not exist"),
+        lines.contains(&"error no/such.md: the concept does not exist: list_concepts lists the concept ids of this bundle"),
         "{}",
         t[1]
     );

@@ -151,12 +151,18 @@ fn error(out: &CliOut, code: &str) -> Value {
 }
 
 /// The stored success payload plus the one appended replay INFO.
+/// The replay of the write that answered `first`: the same result plus the replay `INFO`;
+/// the `store_created` notice of a first commit is said once, by that commit (a replay
+/// creates nothing).
 fn with_replay_info(first: &Value) -> Value {
     let mut v = first.clone();
     v["diagnostics"]
         .as_array_mut()
         .expect("diagnostics")
         .push(json!({"severity": "INFO", "message": REPLAYED}));
+    if let Some(n) = v["notices"].as_array_mut() {
+        n.retain(|x| x["code"] != "store_created");
+    }
     v
 }
 

@@ -321,7 +321,7 @@ fn open_concept(
         return Err(Reject::new(
             "missing_concept",
             &path,
-            "the concept does not exist",
+            "the concept does not exist: list_concepts lists the concept ids of this bundle",
         ));
     };
     if text.contains('\u{0}')

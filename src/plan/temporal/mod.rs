@@ -101,6 +101,9 @@ pub struct UpgradePlan {
     pub writes: Vec<(String, u64, [u8; 32])>,
     /// The upgraded concept ids, ascending.
     pub changed_refs: Vec<String>,
+    /// The unified diff of the rewrites for the readable text (spec/surface.md §18.2 rule 2),
+    /// cut by whole file sections at [`crate::plan::diff::DIFF_CAP`]; empty unless `ready`.
+    pub diff: crate::plan::diff::Diff,
 }
 
 /// The bytes of `file`: resident, or read again.
@@ -182,8 +185,13 @@ pub fn plan(
         change_set_id: cs.id.clone(),
         writes: Vec::new(),
         changed_refs: Vec::new(),
+        diff: crate::plan::diff::Diff::default(),
     };
     check_version(bundle, apply)?;
+    // The diff sections of the rewrites, kept while they fit twice the cap (then the diff is
+    // cut anyway), so memory stays bounded on a large upgrade.
+    let mut sections: Vec<String> = Vec::new();
+    let mut sections_bytes = 0usize;
     let by_concept: BTreeMap<&str, Vec<&Mapping>> = req.by_concept().into_iter().collect();
     let mut consumed: BTreeSet<(&str, &str)> = BTreeSet::new();
     let mut staged = BatchStage::new(bundle, validation_options());
@@ -240,6 +248,15 @@ pub fn plan(
         }
         match rewrite_document(&bytes, &rewrites_of(&mine)) {
             Ok(new) => {
+                if !apply && sections_bytes <= 2 * crate::plan::diff::DIFF_CAP {
+                    let section = crate::plan::diff::file_section(&crate::plan::diff::FileChange {
+                        path: &file,
+                        old: std::str::from_utf8(&bytes).ok(),
+                        new: &String::from_utf8_lossy(&new),
+                    });
+                    sections_bytes += section.len();
+                    sections.push(section);
+                }
                 staged.push(&file, new)?;
                 changed_refs.push((*id).to_owned());
             }
@@ -321,5 +338,6 @@ pub fn plan(
     out.plan_digest = Some(digest);
     out.writes = writes;
     out.changed_refs = changed_refs;
+    out.diff = crate::plan::diff::assemble(&sections);
     Ok(out)
 }
