@@ -98,6 +98,7 @@ def main():
         write("frontmatter_yaml", data)
         fm, body = split(data)
         write("citations", body)
+        write("markdown_oracle", body)
         if fm is not None:
             for program in (b"", b"\x00\x01\x00", b"\x03\x02\x05\x01", b"\x01\xc8\x03abc"):
                 write("editor", program + b"\x00" + fm)

@@ -25,6 +25,7 @@ mod hygiene;
 mod inspector;
 mod layers;
 mod lockfirst;
+mod markdown_oracle;
 mod mcp;
 mod migrate_cli;
 mod migration;
