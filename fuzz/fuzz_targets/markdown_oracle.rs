@@ -2,10 +2,10 @@
 //! item 7). Input: any bytes, read as UTF-8 (lossy); the lines outside the constructs the
 //! scanner claims to handle are dropped (`supported_part`), and on the rest the scanner and
 //! pulldown-cmark must agree on headings, fences, indented code, code spans and `.md` link
-//! destinations (`tests/oracle/markdown.rs`, shared with the proptest).
+//! destinations (`tests/it/support/markdown_oracle.rs`, shared with the proptest).
 #![no_main]
 
-#[path = "../../tests/oracle/markdown.rs"]
+#[path = "../../tests/it/support/markdown_oracle.rs"]
 #[allow(dead_code)]
 mod oracle;
 

@@ -16,7 +16,7 @@
 //! # Differential oracle
 //! pulldown-cmark (CommonMark, no extensions) checks this scanner: the proptest
 //! `tests/it/markdown_oracle.rs` and the fuzz target `markdown_oracle` (both through
-//! `tests/oracle/markdown.rs`) compare, line by line, the ATX headings and their levels, the
+//! `tests/it/support/markdown_oracle.rs`) compare, line by line, the ATX headings and their levels, the
 //! fenced-code lines, the non-blank indented-code lines, the code-span bytes of ordinary lines
 //! and the `.md` destinations of inline links. They agree on every body of those constructs.
 //! The deliberate differences, left out of the comparison:

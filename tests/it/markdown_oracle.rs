@@ -1,11 +1,10 @@
 //! The document model's Markdown scanner against pulldown-cmark (issue 21 item 7): on
 //! generated bodies of the constructs the scanner claims to handle (ATX headings, fences,
 //! indented code, code spans, inline links), both agree line by line
-//! (`tests/oracle/markdown.rs`). The fuzz target `markdown_oracle` runs the same comparison
+//! (`tests/it/support/markdown_oracle.rs`). The fuzz target `markdown_oracle` runs the same comparison
 //! on arbitrary bytes.
 
-#[path = "../oracle/markdown.rs"]
-mod oracle;
+use crate::support::markdown_oracle as oracle;
 
 use proptest::prelude::*;
 

@@ -8,6 +8,8 @@
 //! - `dispatch`: in-process calls through the shared dispatcher; `raw`: raw-argument calls;
 //!   `read`: temp bundles from text and calls that must succeed or fail; `probe`: an HTTP
 //!   probe counting connections;
+//! - `markdown_oracle`: pulldown-cmark as the Markdown scanner's differential oracle (also
+//!   compiled into the fuzz target `markdown_oracle`);
 //! - `gen`: the generator of v0.1 bundles at scale; `store`: the store's transaction API as
 //!   the store tests drive it.
 
@@ -17,6 +19,7 @@
 pub mod client;
 pub mod dispatch;
 pub mod gen;
+pub mod markdown_oracle;
 pub mod migration;
 pub mod patch;
 pub mod probe;
