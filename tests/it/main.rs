@@ -55,5 +55,6 @@ mod temporal;
 #[cfg(feature = "fault-injection")]
 mod temporal_crash;
 mod text_content;
+mod ts_client;
 mod validate;
 mod write_concept;
