@@ -26,6 +26,7 @@ mod inspector;
 mod layers;
 mod lockfirst;
 mod mcp;
+mod mcp_use_client;
 mod migrate_cli;
 mod migration;
 mod migration_agents;
