@@ -868,10 +868,10 @@ fn unportable(v: &Value, at: &str, out: &mut Vec<String>) {
 /// whole `tools` array, pretty), is at most 40,000 bytes compact (spec/surface.md §18.6 rule
 /// 3a), holds no boolean subschema and no `type` array in any input or output schema, and no
 /// `$ref` anywhere (advertised input schemas inline their definitions). Regenerate with
-/// `OKF_MCP_WRITE_SCHEMAS=1 cargo test --test it aut_08_advertised`.
+/// `OKF_MCP_WRITE_SCHEMAS=1 cargo test --test it advertised_tools_list`.
 #[test]
 #[allow(clippy::disallowed_methods)]
-fn aut_08_advertised_tools_list_is_checked_in_small_and_portable() {
+fn aut_08_12_advertised_tools_list_is_checked_in_small_and_portable() {
     let mut mcp = Mcp::start();
     let l = mcp.request("tools/list", json!({}));
     mcp.finish();
@@ -885,7 +885,7 @@ fn aut_08_advertised_tools_list_is_checked_in_small_and_portable() {
     let on_disk = std::fs::read_to_string(&file).expect("schemas/advertised/tools.json");
     assert!(
         on_disk == text,
-        "schemas/advertised/tools.json is stale; run OKF_MCP_WRITE_SCHEMAS=1 cargo test --test it aut_08_advertised"
+        "schemas/advertised/tools.json is stale; run OKF_MCP_WRITE_SCHEMAS=1 cargo test --test it advertised_tools_list"
     );
     let size = l["result"].to_string().len();
     assert!(size <= 40_000, "tools/list result is {size} bytes");
