@@ -121,12 +121,15 @@ impl OkfServer {
 }
 
 /// The advertised tool list, sorted by name (spec/surface.md §2, §18.6): name, title,
-/// description, the advertised input schema ([`crate::wire::advertise`]) and annotations.
+/// description, the advertised input schema ([`crate::wire::advertise::input_schema`]), the
+/// loosened output schema ([`crate::wire::advertise::output_schema`], §18.6 rule 3a) and
+/// annotations.
 ///
-/// No `outputSchema` is advertised (spec/surface.md §18.6 rule 3 bounds `tools/list` to
-/// 36,000 bytes; the output schemas alone are about 50 KB): the checked-in
-/// `schemas/<tool>.output.schema.json` files stay the contract the server enforces on every
-/// result, and the first text item of every result is its JSON.
+/// The advertised output schema only gives each top-level member of the success object and
+/// the error envelope its JSON type (`tools/list` stays within 40,000 bytes; the full output
+/// schemas alone are about 50 KB): the checked-in `schemas/<tool>.output.schema.json` files
+/// stay the contract the server enforces on every result, and the first text item of every
+/// result is its JSON.
 #[must_use]
 pub fn tool_list() -> Vec<Tool> {
     crate::server::served_tools()
@@ -134,7 +137,10 @@ pub fn tool_list() -> Vec<Tool> {
             let r = t.read_only;
             let full = serde_json::Value::Object(advertised(t.input_schema));
             let input = crate::wire::advertise::input_schema(&full);
+            let full_output = serde_json::Value::Object(advertised(t.output_schema));
+            let output = crate::wire::advertise::output_schema(&full_output);
             let mut tool = Tool::new(t.name, t.description, Arc::new(input));
+            tool.output_schema = Some(Arc::new(output));
             tool.title = Some(t.title.to_owned());
             tool.annotations = Some(
                 ToolAnnotations::new()

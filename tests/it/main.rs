@@ -27,6 +27,7 @@ mod layers;
 mod lockfirst;
 mod markdown_oracle;
 mod mcp;
+mod mcp_use_client;
 mod migrate_cli;
 mod migration;
 mod migration_agents;
@@ -57,5 +58,6 @@ mod temporal;
 #[cfg(feature = "fault-injection")]
 mod temporal_crash;
 mod text_content;
+mod ts_client;
 mod validate;
 mod write_concept;

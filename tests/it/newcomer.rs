@@ -4,7 +4,7 @@
 //! process:nightly verified it, confirm (preview, then apply)". Everything else it takes from
 //! what `tools/list` says over the real stdio server: which tool previews and which applies
 //! (names and the preview's description), which operation kinds exist and which payload each
-//! one requires (the input schema's `$defs`), which member of which payload carries the value
+//! one requires (the `operations` items schema, definitions inlined), which member of which payload carries the value
 //! `deprecated`, what an `actor` looks like (the schema's example), what an `at` is (`format:
 //! date-time`), and which preview output each apply input takes (the input's description).
 //! It never passes `temporal_profile`, and never sends an optional member the task does not
@@ -28,7 +28,8 @@ struct Tool {
     schema: Value,
 }
 
-/// Follows a local `$ref` (`#/$defs/<name>`) inside `root`, once or repeatedly.
+/// Follows a local `$ref` (`#/$defs/<name>`) inside `root`, once or repeatedly (the
+/// advertised schemas have none: spec/surface.md §18.6 rule 3a; a no-op there).
 fn deref<'a>(root: &'a Value, mut v: &'a Value) -> &'a Value {
     while let Some(r) = v.get("$ref").and_then(Value::as_str) {
         let name = r.strip_prefix("#/$defs/").expect("a local $ref");
@@ -140,10 +141,10 @@ impl Agent {
     }
 
     /// The operation kinds of `tool` and, per kind, its required payload members (from the
-    /// `if kind == … then required […]` branches of `$defs/operation`).
+    /// `if kind == … then required […]` branches of the `operations` items schema).
     fn kinds(&self, tool: &str) -> Vec<(String, Vec<String>)> {
         let root = &self.tool(tool).schema;
-        let op = deref(root, &root["$defs"]["operation"]);
+        let op = deref(root, &root["properties"]["operations"]["items"]);
         let kinds: Vec<String> = op["properties"]["kind"]["enum"]
             .as_array()
             .expect("kind enum")
@@ -169,7 +170,7 @@ impl Agent {
     /// The payload schema of `member` of an operation of `tool`.
     fn payload<'a>(&'a self, tool: &str, member: &str) -> &'a Value {
         let root = &self.tool(tool).schema;
-        let op = deref(root, &root["$defs"]["operation"]);
+        let op = deref(root, &root["properties"]["operations"]["items"]);
         deref(root, &op["properties"][member])
     }
 

@@ -495,6 +495,16 @@ fn srv_03_every_examples_entry_anywhere_validates_against_its_own_node() {
     assert!(seen >= 15, "examples checked: {seen}");
 }
 
+/// The checked-in advertised schema `schemas/advertised/<file>`.
+fn read_advertised(file: &str) -> Value {
+    let text = std::fs::read_to_string(schemas_dir().join("advertised").join(file))
+        .expect("advertised schema file");
+    serde_json::from_str(&text).expect("advertised schema JSON")
+}
+
+/// SRV-03 with §18.6 rule 3a: `tools/list` advertises, for every tool, exactly the checked-in
+/// `schemas/advertised/<tool>.input.schema.json` and `<tool>.output.schema.json` (JSON-value
+/// equality), which are the projection and the loosening of the checked-in full schemas.
 #[test]
 fn srv_03_advertised_schemas_are_the_projection_of_the_checked_in_files() {
     let mut mcp = Mcp::start();
@@ -504,18 +514,310 @@ fn srv_03_advertised_schemas_are_the_projection_of_the_checked_in_files() {
     for t in tools {
         let name = t["name"].as_str().expect("name");
         let full = read_schema(&format!("{name}.input.schema.json"));
+        let input = read_advertised(&format!("{name}.input.schema.json"));
+        assert_eq!(t["inputSchema"], input, "{name}");
         assert_eq!(
-            t["inputSchema"],
+            input,
             Value::Object(okf_mcp::wire::advertise::input_schema(&full)),
             "{name}"
         );
-        // spec/surface.md §18.6 rule 3: no output schema is advertised.
-        assert!(t.get("outputSchema").is_none(), "{name}");
+        let full_out = read_schema(&format!("{name}.output.schema.json"));
+        let output = read_advertised(&format!("{name}.output.schema.json"));
+        assert_eq!(t["outputSchema"], output, "{name}");
+        assert_eq!(
+            output,
+            Value::Object(okf_mcp::wire::advertise::output_schema(&full_out)),
+            "{name}"
+        );
         let spec = registry::find(name).expect("registered");
         assert_eq!(t["description"].as_str(), Some(spec.description), "{name}");
         assert_eq!(t["title"].as_str(), Some(spec.title), "{name}");
     }
     mcp.finish();
+}
+
+/// AUT-12: `schemas/advertised/` holds exactly the generated per-tool files (plus
+/// `tools.json`, checked by AUT-08), byte for byte. Regenerate with
+/// `OKF_MCP_WRITE_SCHEMAS=1 cargo test --test it aut_12_advertised_files`.
+#[test]
+#[allow(clippy::disallowed_methods)]
+fn aut_12_advertised_files_are_current() {
+    let dir = schemas_dir().join("advertised");
+    let files = okf_mcp::wire::advertise::files();
+    let generated = |n: &str| n.ends_with(".schema.json");
+    if std::env::var_os("OKF_MCP_WRITE_SCHEMAS").is_some() {
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        for entry in std::fs::read_dir(&dir).expect("advertised dir") {
+            let p = entry.expect("entry").path();
+            if p.file_name()
+                .is_some_and(|n| generated(&n.to_string_lossy()))
+            {
+                std::fs::remove_file(&p).expect("remove stale schema");
+            }
+        }
+        for (name, v) in &files {
+            std::fs::write(dir.join(name), schema_gen::render(v)).expect("write schema");
+        }
+    }
+    let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+        .expect("advertised dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| generated(n))
+        .collect();
+    on_disk.sort();
+    let names: Vec<String> = files.iter().map(|(n, _)| n.clone()).collect();
+    assert_eq!(names.len(), 2 * registry::all().len());
+    assert_eq!(
+        on_disk, names,
+        "schemas/advertised/ file set differs from the generator"
+    );
+    for (name, v) in &files {
+        let text = std::fs::read_to_string(dir.join(name)).expect("read schema");
+        assert!(
+            text == schema_gen::render(v),
+            "schemas/advertised/{name} is stale; run OKF_MCP_WRITE_SCHEMAS=1 cargo test --test it aut_12_advertised_files"
+        );
+    }
+}
+
+/// The top-level members of the checked-in output schema's success object and error
+/// envelope, success first.
+fn output_members(tool: &str) -> Vec<String> {
+    let full = read_schema(&format!("{tool}.output.schema.json"));
+    let mut names: Vec<String> = Vec::new();
+    for def in ["success", "error_envelope"] {
+        for k in full["$defs"][def]["properties"]
+            .as_object()
+            .expect("properties")
+            .keys()
+        {
+            if !names.contains(k) {
+                names.push(k.clone());
+            }
+        }
+    }
+    names
+}
+
+/// AUT-12 (§18.6 rule 3a): every advertised output schema is `{"type":"object",
+/// "properties":{…}}` with exactly the top-level members of the success object and the error
+/// envelope, each `{"type": t}` or an `anyOf` of at least two `{"type": t}` (a member that
+/// may be `null`); no `required`, nested schema, `additionalProperties`, boolean or `type`
+/// array. The error members are in it (the TypeScript SDK validates error results too).
+#[test]
+fn aut_12_advertised_output_schemas_name_every_member_with_its_type_only() {
+    let types = [
+        "string", "integer", "number", "boolean", "array", "object", "null",
+    ];
+    let single = |v: &Value| {
+        v.as_object().is_some_and(|m| m.len() == 1)
+            && v["type"].as_str().is_some_and(|t| types.contains(&t))
+    };
+    let mut nullable = 0;
+    for t in registry::all() {
+        let adv = read_advertised(&format!("{}.output.schema.json", t.name));
+        let root = adv.as_object().expect("object");
+        assert_eq!(
+            root.keys().collect::<Vec<_>>(),
+            ["type", "properties"],
+            "{}",
+            t.name
+        );
+        assert_eq!(adv["type"], "object");
+        let props = adv["properties"].as_object().expect("properties");
+        assert_eq!(
+            props.keys().cloned().collect::<Vec<_>>(),
+            output_members(t.name),
+            "{}",
+            t.name
+        );
+        for m in ["code", "message", "retryable", "diagnostics"] {
+            assert!(props.contains_key(m), "{}: error member {m}", t.name);
+        }
+        for (name, node) in props {
+            if single(node) {
+                continue;
+            }
+            let any = node.get("anyOf").and_then(Value::as_array);
+            assert!(
+                node.as_object().is_some_and(|m| m.len() == 1)
+                    && any.is_some_and(|a| a.len() >= 2 && a.iter().all(single)),
+                "{}.{name}: {node}",
+                t.name
+            );
+            nullable += usize::from(any.is_some_and(|a| a.contains(&json!({"type": "null"}))));
+        }
+    }
+    assert!(nullable >= 3, "members that may be null: {nullable}");
+}
+
+/// Every result recorded in the golden transcripts: `(tool, structuredContent, isError)`,
+/// each `diff` placeholder replaced by the diff rows it stands for (tests/it/golden.rs).
+fn golden_results() -> Vec<(String, Value, bool)> {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&golden)
+        .expect("tests/golden")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("golden");
+        let lines: Vec<&str> = text.lines().collect();
+        let mut tool: Option<String> = None;
+        let mut i = 0;
+        while i < lines.len() {
+            let line = lines[i];
+            if let Some(rest) = line.strip_prefix("--- mcp tools/call ") {
+                tool = Some(rest.trim().to_owned());
+            } else if let Some(rest) = line.strip_prefix("--- cli okf-mcp call ") {
+                tool = rest.split_whitespace().next().map(str::to_owned);
+            } else if line.starts_with("--- ") {
+                tool = None;
+            }
+            if line != "  {" {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < lines.len() && lines[i] != "  }" {
+                i += 1;
+            }
+            let json_text = lines[start..=i.min(lines.len() - 1)].join("\n");
+            let mut v: Value = serde_json::from_str(&json_text).expect("golden JSON");
+            // The blocks after it, in order: text items, then the diff.
+            let mut blocks: Vec<(String, String)> = Vec::new();
+            i += 1;
+            while i < lines.len() && lines[i].starts_with("  [") {
+                let label = lines[i].to_owned();
+                let mut rows = String::new();
+                i += 1;
+                while i < lines.len() && lines[i].starts_with("  |") {
+                    rows.push_str(lines[i].get(4..).unwrap_or(""));
+                    rows.push('\n');
+                    i += 1;
+                }
+                blocks.push((label, rows));
+            }
+            let result = if v.get("result").is_some() {
+                v["result"].take()
+            } else {
+                v
+            };
+            let (Some(t), Some(sc)) = (&tool, result.get("structuredContent")) else {
+                continue;
+            };
+            let mut sc = sc.clone();
+            if sc.get("diff") == Some(&json!("<= diff block below>")) {
+                let diff = blocks
+                    .iter()
+                    .find(|(l, _)| l.contains("the `diff` string"))
+                    .map(|(_, r)| r.clone())
+                    .expect("diff block");
+                sc["diff"] = json!(diff);
+            }
+            let is_error = result["isError"] == json!(true);
+            out.push((t.clone(), sc, is_error));
+        }
+    }
+    out
+}
+
+/// Results of live calls of every tool on fixture copies (successes of each read tool, the
+/// previews and their errors, and an error envelope from every tool), through the CLI.
+fn live_results() -> Vec<(String, Value, bool)> {
+    let (_t, demo) = copy_bundle(&fixture("demo"));
+    let (_t1, v01) = copy_bundle(&fixture("demo-v01"));
+    let (_t2, date) = copy_bundle(&fixture("temporal-date"));
+    let missing = demo.join("does-not-exist");
+    let mut calls = vec![
+        ("list_concepts", json!({"bundle_path": demo})),
+        ("list_concepts", json!({"bundle_path": demo, "limit": 1})),
+        (
+            "read_concept",
+            json!({"bundle_path": demo, "concept_id": "tables/orders"}),
+        ),
+        (
+            "read_concept",
+            json!({"bundle_path": demo, "concept_id": "no/such"}),
+        ),
+        ("validate_bundle", json!({"bundle_path": demo})),
+        ("validate_bundle", json!({"bundle_path": v01})),
+        (
+            "preview_v02_migration",
+            json!({"bundle_path": v01, "timestamp_policy": "preserve", "citation_mappings": []}),
+        ),
+        (
+            "preview_temporal_upgrade",
+            json!({"bundle_path": date, "id": "up-1", "actor": "human:t"}),
+        ),
+        (
+            "preview_concept_patch",
+            pure_preview_args(
+                json!([{"kind": "set_lifecycle", "concept_id": "no/such", "lifecycle": {"status": "stable"}}]),
+            ),
+        ),
+    ];
+    calls[8].1["bundle_path"] = json!(demo);
+    for t in registry::all() {
+        // A schema_validation envelope, and the root example on a missing bundle.
+        calls.push((t.name, json!({"bundle_path": missing})));
+        let mut example =
+            read_schema(&format!("{}.input.schema.json", t.name))["examples"][0].clone();
+        example["bundle_path"] = json!(missing);
+        calls.push((t.name, example));
+    }
+    calls
+        .into_iter()
+        .map(|(tool, args)| {
+            let out = call(tool, &args);
+            let r = out.result.as_ref().expect("CallToolResult JSON");
+            (
+                tool.to_owned(),
+                r["structuredContent"].clone(),
+                r["isError"] == json!(true),
+            )
+        })
+        .collect()
+}
+
+/// AUT-12 (§18.6 rule 3a): the advertised output schema only loosens. Every result of the
+/// golden transcripts and of live calls of every tool, error results included, passes the
+/// checked-in full output schema (which the server enforces) and the advertised one; and a
+/// result with one member of the wrong JSON type fails the advertised one (not vacuous).
+#[test]
+fn aut_12_advertised_output_schemas_accept_every_result_the_full_ones_accept() {
+    let mut results = golden_results();
+    let golden = results.len();
+    assert!(golden >= 40, "golden results read: {golden}");
+    results.extend(live_results());
+    let (mut errors, mut tools) = (0, std::collections::BTreeSet::new());
+    for (tool, sc, is_error) in &results {
+        let full = validator(&read_schema(&format!("{tool}.output.schema.json")));
+        assert!(full.is_valid(sc), "{tool}: the full schema refuses {sc}");
+        let adv = read_advertised(&format!("{tool}.output.schema.json"));
+        assert!(
+            validator(&adv).is_valid(sc),
+            "{tool}: advertised refuses {sc}"
+        );
+        errors += usize::from(*is_error);
+        tools.insert(tool.clone());
+        // One member of the wrong type: the advertised schema says no.
+        let (name, value) = sc
+            .as_object()
+            .and_then(|m| m.iter().next())
+            .expect("a member");
+        let wrong = if value.is_string() {
+            json!(1)
+        } else {
+            json!("x")
+        };
+        let mut bad = sc.clone();
+        bad[name.as_str()] = wrong;
+        assert!(!validator(&adv).is_valid(&bad), "{tool}: {name} retyped");
+    }
+    assert!(errors >= 12, "error results checked: {errors}");
+    assert_eq!(tools.len(), registry::all().len(), "{tools:?}");
 }
 
 /// Every boolean subschema and `type` array in `v` (JSON pointers), `additionalProperties`
@@ -562,13 +864,14 @@ fn unportable(v: &Value, at: &str, out: &mut Vec<String>) {
     }
 }
 
-/// AUT-08: the advertised list is checked in as `schemas/advertised/tools.json` (the whole
-/// `tools` array, pretty), is at most 36,000 bytes compact (spec/surface.md §18.6 rule 3), and
-/// holds no boolean subschema and no `type` array. Regenerate with
-/// `OKF_MCP_WRITE_SCHEMAS=1 cargo test --test it aut_08_advertised`.
+/// AUT-08, AUT-12: the advertised list is checked in as `schemas/advertised/tools.json` (the
+/// whole `tools` array, pretty), is at most 40,000 bytes compact (spec/surface.md §18.6 rule
+/// 3a), holds no boolean subschema and no `type` array in any input or output schema, and no
+/// `$ref` anywhere (advertised input schemas inline their definitions). Regenerate with
+/// `OKF_MCP_WRITE_SCHEMAS=1 cargo test --test it advertised_tools_list`.
 #[test]
 #[allow(clippy::disallowed_methods)]
-fn aut_08_advertised_tools_list_is_checked_in_small_and_portable() {
+fn aut_08_12_advertised_tools_list_is_checked_in_small_and_portable() {
     let mut mcp = Mcp::start();
     let l = mcp.request("tools/list", json!({}));
     mcp.finish();
@@ -582,15 +885,22 @@ fn aut_08_advertised_tools_list_is_checked_in_small_and_portable() {
     let on_disk = std::fs::read_to_string(&file).expect("schemas/advertised/tools.json");
     assert!(
         on_disk == text,
-        "schemas/advertised/tools.json is stale; run OKF_MCP_WRITE_SCHEMAS=1 cargo test --test it aut_08_advertised"
+        "schemas/advertised/tools.json is stale; run OKF_MCP_WRITE_SCHEMAS=1 cargo test --test it advertised_tools_list"
     );
     let size = l["result"].to_string().len();
-    assert!(size <= 36_000, "tools/list result is {size} bytes");
+    assert!(size <= 40_000, "tools/list result is {size} bytes");
+    assert!(
+        !l["result"].to_string().contains("\"$ref\""),
+        "a $ref is advertised"
+    );
     let mut bad = Vec::new();
     for t in tools.as_array().expect("tools") {
+        let name = t["name"].as_str().expect("name");
+        assert!(t["outputSchema"].is_object(), "{name}: outputSchema");
+        unportable(&t["inputSchema"], name, &mut bad);
         unportable(
-            &t["inputSchema"],
-            t["name"].as_str().expect("name"),
+            &t["outputSchema"],
+            &format!("{name}/outputSchema"),
             &mut bad,
         );
     }
@@ -712,7 +1022,7 @@ fn srv_06_tool_errors_have_the_envelope_shape_and_validate_against_the_output_sc
             .iter()
             .find(|x| x["name"] == tool)
             .expect("registered");
-        assert!(spec.get("outputSchema").is_none(), "{tool}");
+        let advertised = validator(&spec["outputSchema"]);
         let out_schema = validator(&read_schema(&format!("{tool}.output.schema.json")));
         let r = mcp.call(tool, &args);
         assert_eq!(r["isError"], json!(true), "{tool}: {r}");
@@ -726,6 +1036,7 @@ fn srv_06_tool_errors_have_the_envelope_shape_and_validate_against_the_output_sc
         assert!(env["diagnostics"].is_array());
         crate::support::util::assert_error_texts(&r);
         assert!(out_schema.is_valid(env), "{tool}: {env}");
+        assert!(advertised.is_valid(env), "{tool}: advertised {env}");
         let cli = call(tool, &args);
         assert_eq!(cli.code, 1);
         assert_eq!(

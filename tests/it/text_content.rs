@@ -406,8 +406,15 @@ fn aut_05_actor_grammar_aliases_and_kinds_reach_the_agent() {
             .expect("tool")
     };
     // The document-actor grammar: a pattern with its description, where a `by` is written.
-    for n in ["preview_concept_patch", "apply_concept_patch"] {
-        let d = &tool(n)["inputSchema"]["$defs"]["document_actor"];
+    // Definitions are inlined (spec/surface.md §18.6 rule 3a): read it where it is used.
+    for (n, payload) in [
+        ("preview_concept_patch", "generated"),
+        ("apply_concept_patch", "generated"),
+        ("preview_concept_patch", "verification"),
+        ("apply_concept_patch", "verification"),
+    ] {
+        let d = &tool(n)["inputSchema"]["properties"]["operations"]["items"]["properties"][payload]
+            ["properties"]["by"];
         assert!(
             d["pattern"]
                 .as_str()
