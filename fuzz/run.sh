@@ -10,6 +10,13 @@ python3 seeds.py
 cargo fuzz build -O
 mkdir -p artifacts
 for t in $(cargo fuzz list); do
+  # markdown_oracle (the pulldown-cmark differential oracle) is new and has not had a long
+  # run yet: the smoke skips it until fuzz/grow.sh has grown its corpus; run it by hand with
+  # `cargo fuzz run -O markdown_oracle`. Its comparison runs in the proptests meanwhile.
+  if [ "$t" = markdown_oracle ] && [ ! -d "grown/$t" ]; then
+    echo "fuzz: $t skipped (no grown corpus yet)"
+    continue
+  fi
   echo "fuzz: $t for ${secs}s"
   log="artifacts/$t.log"
   # -rss_limit_mb and -timeout: a slow or huge input is a failure too.
