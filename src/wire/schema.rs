@@ -43,6 +43,10 @@ struct PropInfo {
     example: Option<Value>,
     /// `pattern` of the property schema (after `$ref`), if any.
     pattern: Option<String>,
+    /// `minimum` and `maximum` of an integer property, if both are given.
+    bounds: Option<(u64, u64)>,
+    /// The default of the property: its `default`, or a "(default N)" in its description.
+    default: Option<u64>,
 }
 
 /// Facts about one input schema the guidance needs.
@@ -177,8 +181,16 @@ fn prop_info(root: &Value, node: &Value) -> PropInfo {
             .collect(),
         _ => Vec::new(),
     };
+    let int = |key: &str| node.get(key).or_else(|| t.get(key)).and_then(Value::as_u64);
+    let description = node.get("description").or_else(|| t.get("description"));
     PropInfo {
         types,
+        bounds: int("minimum").zip(int("maximum")),
+        default: int("default").or_else(|| {
+            description
+                .and_then(Value::as_str)
+                .and_then(description_default)
+        }),
         enumeration: t.get("enum").and_then(Value::as_array).cloned(),
         pattern: t.get("pattern").and_then(Value::as_str).map(str::to_owned),
         example: example.or_else(|| {
@@ -188,6 +200,13 @@ fn prop_info(root: &Value, node: &Value) -> PropInfo {
                 .cloned()
         }),
     }
+}
+
+/// The N of a "(default N)" in a property's description (`list_concepts`' `limit`: "Most
+/// concepts in this page (default 200).").
+fn description_default(text: &str) -> Option<u64> {
+    let rest = &text[text.find("(default ")? + "(default ".len()..];
+    rest[..rest.find(')')?].parse().ok()
 }
 
 fn input_info(root: &Value) -> InputInfo {
@@ -496,6 +515,20 @@ fn supply_text(info: &InputInfo, name: &str) -> String {
     s
 }
 
+/// The guidance for a bad `limit`, from the tool's own schema: its bounds and its default
+/// (`list_concepts` allows 1 to 1000, `validate_bundle` and the migration tools 1 to 10000).
+fn limit_text(info: &InputInfo) -> String {
+    let p = info.props.get("limit");
+    let mut s = match p.and_then(|p| p.bounds) {
+        Some((min, max)) => format!("limit must be an integer from {min} to {max}"),
+        None => "limit must be a positive integer".to_owned(),
+    };
+    if let Some(d) = p.and_then(|p| p.default) {
+        let _ = write!(s, " (default {d} when left out)");
+    }
+    s
+}
+
 fn is_digest_name(name: &str) -> bool {
     matches!(
         name,
@@ -570,7 +603,7 @@ fn guidance(info: &InputInfo, leaf: Option<&str>, item: bool, kind: &K) -> Strin
         {
             return format!("{n}: {TEMPORAL_AUTO_TEXT}")
         }
-        Some("limit") => return "limit must be an integer from 1 to 100, e.g. 20".to_owned(),
+        Some("limit") => return limit_text(info),
         Some("query") => {
             return "query must be non-blank literal text of at most 512 characters".to_owned()
         }
@@ -809,6 +842,34 @@ mod tests {
         assert!(enum_list(&[json!("x".repeat(70))]).is_none());
         let nine: Vec<Value> = (0..9).map(|i| json!(i)).collect();
         assert!(enum_list(&nine).is_none());
+    }
+
+    #[test]
+    fn limit_guidance_reads_the_tools_own_bounds_and_default() {
+        assert_eq!(description_default("Most (default 1000); more"), Some(1000));
+        assert_eq!(description_default("Most concepts."), None);
+        assert_eq!(description_default("(default many)"), None);
+        let text = |bounds, default| {
+            let mut info = InputInfo::default();
+            info.props.insert(
+                "limit".into(),
+                PropInfo {
+                    bounds,
+                    default,
+                    ..PropInfo::default()
+                },
+            );
+            limit_text(&info)
+        };
+        assert_eq!(
+            text(Some((1, 1000)), Some(200)),
+            "limit must be an integer from 1 to 1000 (default 200 when left out)"
+        );
+        assert_eq!(
+            text(Some((1, 10000)), None),
+            "limit must be an integer from 1 to 10000"
+        );
+        assert_eq!(text(None, None), "limit must be a positive integer");
     }
 
     #[test]

@@ -138,6 +138,63 @@ fn papercut_a_missing_expected_source_says_it_is_the_previews_source() {
 }
 
 #[test]
+fn papercut_a_limit_out_of_range_names_the_tools_own_bounds() {
+    // Each tool with a `limit` (in registry order), the guidance its own schema gives, and
+    // its maximum.
+    let migration = "limit must be an integer from 1 to 10000 (default 200 when left out)";
+    let cases = [
+        ("apply_v02_migration", migration, 10000),
+        (
+            "list_concepts",
+            "limit must be an integer from 1 to 1000 (default 200 when left out)",
+            1000,
+        ),
+        ("preview_v02_migration", migration, 10000),
+        (
+            "validate_bundle",
+            "limit must be an integer from 1 to 10000 (default 1000 when left out)",
+            10000,
+        ),
+    ];
+    // No other tool advertises a `limit`.
+    let with_limit: Vec<&str> = okf_mcp::wire::registry::all()
+        .iter()
+        .filter(|t| {
+            okf_mcp::wire::schema::input_schema(t.name)
+                .is_some_and(|s| s["properties"].get("limit").is_some())
+        })
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(with_limit, cases.map(|c| c.0));
+    let (_t, b) = copy_bundle(&fixture("demo-v01"));
+    let before = snapshot(&b);
+    for (tool, text, max) in cases {
+        for (limit, code) in [(0, "schema_validation"), (max + 1, "resource_limit")] {
+            let mut args = json!({"bundle_path": b, "limit": limit});
+            if tool.ends_with("_migration") {
+                args["timestamp_policy"] = json!("preserve");
+                args["citation_mappings"] = json!([]);
+            }
+            let out = call(tool, &args);
+            let e = out.structured();
+            assert!(out.is_error(), "{tool}: {e}");
+            assert_eq!(e["code"], code, "{tool} {limit}: {e}");
+            let d = e["diagnostics"]
+                .as_array()
+                .and_then(|d| d.iter().find(|x| x["field"] == "limit"))
+                .unwrap_or_else(|| panic!("{tool}: a diagnostic on limit: {e}"));
+            assert_eq!(d["message"], text, "{tool} {limit}");
+            assert!(
+                out.second_text().contains(text),
+                "{tool}: {}",
+                out.second_text()
+            );
+        }
+    }
+    unchanged(&b, &before);
+}
+
+#[test]
 fn papercut_a_duplicate_key_is_named_when_the_tool_advertises_it() {
     let (_t, b) = copy_bundle(&fixture("demo"));
     let before = snapshot(&b);
