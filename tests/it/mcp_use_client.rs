@@ -9,58 +9,30 @@
 //! Without `target/mcp-use-venv` the test is skipped with a message, unless `CI` is set (then
 //! the missing install fails it).
 
+use crate::support::real_client::{every_tool_listed, installed_or_skip, repo_path, run_report};
 use crate::support::util::*;
-use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// The venv's Python, or `None` (skip) outside CI when it is missing.
-fn python() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-use-venv/bin/python");
-    if p.exists() {
-        return Some(p);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "mcp-use is missing under CI: .ci/run installs tests/python/mcp_use.requirements.txt into target/mcp-use-venv"
-    );
-    eprintln!(
-        "SKIPPED mcp_use_client: target/mcp-use-venv is missing; run `bash .ci/run` (it installs mcp-use)"
-    );
-    None
-}
 
 #[test]
 fn aut_14_mcp_use_langchain_tools_list_read_and_preview_with_null_filling() {
-    let Some(python) = python() else { return };
+    let Some(venv) =
+        installed_or_skip("mcp_use_client", "mcp-use-venv", &["bin/python"], "mcp-use")
+    else {
+        return;
+    };
     let (_t, b) = copy_bundle(&fixture("demo"));
     let before = snapshot(&b);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/mcp_use_client.py");
-    let out = Command::new(python)
-        .arg(script)
-        .arg(bin())
-        .arg(&b)
-        .env("MCP_USE_ANONYMIZED_TELEMETRY", "false")
-        .output()
-        .expect("run the mcp-use client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let report: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
-        panic!("client report not JSON ({e}); stdout: {stdout}; stderr: {stderr}")
-    });
-    assert_eq!(
-        report["failures"],
-        json!([]),
-        "{report:#}; stderr: {stderr}"
+    let r = run_report(
+        Command::new(venv.join("bin/python"))
+            .arg(repo_path("tests/python/mcp_use_client.py"))
+            .arg(bin())
+            .arg(&b)
+            .env("MCP_USE_ANONYMIZED_TELEMETRY", "false"),
+        "mcp-use client",
     );
-    let tools = report["tools"].as_array().expect("tools");
-    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-    let registered: Vec<&str> = okf_mcp::wire::registry::all()
-        .iter()
-        .map(|t| t.name)
-        .collect();
-    assert_eq!(names, registered);
-    for t in tools {
+    r.assert_no_failures();
+    let report = &r.json;
+    for t in every_tool_listed(&report["tools"]) {
         // An inlined string, not a nested model built from a `$ref` (rule 3a).
         assert_eq!(t["bundle_path"]["type"], "string", "{t}");
     }
@@ -98,6 +70,6 @@ fn aut_14_mcp_use_langchain_tools_list_read_and_preview_with_null_filling() {
     assert_eq!(calls[2]["status"], "applicable", "{:#}", calls[2]);
     assert_eq!(calls[3]["is_error"], true);
     assert_eq!(calls[3]["status"], "concept_not_found");
-    assert!(out.status.success(), "stderr: {stderr}");
+    assert!(r.status.success(), "stderr: {}", r.stderr);
     assert_eq!(snapshot(&b), before, "a preview writes nothing");
 }

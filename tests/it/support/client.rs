@@ -35,11 +35,7 @@ impl Mcp {
     /// completes `initialize`.
     pub fn start_with(env: &[(&str, &str)]) -> Self {
         let mut s = Self::spawn(env);
-        let init = s.request(
-            "initialize",
-            json!({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"it","version":"1"}}),
-        );
-        assert_eq!(init["result"]["serverInfo"]["name"], "okf-mcp", "{init}");
+        s.initialize();
         s.send_json(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
         s
     }
@@ -48,13 +44,20 @@ impl Mcp {
     /// `initialize`.
     pub fn start_serve(args: &[&str]) -> Self {
         let mut s = Self::spawn_serve(args, &[]);
-        let init = s.request(
+        s.initialize();
+        s.send_json(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        s
+    }
+
+    /// Sends `initialize` (protocol 2025-11-25, no client capabilities), asserts the answer
+    /// comes from okf-mcp and returns it; `notifications/initialized` is the caller's to send.
+    pub fn initialize(&mut self) -> Value {
+        let init = self.request(
             "initialize",
             json!({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"it","version":"1"}}),
         );
         assert_eq!(init["result"]["serverInfo"]["name"], "okf-mcp", "{init}");
-        s.send_json(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
-        s
+        init
     }
 
     /// Spawns `okf-mcp serve` with extra environment variables and sends nothing.

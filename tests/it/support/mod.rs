@@ -7,7 +7,8 @@
 //! - `patch`, `migration`, `temporal`: the three write workflows (preview → apply → replay);
 //! - `dispatch`: in-process calls through the shared dispatcher; `raw`: raw-argument calls;
 //!   `read`: temp bundles from text and calls that must succeed or fail; `probe`: an HTTP
-//!   probe counting connections;
+//!   probe counting connections; `real_client`: the real clients' installs under `target/`,
+//!   their call plans and JSON reports;
 //! - `markdown_oracle`: pulldown-cmark as the Markdown scanner's differential oracle (also
 //!   compiled into the fuzz target `markdown_oracle`);
 //! - `gen`: the generator of v0.1 bundles at scale; `store`: the store's transaction API as
@@ -25,6 +26,7 @@ pub mod patch;
 pub mod probe;
 pub mod raw;
 pub mod read;
+pub mod real_client;
 pub mod store;
 pub mod temporal;
 pub mod util;
