@@ -1,6 +1,6 @@
 //! `okf-mcp demo`: the main job on embedded bundles. Copies `fixtures/bundles/demo` into a
 //! temporary directory and runs the tools end to end through the shared dispatcher, printing
-//! each step: list → preview → apply → exact replay → read → write_concept (+ replay) →
+//! each step: list → search sections → neighbours → preview → apply → exact replay → read → write_concept (+ replay) →
 //! validate. Then the 0.1 → 0.2 migration of `fixtures/bundles/demo-v01` (ordered-list
 //! citations and inline notes): blocked → proposals → applicable → applied → validate →
 //! target-noop. Last the date → instant upgrade of `fixtures/bundles/demo-date`: incomplete →
@@ -126,6 +126,30 @@ pub fn run() -> i32 {
         "list_concepts",
         json!({"bundle_path": bundle}),
     );
+    let found = step(
+        "1a. find where order amounts are written (ranked sections, every word must occur)",
+        "search_sections",
+        json!({"bundle_path": bundle, "query": "orders amount", "limit": 5}),
+    );
+    if found["total"].as_u64().unwrap_or(0) == 0 {
+        println!(
+            "unexpected search_sections total: {} (expected hits)",
+            found["total"]
+        );
+        ok.set(false);
+    }
+    let neighbours = step(
+        "1b. what links to tables/orders (backlinks and index listings)",
+        "get_neighbors",
+        json!({"bundle_path": bundle, "concept_id": "tables/orders", "direction": "in"}),
+    );
+    if neighbours["total"].as_u64().unwrap_or(0) == 0 {
+        println!(
+            "unexpected get_neighbors total: {} (expected edges)",
+            neighbours["total"]
+        );
+        ok.set(false);
+    }
     let operations = json!([
         {"kind": "ensure_verification", "concept_id": "tables/orders",
          "verification": {"by": "human:demo-reviewer", "at": "2026-11-30T12:00:00Z"}},

@@ -33,6 +33,8 @@ pub mod codes {
     pub const INVALID_YAML_GRAPH: &str = "invalid_yaml_graph";
     /// No concept with the requested id.
     pub const CONCEPT_NOT_FOUND: &str = "concept_not_found";
+    /// The graph renderer produced a malformed node collection (`get_semantic_graph`).
+    pub const INVALID_PROJECTION: &str = "invalid_projection";
     /// Diagnostic code of the one recovery hint a recoverable error carries (§6.2).
     pub const RECOVERY_STEP: &str = "recovery_step";
     /// Diagnostic code of schema guidance (§6.3).

@@ -609,15 +609,24 @@ pub fn md_links(body: &str) -> Vec<String> {
         if !matches!(line.kind, LineKind::Text | LineKind::Heading(_)) {
             continue;
         }
+        // Fast path: a line without `]` holds neither a link nor a definition.
+        if memchr::memchr(b']', line.text.as_bytes()).is_none() {
+            continue;
+        }
         if line.kind == LineKind::Text {
             if let Some(target) = reference_definition(line.text) {
                 push(target);
                 continue;
             }
         }
-        let t = without_code_spans(line.text);
-        let mut rest = t.as_str();
-        while let Some(i) = rest.find("](") {
+        // Without a backtick there is no code span to blank out.
+        let t: std::borrow::Cow<'_, str> = if memchr::memchr(b'`', line.text.as_bytes()).is_some() {
+            std::borrow::Cow::Owned(without_code_spans(line.text))
+        } else {
+            std::borrow::Cow::Borrowed(line.text)
+        };
+        let mut rest: &str = &t;
+        while let Some(i) = memchr::memmem::find(rest.as_bytes(), b"](") {
             let after = &rest[i + 2..];
             let Some(end) = after.find(')') else {
                 break;
@@ -786,6 +795,121 @@ pub fn level2_headings(body: &str) -> Vec<&str> {
         .filter(|l| l.kind == LineKind::Heading(2))
         .filter_map(|l| atx_heading(l.text).map(|(_, c)| c))
         .collect()
+}
+
+/// A heading of the document model (spec/surface.md §14.6 rule 2): an ATX heading, or a
+/// setext heading (CommonMark §4.3: a paragraph followed by a `=` or `-` underline).
+///
+/// Only the Phase-4 sections use setext headings; the validator's rules that name ATX headings
+/// (the citations heading, `# Computation`, log dates) read [`LineKind::Heading`] of [`scan`],
+/// which stays ATX-only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heading {
+    /// Index in [`scan`] output of the heading's first line (the ATX line, or the first line
+    /// of a setext heading's paragraph).
+    pub first_line: usize,
+    /// Index of its last line (the ATX line, or the setext underline).
+    pub last_line: usize,
+    /// 1–6 for ATX; 1 (`=`) or 2 (`-`) for setext.
+    pub level: u8,
+    /// The heading text: the ATX content (closing sequence removed, trimmed), or the setext
+    /// paragraph's lines, each trimmed, joined with `\n`.
+    pub text: String,
+}
+
+/// A setext underline (CommonMark §4.3): up to three spaces, a run of `=` or of `-`, trailing
+/// spaces or tabs; `Some(level)`.
+#[must_use]
+pub fn setext_underline(line: &str) -> Option<u8> {
+    let (col, i) = indent(line);
+    if col > 3 {
+        return None;
+    }
+    let rest = line[i..].trim_end_matches([' ', '\t']);
+    let c = *rest.as_bytes().first()?;
+    if !matches!(c, b'=' | b'-') || !rest.bytes().all(|b| b == c) {
+        return None;
+    }
+    Some(if c == b'=' { 1 } else { 2 })
+}
+
+/// A thematic break (CommonMark §4.1): up to three spaces, then three or more `-`, `*` or `_`
+/// of one kind, with spaces or tabs between them.
+#[must_use]
+pub fn thematic_break(line: &str) -> bool {
+    let (col, i) = indent(line);
+    if col > 3 {
+        return false;
+    }
+    let mut marks = line[i..].bytes().filter(|b| !matches!(b, b' ' | b'\t'));
+    let Some(c) = marks.next() else {
+        return false;
+    };
+    matches!(c, b'-' | b'*' | b'_') && {
+        let rest: Vec<u8> = marks.collect();
+        rest.len() >= 2 && rest.iter().all(|&b| b == c)
+    }
+}
+
+/// Whether a paragraph line could not belong to a plain paragraph that a setext underline
+/// turns into a heading: a list item or a block quote line (not modelled as paragraphs, see
+/// the module's limitations).
+fn breaks_setext(text: &str) -> bool {
+    let (col, i) = indent(text);
+    is_list_item(text) || (col <= 3 && text[i..].starts_with('>'))
+}
+
+/// The headings of scanned `lines` (ATX and setext), in order (spec/surface.md §14.6 rule 2).
+///
+/// A setext heading is a run of consecutive [`LineKind::Text`] lines (a paragraph: it starts
+/// after a line of another kind or at the body's start) holding no list item or block quote
+/// line, followed by a [`setext_underline`] indented at most three columns. Lines inside
+/// fences, HTML blocks and indented code are never headings ([`scan`] classifies them).
+#[must_use]
+pub fn headings(lines: &[Line<'_>]) -> Vec<Heading> {
+    let mut out = Vec::new();
+    // The start of the current paragraph, and whether it can still become a setext heading.
+    let mut para: Option<(usize, bool)> = None;
+    for (i, line) in lines.iter().enumerate() {
+        match line.kind {
+            LineKind::Heading(level) => {
+                para = None;
+                let text = atx_heading(line.text).map(|(_, c)| c).unwrap_or_default();
+                out.push(Heading {
+                    first_line: i,
+                    last_line: i,
+                    level,
+                    text: text.to_owned(),
+                });
+            }
+            LineKind::Text => match para {
+                Some((start, ok)) => {
+                    if let (true, Some(level)) = (ok, setext_underline(line.text)) {
+                        let text = lines[start..i]
+                            .iter()
+                            .map(|l| l.text.trim_matches([' ', '\t']))
+                            .collect::<Vec<_>>()
+                            .join("\n");
+                        out.push(Heading {
+                            first_line: start,
+                            last_line: i,
+                            level,
+                            text,
+                        });
+                        para = None;
+                    } else if thematic_break(line.text) {
+                        para = None;
+                    } else {
+                        para = Some((start, ok && !breaks_setext(line.text)));
+                    }
+                }
+                None if thematic_break(line.text) => {}
+                None => para = Some((i, !breaks_setext(line.text))),
+            },
+            _ => para = None,
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use crate::okf::temporal::{
     self, normalise_instant_text, parse_date, Choice, Kinds, Profile, Resolution,
 };
 use crate::okf::validate;
+use crate::view::filter::Filters;
 use serde_json::{json, Value};
 
 /// A required string argument of a schema-valid object (the schema guarantees presence).
@@ -162,6 +163,26 @@ pub fn as_of_arg(args: &Value, profile: Profile) -> Result<Option<String>, ToolE
         Profile::Date => parse_date(s).map(|_| Some(s.to_owned())).ok_or_else(bad),
         Profile::Instant => normalise_instant_text(s).map(Some).ok_or_else(bad),
     }
+}
+
+/// The concept filters of a call (spec/surface.md §18.5 rule 1, §14.6 rule 5), after the pure
+/// check that `stale` comes with `as_of`.
+///
+/// # Errors
+/// `invalid_request` `the stale filter needs as_of`, recovery step on `as_of`.
+pub fn filters_arg(args: &Value) -> Result<Filters, ToolError> {
+    let filters = Filters::from_args(args);
+    if filters.stale.is_some() && args.get("as_of").is_none() {
+        return Err(
+            ToolError::invalid_request("the stale filter needs as_of").with_diagnostic(
+                Diagnostic::recovery(
+                    "as_of",
+                    "Give as_of (the reference time of staleness), or leave stale out.",
+                ),
+            ),
+        );
+    }
+    Ok(filters)
 }
 
 /// The runtime concept-id check (spec/surface.md §8): never echoes the id.

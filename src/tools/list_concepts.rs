@@ -6,13 +6,12 @@
 
 use crate::envelope::{Diagnostic, ToolError};
 use crate::okf::project;
-use crate::tools::common::{insert_profile, str_arg, ReadProfile};
+use crate::tools::common::{filters_arg, insert_profile, str_arg, ReadProfile};
 use crate::tools::def::checked_in;
 use crate::tools::read;
 use crate::tools::schema_parts::{
-    as_of_prop, boolean, card_props, closed, count, input_root, nullable_string, output_root,
-    profile_branches, r, string_1_max, temporal_profile_prop, trust_enum, with, SchemaRoot,
-    EXAMPLE_BUNDLE_PATH,
+    as_of_prop, boolean, card_props, closed, count, filter_props, input_root, nullable_string,
+    output_root, profile_branches, r, temporal_profile_prop, with, SchemaRoot, EXAMPLE_BUNDLE_PATH,
 };
 use crate::tools::Ctx;
 use crate::tools::Success;
@@ -62,55 +61,6 @@ pub const BAD_CURSOR: &str =
 /// The tool description (spec/surface.md §17.5).
 const DESCRIPTION: &str = "Use first to see what an OKF bundle holds: one page of concept cards (id, path, type, title, tags, status, trust, staleness, sources, computation), sorted by id, plus the version resolution, total and next_cursor. Filters (exact, combined): stale (needs as_of), status, type, tag, trust. When next_cursor is not null, call again with cursor set to it and the same other arguments. A concept that does not parse has parse_error set; repair it with write_concept. Next: read_concept.";
 
-/// The filters of spec/surface.md §18.5 rule 1: exact matches, combined with AND.
-#[derive(Debug, Default)]
-struct Filters {
-    stale: Option<bool>,
-    status: Option<String>,
-    kind: Option<String>,
-    tag: Option<String>,
-    trust: Option<String>,
-}
-
-impl Filters {
-    fn from_args(args: &Value) -> Self {
-        let s = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
-        Self {
-            stale: args.get("stale").and_then(Value::as_bool),
-            status: s("status"),
-            kind: s("type"),
-            tag: s("tag"),
-            trust: s("trust"),
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.stale.is_none()
-            && self.status.is_none()
-            && self.kind.is_none()
-            && self.tag.is_none()
-            && self.trust.is_none()
-    }
-
-    /// Whether a list entry matches every filter given (a null member matches nothing).
-    fn matches(&self, e: &Value) -> bool {
-        let eq = |k: &str, want: &Option<String>| {
-            want.as_deref()
-                .is_none_or(|w| e.get(k).and_then(Value::as_str) == Some(w))
-        };
-        self.stale
-            .is_none_or(|w| e.get("stale").and_then(Value::as_bool) == Some(w))
-            && eq("status", &self.status)
-            && eq("type", &self.kind)
-            && eq("trust", &self.trust)
-            && self.tag.as_deref().is_none_or(|w| {
-                e.get("tags")
-                    .and_then(Value::as_array)
-                    .is_some_and(|t| t.iter().any(|x| x.as_str() == Some(w)))
-            })
-    }
-}
-
 /// The cursor naming the page after `last_id` of the listing of `revision`
 /// (`sha256:<64 hex>`): `lc1.<64 hex>.<hex of the id's bytes>`. Opaque to callers.
 #[must_use]
@@ -156,24 +106,13 @@ pub fn decode_cursor(cursor: &str) -> Result<(String, String), ToolError> {
 /// `invalid_yaml_graph`), `operation_cancelled`.
 pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let temporal = ReadProfile::from_args(&args)?;
-    let as_of_given = args.get("as_of").is_some();
     let limit = args
         .get("limit")
         .and_then(Value::as_u64)
         .unwrap_or(DEFAULT_LIMIT)
         .clamp(1, MAX_LIMIT);
     let limit = usize::try_from(limit).unwrap_or(MAX_CONCEPTS);
-    let filters = Filters::from_args(&args);
-    if filters.stale.is_some() && !as_of_given {
-        return Err(
-            ToolError::invalid_request("the stale filter needs as_of").with_diagnostic(
-                Diagnostic::recovery(
-                    "as_of",
-                    "Give as_of (the reference time of staleness), or leave stale out.",
-                ),
-            ),
-        );
-    }
+    let filters = filters_arg(&args)?;
     let after = match args.get("cursor").and_then(Value::as_str) {
         Some(c) => Some(decode_cursor(c)?),
         None => None,
@@ -216,7 +155,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         for (id, doc) in &docs {
             ctx.cancel.check()?;
             let entry = project::list_entry(id, doc, profile, as_of.as_deref());
-            if !filters.matches(&entry) {
+            if !filters.matches(Some(&entry)) {
                 continue;
             }
             total += 1;
@@ -269,39 +208,10 @@ fn input_schema() -> SchemaRoot {
                 "cursor",
                 json!({"description": "The next_cursor of the previous page, unchanged; leave out for the first page. Bound to the bundle's revision.", "type": "string", "minLength": 1, "maxLength": MAX_CURSOR}),
             ),
-            (
-                "stale",
-                json!({"description": "Only concepts whose stale is exactly this value (needs as_of).", "type": "boolean"}),
-            ),
-            (
-                "status",
-                json!({"description": "Only concepts with this status.", "type": "string", "enum": ["draft", "stable", "deprecated"]}),
-            ),
-            (
-                "type",
-                with(
-                    string_1_max(4096),
-                    "description",
-                    json!("Only concepts whose type is exactly this string."),
-                ),
-            ),
-            (
-                "tag",
-                with(
-                    string_1_max(4096),
-                    "description",
-                    json!("Only concepts that have this tag."),
-                ),
-            ),
-            (
-                "trust",
-                with(
-                    trust_enum(),
-                    "description",
-                    json!("Only concepts with this trust tier."),
-                ),
-            ),
-        ],
+        ]
+        .into_iter()
+        .chain(filter_props("concepts"))
+        .collect(),
     );
     profile_branches(&mut m, true, false);
     m.insert(

@@ -24,6 +24,7 @@ pub mod concept_patch;
 pub mod def;
 pub mod migration;
 pub mod outcome;
+pub mod paging;
 pub mod read;
 pub mod schema_parts;
 pub mod spine;
@@ -50,11 +51,15 @@ registry!(
     apply_concept_patch,
     apply_temporal_upgrade,
     apply_v02_migration,
+    get_neighbors,
+    get_semantic_graph,
     list_concepts,
     preview_concept_patch,
     preview_temporal_upgrade,
     preview_v02_migration,
     read_concept,
+    search_concepts,
+    search_sections,
     validate_bundle,
     write_concept,
 );

@@ -292,6 +292,46 @@ pub fn as_of_prop() -> Value {
     })
 }
 
+/// The concept filters of spec/surface.md §18.5 rule 1 (`stale`, `status`, `type`, `tag`,
+/// `trust`), as input properties; `what` names what a filter keeps (e.g. `concepts`).
+#[must_use]
+pub fn filter_props(what: &str) -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "stale",
+            json!({"description": format!("Only {what} whose stale is exactly this value (needs as_of)."), "type": "boolean"}),
+        ),
+        (
+            "status",
+            json!({"description": format!("Only {what} with this status."), "type": "string", "enum": ["draft", "stable", "deprecated"]}),
+        ),
+        (
+            "type",
+            with(
+                string_1_max(4096),
+                "description",
+                json!(format!("Only {what} whose type is exactly this string.")),
+            ),
+        ),
+        (
+            "tag",
+            with(
+                string_1_max(4096),
+                "description",
+                json!(format!("Only {what} that have this tag.")),
+            ),
+        ),
+        (
+            "trust",
+            with(
+                trust_enum(),
+                "description",
+                json!(format!("Only {what} with this trust tier.")),
+            ),
+        ),
+    ]
+}
+
 /// An output array of at most 10,000 wire diagnostics.
 #[must_use]
 pub fn diagnostics_array() -> Value {

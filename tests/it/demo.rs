@@ -12,6 +12,11 @@ fn demo_runs_every_step_and_exits_0() {
     );
     assert!(out.stderr.is_empty(), "{}", out.stderr);
     for needle in [
+        "== 1a. find where order amounts are written",
+        "\"concept_id\": \"metrics/revenue\"",
+        "\"locator\": \"metrics/revenue.md#L",
+        "== 1b. what links to tables/orders",
+        "\"relation_type\": \"link\"",
         "== 2. preview a patch",
         "\"status\": \"applicable\"",
         "\"status\": \"applied\"",

@@ -56,11 +56,16 @@ fn allowed(layer: &str) -> Option<&'static [&'static str]> {
 /// The read tools' files (and the helpers only they use): of the store they may use only
 /// [`READ_STORE`]. Every other read-only tool module is a workflow preview; a new read tool
 /// must be listed here (`read_tools_are_listed`).
-const READ_TOOLS: [&str; 5] = [
+const READ_TOOLS: [&str; 10] = [
     "tools/common.rs",
+    "tools/get_neighbors.rs",
+    "tools/get_semantic_graph.rs",
     "tools/list_concepts.rs",
+    "tools/paging.rs",
     "tools/read.rs",
     "tools/read_concept.rs",
+    "tools/search_concepts.rs",
+    "tools/search_sections.rs",
     "tools/validate_bundle.rs",
 ];
 /// The store modules a read tool may use.

@@ -142,14 +142,18 @@ fn papercut_a_limit_out_of_range_names_the_tools_own_bounds() {
     // Each tool with a `limit` (in registry order), the guidance its own schema gives, and
     // its maximum.
     let migration = "limit must be an integer from 1 to 10000 (default 200 when left out)";
+    let phase4 = "limit must be an integer from 1 to 100 (default 20 when left out)";
     let cases = [
         ("apply_v02_migration", migration, 10000),
+        ("get_neighbors", phase4, 100),
         (
             "list_concepts",
             "limit must be an integer from 1 to 1000 (default 200 when left out)",
             1000,
         ),
         ("preview_v02_migration", migration, 10000),
+        ("search_concepts", phase4, 100),
+        ("search_sections", phase4, 100),
         (
             "validate_bundle",
             "limit must be an integer from 1 to 10000 (default 1000 when left out)",
@@ -174,6 +178,12 @@ fn papercut_a_limit_out_of_range_names_the_tools_own_bounds() {
             if tool.ends_with("_migration") {
                 args["timestamp_policy"] = json!("preserve");
                 args["citation_mappings"] = json!([]);
+            }
+            if tool.starts_with("search_") {
+                args["query"] = json!("orders");
+            }
+            if tool == "get_neighbors" {
+                args["concept_id"] = json!("tables/orders");
             }
             let out = call(tool, &args);
             let e = out.structured();

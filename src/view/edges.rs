@@ -1,0 +1,456 @@
+//! The link graph of a bundle (spec/surface.md §14.2, §14.5 rule 1, §14.6 rule 7): the
+//! `navigation` and `relation` edges of `get_neighbors` and the `okf:links` of
+//! `get_semantic_graph`. Pure.
+//!
+//! - A **relation** edge runs from a concept to each other concept its body links to (an
+//!   inline `.md` link or a link reference definition, outside code; `okf::markdown::md_links`),
+//!   resolved against the linking file's directory (`okf::links::resolve_link`); `relation_type`
+//!   is `link`. Several links to one concept are one edge; a link to itself is none.
+//! - A **navigation** edge runs from an `index.md` listing to each concept or `index.md` it
+//!   links to (OKF 0.2 §8: an index enumerates its directory's contents). An index is a node
+//!   of the walk named by its path (`tables/index.md`), never a concept id: concept ids have
+//!   no `.md` suffix and no reserved name. Its card is `null`.
+//!
+//! Edges are unique and sorted by `(kind, from, to)` (byte order; `navigation` < `relation`),
+//! spec/surface.md §14.5 rule 1. The edges of a document are a pure function of its path, its
+//! bytes and the set of paths of the bundle.
+
+use crate::okf::bundle::Bundle;
+use crate::okf::grammar::DocClass;
+use crate::okf::links::resolve_link;
+use crate::okf::markdown;
+use crate::okf::par;
+
+/// The kind of an edge (spec/surface.md §14.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EdgeKind {
+    /// From an `index.md` listing to what it lists.
+    Navigation,
+    /// From a concept's body link to another concept.
+    Relation,
+}
+
+impl EdgeKind {
+    /// The wire name of the kind.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EdgeKind::Navigation => "navigation",
+            EdgeKind::Relation => "relation",
+        }
+    }
+
+    /// The edge's `relation_type` (spec/surface.md §14.5 rule 1).
+    #[must_use]
+    pub fn relation_type(self) -> &'static str {
+        match self {
+            EdgeKind::Navigation => "navigation",
+            EdgeKind::Relation => "link",
+        }
+    }
+}
+
+/// One directed edge between two nodes (a concept id, or an `index.md` path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Edge<'g> {
+    /// Its kind (first in the sort order).
+    pub kind: EdgeKind,
+    /// The node it leaves.
+    pub from: &'g str,
+    /// The node it reaches.
+    pub to: &'g str,
+}
+
+/// Whether a node name is an `index.md` listing rather than a concept id.
+#[must_use]
+pub fn is_index_node(node: &str) -> bool {
+    node == "index.md" || node.ends_with("/index.md")
+}
+
+/// Every edge of a bundle, sorted, with lookups by node.
+///
+/// Node names are interned: `names` holds every node sorted by bytes, and an edge is
+/// `(kind, from rank, to rank)`, so the integer order of edges is the `(kind, from, to)` byte
+/// order of their names.
+#[derive(Debug, Clone, Default)]
+pub struct Graph {
+    names: Vec<String>,
+    /// `(kind, from, to)` as ranks in `names`, unique and sorted.
+    edges: Vec<(EdgeKind, u32, u32)>,
+    /// Edge indices sorted by `from` (then edge order).
+    by_from: Vec<usize>,
+    /// Edge indices sorted by `to` (then edge order).
+    by_to: Vec<usize>,
+}
+
+impl Graph {
+    /// Builds the graph from named edges (sorted and deduplicated here).
+    #[must_use]
+    pub fn from_edges<'a>(edges: impl IntoIterator<Item = (EdgeKind, &'a str, &'a str)>) -> Self {
+        let edges: Vec<(EdgeKind, &str, &str)> = edges.into_iter().collect();
+        let mut names: Vec<String> = edges
+            .iter()
+            .flat_map(|(_, f, t)| [(*f).to_owned(), (*t).to_owned()])
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        let rank = |n: &str| -> u32 {
+            let i = names.partition_point(|x| x.as_str() < n);
+            u32::try_from(i).unwrap_or(u32::MAX)
+        };
+        let ranked: Vec<(EdgeKind, u32, u32)> = edges
+            .iter()
+            .map(|(k, f, t)| (*k, rank(f), rank(t)))
+            .collect();
+        Self::from_ranked(names, ranked)
+    }
+
+    /// Builds the graph from `names` (sorted, unique) and edges given as ranks in it.
+    fn from_ranked(names: Vec<String>, mut edges: Vec<(EdgeKind, u32, u32)>) -> Self {
+        edges.sort_unstable();
+        edges.dedup();
+        let mut by_from: Vec<usize> = (0..edges.len()).collect();
+        by_from.sort_unstable_by_key(|&i| (edges[i].1, i));
+        let mut by_to: Vec<usize> = (0..edges.len()).collect();
+        by_to.sort_unstable_by_key(|&i| (edges[i].2, i));
+        Self {
+            names,
+            edges,
+            by_from,
+            by_to,
+        }
+    }
+
+    /// The number of edges.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.edges.len()
+    }
+
+    /// Whether the graph has no edge.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.edges.is_empty()
+    }
+
+    /// The edge at index `i` (in `(kind, from, to)` order).
+    ///
+    /// # Panics
+    /// Never for `i < len()`; an index out of range is a caller bug.
+    #[must_use]
+    pub fn edge(&self, i: usize) -> Edge<'_> {
+        let (kind, f, t) = self.edges[i];
+        Edge {
+            kind,
+            from: &self.names[f as usize],
+            to: &self.names[t as usize],
+        }
+    }
+
+    /// Every edge, in order.
+    pub fn edges(&self) -> impl Iterator<Item = Edge<'_>> {
+        (0..self.edges.len()).map(|i| self.edge(i))
+    }
+
+    fn rank(&self, node: &str) -> Option<u32> {
+        self.names
+            .binary_search_by(|x| x.as_str().cmp(node))
+            .ok()
+            .and_then(|i| u32::try_from(i).ok())
+    }
+
+    fn range<'g>(
+        &'g self,
+        index: &'g [usize],
+        node: &str,
+        end: fn(&(EdgeKind, u32, u32)) -> u32,
+    ) -> &'g [usize] {
+        let Some(r) = self.rank(node) else {
+            return &[];
+        };
+        let lo = index.partition_point(|&i| end(&self.edges[i]) < r);
+        let hi = lo + index[lo..].partition_point(|&i| end(&self.edges[i]) == r);
+        // lo ≤ hi ≤ index.len() by construction.
+        index.get(lo..hi).unwrap_or(&[])
+    }
+
+    /// Indices of the edges leaving `node`, in edge order.
+    #[must_use]
+    pub fn outgoing(&self, node: &str) -> &[usize] {
+        self.range(&self.by_from, node, |e| e.1)
+    }
+
+    /// Indices of the edges reaching `node`, in edge order.
+    #[must_use]
+    pub fn incoming(&self, node: &str) -> &[usize] {
+        self.range(&self.by_to, node, |e| e.2)
+    }
+
+    /// The concept ids a concept's relation edges reach, unique and sorted (the `okf:links` of
+    /// spec/surface.md §14.5 rule 2).
+    #[must_use]
+    pub fn links_of(&self, id: &str) -> Vec<&str> {
+        self.outgoing(id)
+            .iter()
+            .map(|&i| self.edge(i))
+            .filter(|e| e.kind == EdgeKind::Relation)
+            .map(|e| e.to)
+            .collect()
+    }
+}
+
+/// The node a link from `from` (a bundle-relative path) to `target` reaches, if it names a
+/// concept or an `index.md` of the bundle: its index in `bundle.docs`.
+fn node_of(bundle: &Bundle<'_>, from: &str, target: &str) -> Option<usize> {
+    let path = resolve_link(from, target)?;
+    let i = bundle
+        .docs
+        .binary_search_by(|d| d.file.path.as_bytes().cmp(path.as_bytes()))
+        .ok()?;
+    match &bundle.docs[i].class {
+        DocClass::Concept(_) => Some(i),
+        DocClass::Reserved if is_index_node(&path) => Some(i),
+        _ => None,
+    }
+}
+
+/// The node name of a document: its concept id, or its path for an `index.md`.
+fn name_of<'b>(bundle: &'b Bundle<'_>, i: usize) -> Option<&'b str> {
+    let d = &bundle.docs[i];
+    match &d.class {
+        DocClass::Concept(id) => Some(id.as_str()),
+        DocClass::Reserved if is_index_node(&d.file.path) => Some(d.file.path.as_str()),
+        _ => None,
+    }
+}
+
+/// The edges of a bundle's documents (spec/surface.md §14.2). A document that cannot be
+/// parsed gives no edge (the tools that use the graph refuse such bundles first,
+/// spec/surface.md §12.6).
+#[must_use]
+pub fn build(bundle: &Bundle<'_>) -> Graph {
+    // Every node, ranked by name bytes: documents are in path order, which is not the order
+    // of their names (`a/b-c.md` < `a/b.md` while `a/b` < `a/b-c`).
+    let mut order: Vec<(usize, &str)> = (0..bundle.docs.len())
+        .filter_map(|i| name_of(bundle, i).map(|n| (i, n)))
+        .collect();
+    order.sort_unstable_by(|a, b| a.1.cmp(b.1));
+    let mut rank_of = vec![u32::MAX; bundle.docs.len()];
+    for (r, (i, _)) in order.iter().enumerate() {
+        rank_of[*i] = u32::try_from(r).unwrap_or(u32::MAX);
+    }
+    let docs: Vec<usize> = (0..bundle.docs.len()).collect();
+    let per_doc = par::map(&docs, |&i| {
+        let doc = &bundle.docs[i];
+        let path = doc.file.path.as_str();
+        let kind = match &doc.class {
+            DocClass::Concept(_) => EdgeKind::Relation,
+            DocClass::Reserved if is_index_node(path) => EdgeKind::Navigation,
+            _ => return Vec::new(),
+        };
+        let parsed = doc.parsed_transient();
+        let Ok(p) = &*parsed else {
+            return Vec::new();
+        };
+        let mut edges = Vec::new();
+        for target in markdown::md_links(p.split.body_text()) {
+            let Some(j) = node_of(bundle, path, &target) else {
+                continue;
+            };
+            let to_index = matches!(bundle.docs[j].class, DocClass::Reserved);
+            let ok = match kind {
+                EdgeKind::Relation => !to_index && j != i,
+                EdgeKind::Navigation => j != i,
+            };
+            if ok {
+                edges.push((kind, rank_of[i], rank_of[j]));
+            }
+        }
+        edges
+    });
+    let names = order.into_iter().map(|(_, n)| n.to_owned()).collect();
+    Graph::from_ranked(names, per_doc.into_iter().flatten().collect())
+}
+
+/// Which edges of a node a walk follows (spec/surface.md §14.2 `direction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Edges reaching the node (backlinks).
+    In,
+    /// Edges leaving the node.
+    Out,
+    /// Both.
+    Both,
+}
+
+impl Direction {
+    /// Parses the wire name (`in`, `out`, `both`).
+    #[must_use]
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "in" => Some(Direction::In),
+            "out" => Some(Direction::Out),
+            "both" => Some(Direction::Both),
+            _ => None,
+        }
+    }
+
+    /// The wire name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::In => "in",
+            Direction::Out => "out",
+            Direction::Both => "both",
+        }
+    }
+}
+
+/// What a breadth-first walk reached (spec/surface.md §14.6 rules 7–8).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Walk {
+    /// The nodes reached, the start first, in breadth-first order (each node's edges in
+    /// edge order).
+    pub nodes: Vec<String>,
+    /// The edges followed, as (edge index, far end) sorted by edge order: an edge of a node
+    /// at distance < depth, in the walk's direction, whose far end was reached.
+    pub edges: Vec<(usize, String)>,
+    /// Whether `max_nodes` refused a node the walk would have reached.
+    pub truncated: bool,
+}
+
+/// Walks `graph` breadth first from `start` along `direction` over the edges of `kinds`,
+/// at most `depth` hops, reaching at most `max_nodes` nodes (the start included).
+#[must_use]
+pub fn walk(
+    graph: &Graph,
+    start: &str,
+    direction: Direction,
+    kinds: &[EdgeKind],
+    depth: usize,
+    max_nodes: usize,
+) -> Walk {
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+    seen.insert(start.to_owned());
+    let mut w = Walk {
+        nodes: vec![start.to_owned()],
+        ..Walk::default()
+    };
+    let mut frontier = vec![start.to_owned()];
+    for _ in 0..depth {
+        let mut next = Vec::new();
+        for node in &frontier {
+            let mut steps: Vec<(usize, &str)> = Vec::new();
+            if matches!(direction, Direction::Out | Direction::Both) {
+                steps.extend(graph.outgoing(node).iter().map(|&i| (i, graph.edge(i).to)));
+            }
+            if matches!(direction, Direction::In | Direction::Both) {
+                steps.extend(
+                    graph
+                        .incoming(node)
+                        .iter()
+                        .map(|&i| (i, graph.edge(i).from)),
+                );
+            }
+            steps.sort_unstable();
+            for (i, far) in steps {
+                if !kinds.contains(&graph.edge(i).kind) {
+                    continue;
+                }
+                if !seen.contains(far) {
+                    if w.nodes.len() >= max_nodes {
+                        w.truncated = true;
+                        continue;
+                    }
+                    seen.insert(far.to_owned());
+                    w.nodes.push(far.to_owned());
+                    next.push(far.to_owned());
+                }
+                w.edges.push((i, far.to_owned()));
+            }
+        }
+        frontier = next;
+        if frontier.is_empty() {
+            break;
+        }
+    }
+    w.edges.sort();
+    w.edges.dedup_by(|a, b| a.0 == b.0);
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::okf::bundle::parse_bundle;
+    use crate::okf::capture::Capture;
+
+    fn graph(files: &[(&str, &str)]) -> Vec<(String, String, String)> {
+        let c = Capture::from_files(
+            files
+                .iter()
+                .map(|(p, t)| ((*p).to_owned(), t.as_bytes().to_vec())),
+        );
+        let b = parse_bundle(&c).expect("bundle");
+        build(&b)
+            .edges()
+            .map(|e| {
+                (
+                    e.kind.as_str().to_owned(),
+                    e.from.to_owned(),
+                    e.to.to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn navigation_from_index_listings_relation_from_body_links() {
+        let e = graph(&[
+            ("index.md", "# Tables\n\n* [O](tables/orders.md) - x\n* [T](tables/index.md)\n"),
+            ("tables/index.md", "* [C](customers.md)\n* [gone](gone.md)\n"),
+            (
+                "tables/orders.md",
+                "---\ntitle: O\n---\nSee [c](customers.md), [c again](./customers.md), [me](orders.md), [idx](index.md) and `[no](x.md)`.\n",
+            ),
+            ("tables/customers.md", "---\ntitle: C\n---\n[up](../index.md)\n"),
+        ]);
+        let s = |a: &str, b: &str, c: &str| (a.to_owned(), b.to_owned(), c.to_owned());
+        assert_eq!(
+            e,
+            vec![
+                s("navigation", "index.md", "tables/index.md"),
+                s("navigation", "index.md", "tables/orders"),
+                s("navigation", "tables/index.md", "tables/customers"),
+                s("relation", "tables/orders", "tables/customers"),
+            ]
+        );
+    }
+
+    fn chain() -> Graph {
+        Graph::from_edges(vec![
+            (EdgeKind::Relation, "a", "b"),
+            (EdgeKind::Relation, "b", "c"),
+            (EdgeKind::Relation, "c", "a"),
+            (EdgeKind::Navigation, "index.md", "a"),
+            (EdgeKind::Relation, "d", "a"),
+        ])
+    }
+
+    #[test]
+    fn walks_by_direction_depth_kinds_and_max_nodes() {
+        let g = chain();
+        let all = [EdgeKind::Navigation, EdgeKind::Relation];
+        let w = walk(&g, "a", Direction::Out, &all, 1, 200);
+        assert_eq!(w.nodes, vec!["a", "b"]);
+        let w = walk(&g, "a", Direction::In, &all, 1, 200);
+        assert_eq!(w.nodes, vec!["a", "index.md", "c", "d"]);
+        let w = walk(&g, "a", Direction::Out, &all, 3, 200);
+        assert_eq!(w.nodes, vec!["a", "b", "c"]);
+        assert_eq!(w.edges.len(), 3, "the edge back to a is followed too");
+        let w = walk(&g, "a", Direction::Both, &[EdgeKind::Relation], 1, 2);
+        assert!(w.truncated);
+        assert_eq!(w.nodes.len(), 2);
+        assert_eq!(w.edges.len(), 1);
+    }
+}
