@@ -17,6 +17,8 @@ okf-mcp reads and safely changes an OKF knowledge bundle: a directory of Markdow
 
 Protocol of every change: 1. preview (preview_concept_patch, preview_v02_migration, preview_temporal_upgrade) writes nothing and returns the plan: its base revision, a plan digest, and a diff (the temporal upgrade lists the dates it will change). 2. Show the change to the user: a preview or a read is not authorisation. 3. Apply with the same arguments plus what the preview returned, unchanged, under the names the apply tool's schema and description give (apply_concept_patch: expected_revision = base_revision, never result_revision, and expected_plan_digest = plan_digest; apply_v02_migration: expected_source = source, base_revision, expected_plan_digest = plan_digest, and accept_proposals when the preview accepted proposals by their proposals_digest; apply_temporal_upgrade: base_revision, plan_digest); never build or edit a digest. 4. If an apply times out or answers operation_cancelled, the outcome is unknown: repeat the exact same call. A committed apply answers again from its stored receipt (receipt_replayed) and never writes twice; revision_conflict or source_conflict means the bundle moved and nothing was committed: preview again. The apply tools and write_concept say idempotentHint false on purpose: an exact repeat is safe and never writes twice, but a client must not retry them blindly, only after an unknown outcome (step 4) and with the identical arguments. write_concept replaces a whole concept and has no preview.
 
+Finding: search_sections ranks the sections holding every word of a query (locator path#Lstart-Lend); search_concepts matches ids, titles, descriptions, tags and bodies; get_neighbors follows body links and index.md listings (direction in: backlinks); get_semantic_graph exports JSON-LD, whole or around concept_ids. They accept the list_concepts filters; a list with next_cursor continues with cursor = next_cursor and the same other arguments.
+
 Results: the first text item is the JSON result; errors and previews add a readable second item. retryable: true means the situation can clear, not that the same call will succeed: follow the recovery_step diagnostic. An optional top-level argument passed as null is treated as absent (INFO notice null_argument_ignored); leave it out instead. Input errors change nothing: schema_validation and unknown_parameter name the field at fault; invalid_request covers bad JSON, duplicate keys, non-canonical ids and bundle_path rules; resource_limit means narrow the request (bundle limits: 10,000 files, 16 MiB per file, 64 MiB in total; each tool's argument limits are in its schema and errors).
 
 Temporal profiles: temporal_profile defaults to auto, the profile the bundle's own values show (echoed as temporal_profile with temporal_profile_source); date-3fcbb9f uses calendar dates YYYY-MM-DD, instant-0b87c52 RFC 3339 datetimes with an explicit offset. Pass as_of in the bundle's profile; the wall clock is never used.
@@ -35,7 +37,7 @@ struct PromptSpec {
     template: &'static str,
 }
 
-const PROMPTS: [PromptSpec; 3] = [
+const PROMPTS: [PromptSpec; 4] = [
     PromptSpec {
         name: "review_stale_concepts",
         title: "Review stale concepts",
@@ -47,6 +49,21 @@ const PROMPTS: [PromptSpec; 3] = [
         template: "Review the stale concepts of the OKF bundle at {bundle_path} as of {as_of}. \
 1. Call list_concepts with bundle_path, as_of and stale: true (follow next_cursor until it is null). \
 2. For each stale concept call read_concept and judge whether its content still holds. \
+3. Propose, per concept, one of: re-verify (ensure_verification), move stale_after (set_lifecycle with stale_after only), or deprecate (set_lifecycle with status deprecated only). \
+4. Call preview_concept_patch with an actor naming you (e.g. agent/1.0), show me the diff and wait for my approval before apply_concept_patch.",
+    },
+    PromptSpec {
+        name: "fix_stale_concepts_about",
+        title: "Find and fix stale concepts about a topic",
+        description: "Search a bundle for the concepts about a topic that are stale at a date, read the passages, and propose what to do with each.",
+        arguments: &[
+            ("bundle_path", "Absolute path of the bundle root"),
+            ("topic", "Words the concepts are about, e.g. orders revenue"),
+            ("as_of", "The date (or instant) to judge staleness at, in the bundle's profile"),
+        ],
+        template: "Find and fix the stale concepts about {topic} in the OKF bundle at {bundle_path} as of {as_of}. \
+1. Call search_concepts with bundle_path, query {topic}, match all_terms, as_of and stale: true; if it finds nothing, call search_sections with query {topic} and the same as_of and stale, and take the concept_id of each hit (follow next_cursor until it is null). \
+2. For each concept call read_concept (and get_neighbors with direction in to see what depends on it) and judge whether its content still holds. \
 3. Propose, per concept, one of: re-verify (ensure_verification), move stale_after (set_lifecycle with stale_after only), or deprecate (set_lifecycle with status deprecated only). \
 4. Call preview_concept_patch with an actor naming you (e.g. agent/1.0), show me the diff and wait for my approval before apply_concept_patch.",
     },

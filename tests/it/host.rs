@@ -946,9 +946,23 @@ fn aut_08_initialize_carries_instructions_titles_and_prompts() {
         names,
         [
             "review_stale_concepts",
+            "fix_stale_concepts_about",
             "verify_concept",
             "migrate_bundle_to_0_2"
         ]
+    );
+    let got = m.request(
+        "prompts/get",
+        json!({"name": "fix_stale_concepts_about", "arguments": {"bundle_path": "/srv/okf/b", "topic": "orders", "as_of": "2026-12-01"}}),
+    );
+    let text = got["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .expect("text");
+    assert!(
+        text.contains("search_concepts")
+            && text.contains("search_sections")
+            && text.contains("orders"),
+        "{text}"
     );
     let got = m.request(
         "prompts/get",

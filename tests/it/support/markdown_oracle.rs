@@ -30,7 +30,9 @@ pub fn supported_part(body: &str) -> String {
 
 /// Whether one line is of the covered constructs.
 fn supported_line(line: &str) -> bool {
-    if line.contains(['\t', '\r', '\u{feff}', '\0']) || line.contains("[^") {
+    // `]:` anywhere: a link reference definition whose label spans lines (`[\n`a`\n]: x`)
+    // ends on this line, and pulldown-cmark reads the lines before it as its label.
+    if line.contains(['\t', '\r', '\u{feff}', '\0']) || line.contains("[^") || line.contains("]:") {
         return false;
     }
     {
