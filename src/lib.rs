@@ -10,6 +10,8 @@
 //! - [`notices`]: the notices a call collects for its success object (spec/surface.md §18.1).
 //! - [`okf`]: pure OKF document layer — frontmatter split, YAML with byte spans, grammars,
 //!   projections, version resolution, the validator. Bytes in, values out; no I/O.
+//! - [`view`]: pure derived read models of the Phase-4 search and graph tools (terms,
+//!   sections, scoring, edges; spec/surface.md §14, §14.6), on [`okf`] documents only.
 //! - [`plan`]: pure planners: the lossless editor, identity (change set, request and plan
 //!   digests), shared staging, the concept patch.
 //! - [`store`]: every filesystem effect — `bundle_path` walk, capture, and the transactional
@@ -33,4 +35,5 @@ pub mod progress;
 pub mod server;
 pub mod store;
 pub mod tools;
+pub mod view;
 pub mod wire;
