@@ -60,6 +60,7 @@ mod store_scale;
 mod temporal;
 #[cfg(feature = "fault-injection")]
 mod temporal_crash;
+mod terms_oracle;
 mod text_content;
 mod ts_client;
 mod validate;
