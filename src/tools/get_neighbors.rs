@@ -195,7 +195,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     };
     let mut kept: Vec<edges::Edge<'_>> = Vec::new();
     for (i, far) in &walk.edges {
-        if filters.matches(card(far).as_ref()) {
+        if filters.is_empty() || filters.matches(card(far).as_ref()) {
             kept.push(graph.edge(*i));
         }
     }

@@ -116,14 +116,13 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         matcher.matches(&text)
     });
     ctx.cancel.check()?;
-    let mut hits: Vec<(Field, &str, Value)> = Vec::new();
-    for ((id, doc), m) in concepts.iter().zip(matched) {
+    // Cards are projected for the filters only when a filter is given, else for the page.
+    let card = |k: usize| project::card(concepts[k].0, concepts[k].1, profile, as_of.as_deref());
+    let mut hits: Vec<(Field, &str, usize)> = Vec::new();
+    for (k, m) in matched.into_iter().enumerate() {
         let Some(f) = m else { continue };
-        let Some(card) = project::card(id, doc, profile, as_of.as_deref()) else {
-            continue;
-        };
-        if filters.matches(Some(&card)) {
-            hits.push((f, id, card));
+        if filters.is_empty() || filters.matches(card(k).as_ref()) {
+            hits.push((f, concepts[k].0, k));
         }
     }
     hits.sort_by(|a, b| {
@@ -161,7 +160,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         "hits".into(),
         Value::Array(
             page.into_iter()
-                .map(|(f, _, card)| json!({"concept": card, "match": f.as_str()}))
+                .map(|(f, _, k)| json!({"concept": card(k), "match": f.as_str()}))
                 .collect(),
         ),
     );

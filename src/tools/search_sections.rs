@@ -172,10 +172,13 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
             })
             .clone()
     };
-    let kept: Vec<rank::Hit> = hits
-        .into_iter()
-        .filter(|h| filters.matches(card_of(h.doc).as_ref()))
-        .collect();
+    let kept: Vec<rank::Hit> = if filters.is_empty() {
+        hits
+    } else {
+        hits.into_iter()
+            .filter(|h| filters.matches(card_of(h.doc).as_ref()))
+            .collect()
+    };
     let total = kept.len();
     let (page, more) = paging::page(
         kept,

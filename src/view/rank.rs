@@ -75,15 +75,16 @@ struct DocPass {
 }
 
 fn pass(doc: &SearchDoc<'_>, query: &[String]) -> DocPass {
-    let title = sections::count(doc.title_text(), query);
+    let mut splitter = terms::TermSplitter::new();
+    let title = sections::count_with(&mut splitter, doc.title_text(), query);
     let mut totals = Totals {
         with_term: vec![0; query.len()],
         ..Totals::default()
     };
     let mut candidates = Vec::new();
     for s in sections::sections(doc.text, doc.body.clone()) {
-        let heading = sections::count(&s.heading, query);
-        let body = sections::count(sections::body_of(doc.text, &s), query);
+        let heading = sections::count_with(&mut splitter, &s.heading, query);
+        let body = sections::count_with(&mut splitter, sections::body_of(doc.text, &s), query);
         let Some(w) = sections::weighted(&heading, &body, &title) else {
             continue;
         };

@@ -103,11 +103,17 @@ pub struct Counts {
 /// terms; spec/surface.md §14.6 rule 1).
 #[must_use]
 pub fn count(text: &str, query: &[String]) -> Counts {
+    count_with(&mut terms::TermSplitter::new(), text, query)
+}
+
+/// [`count`] with a caller's splitter, whose buffers are reused across texts.
+#[must_use]
+pub fn count_with(splitter: &mut terms::TermSplitter, text: &str, query: &[String]) -> Counts {
     let mut c = Counts {
         len: 0,
         tf: vec![0; query.len()],
     };
-    terms::for_each_term(text, |t| {
+    splitter.for_each_term(text, |t| {
         c.len += 1;
         if let Some(i) = query.iter().position(|q| q == t) {
             c.tf[i] += 1;
