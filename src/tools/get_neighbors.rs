@@ -48,7 +48,7 @@ pub const TOOL: ToolSpec = ToolSpec {
 };
 
 /// The tool description (spec/surface.md §17.5).
-const DESCRIPTION: &str = "Use to see what a concept connects to: relation edges (body links between concepts), navigation edges (index.md listings; an index is named by its path and has card null) and the concept's sources. direction in gives backlinks; depth 2-3 walks further (max_nodes caps it). Filters (stale, status, type, tag, trust) apply to each edge's far end. concept_not_found: find the id with search_concepts or list_concepts. Next: read_concept on a neighbour.";
+const DESCRIPTION: &str = "Use to see what a concept connects to: relation edges (body links between concepts), navigation edges (index.md listings; an index is named by its path and has card null) and the concept's sources; direction in gives backlinks. Filters apply to each edge's far end. concept_not_found: find the id with search_concepts. Next: read_concept on a neighbour.";
 
 /// Deepest walk (spec/surface.md §14.6 rule 7).
 pub const MAX_DEPTH: u64 = 3;
@@ -258,11 +258,11 @@ fn input_schema() -> SchemaRoot {
             ("concept_id", concept_id_prop()),
             (
                 "direction",
-                json!({"description": "out: edges leaving the concept; in: edges reaching it (backlinks); both (default).", "type": "string", "enum": ["in", "out", "both"]}),
+                json!({"description": "Which edges: out (leaving the concept), in (reaching it: backlinks) or both (default).", "type": "string", "enum": ["in", "out", "both"]}),
             ),
             (
                 "kinds",
-                json!({"description": "Which neighbours: navigation (index.md listings), relation (body links), source (the concept's sources, listed under sources). Default: all three.", "type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": true, "items": {"type": "string", "enum": ["navigation", "relation", "source"]}}),
+                json!({"description": "Edge kinds (default all): navigation (index.md listings), relation (body links), source (the concept's sources, listed under sources).", "type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": true, "items": {"type": "string", "enum": ["navigation", "relation", "source"]}}),
             ),
             (
                 "depth",
@@ -278,7 +278,7 @@ fn input_schema() -> SchemaRoot {
             ("as_of", as_of_prop()),
         ]
         .into_iter()
-        .chain(filter_props("edges whose far end is a concept"))
+        .chain(filter_props("neighbours"))
         .collect(),
     );
     profile_branches(&mut m, true, false);

@@ -36,7 +36,7 @@ pub const TOOL: ToolSpec = ToolSpec {
 };
 
 /// The tool description (spec/surface.md §17.5).
-const DESCRIPTION: &str = "Use to export the bundle as linked data: a JSON-LD document with a root node, one node per concept (type, title, description, tags, status, trust, generated, stale_after typed xsd:date or xsd:dateTime, sources, links) and one per source, ordered by @id. concept_ids with depth (0-3, default 1) gives only those concepts and the concepts linked or listed within depth hops; a whole graph over 256 KiB says so (large_graph). Next: get_neighbors or read_concept on a node.";
+const DESCRIPTION: &str = "Use to export the bundle as linked data: a JSON-LD document with a root node, one node per concept (type, title, description, tags, status, trust, generated, stale_after typed xsd:date or xsd:dateTime, sources, links) and one per source, ordered by @id. concept_ids gives a subgraph; a whole graph over 256 KiB says so (large_graph). Next: get_neighbors or read_concept on a node.";
 
 /// Most `concept_ids` (spec/surface.md §14.6 rule 8).
 pub const MAX_SEEDS: u64 = 100;

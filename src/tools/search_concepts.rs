@@ -43,7 +43,7 @@ pub const TOOL: ToolSpec = ToolSpec {
 };
 
 /// The tool description (spec/surface.md §17.5).
-const DESCRIPTION: &str = "Use to find concepts by a word or phrase: concept cards whose id, title, description, tags or body contain the query (case-insensitive), the first matching field named in match, ordered by that field then id. match: \"all_terms\" finds every word in any field. Filters: stale (needs as_of), status, type, tag, trust. When next_cursor is not null, call again with cursor set to it. Next: read_concept, get_neighbors, or search_sections for ranked passages.";
+const DESCRIPTION: &str = "Use to find concepts by a word or phrase: concept cards whose id, title, description, tags or body contain the query (case-insensitive), the first matching field named in match, ordered by that field then id. More pages: pass next_cursor as cursor. Next: read_concept or get_neighbors on a hit; search_sections for ranked passages.";
 
 const CURSORS: Cursors = Cursors {
     prefix: "sc1",
@@ -187,7 +187,7 @@ fn input_schema() -> SchemaRoot {
             ),
             (
                 "match",
-                json!({"description": "substring (default): the query is one phrase, found as is; all_terms: every word of the query occurs in some field.", "type": "string", "enum": ["substring", "all_terms"]}),
+                json!({"description": "How the query matches: substring (the default; one phrase, as is) or all_terms (every word, each in some field).", "type": "string", "enum": ["substring", "all_terms"]}),
             ),
             ("limit", limit_prop("hits")),
             ("cursor", cursor_prop()),

@@ -39,7 +39,7 @@ pub const TOOL: ToolSpec = ToolSpec {
 };
 
 /// The tool description (spec/surface.md §17.5).
-const DESCRIPTION: &str = "Use to find where a topic is written: ranked sections (BM25 over the text between headings; headings weigh 3, the concept title 2) holding every word of the query, case- and accent-form-insensitive. Each hit gives concept_id, heading, locator path#Lstart-Lend, content_sha256, a snippet and the score. Filters: stale (needs as_of), status, type, tag, trust. When next_cursor is not null, call again with cursor set to it. Next: read_concept on a hit, or search_concepts to match ids and titles.";
+const DESCRIPTION: &str = "Use to find where a topic is written: sections (the text between headings) ranked by BM25, headings weighing 3 and the concept title 2, that hold every word of the query, case- and accent-form-insensitive. Each hit gives concept_id, heading, locator path#Lstart-Lend, content_sha256, a snippet and the score. More pages: pass next_cursor as cursor. Next: read_concept on a hit; search_concepts to match ids and titles.";
 
 /// Most distinct query terms (spec/surface.md §14.4, §11).
 pub const MAX_TERMS: usize = 32;

@@ -26,7 +26,10 @@
 //!    references are removed;
 //! 2. cross-field conditionals are dropped (the server still enforces them): `if`/`then`/
 //!    `else` outside an `allOf`, `not`, `dependentRequired`, `dependentSchemas`, and every
-//!    `allOf` branch but those of rule 9;
+//!    `allOf` branch but those of rule 9; so are keywords that constrain nothing:
+//!    `additionalProperties: true` (the default) and an empty `required`; and nested objects
+//!    are open: `additionalProperties: false` stays on the root only (the server still
+//!    refuses an unknown nested member, with a `schema_validation` diagnostic naming it);
 //! 3. size limits are dropped: `minLength`, `maxLength`, `maxItems`, `maxProperties` (the server still
 //!    enforces them, as `resource_limit` or `schema_validation`), and so is a `pattern` next
 //!    to a `format` (`date`, `date-time` name the grammar; the exact pattern, stricter on
@@ -36,19 +39,30 @@
 //!    `{"not": {}}`;
 //! 5. the document-actor pattern becomes a readable superset of the grammar
 //!    ([`ADVERTISED_ACTOR_PATTERN`]);
-//! 6. members an agent copies from a preview unchanged ([`ECHOED`]) are advertised as a plain
-//!    object with a description saying so;
+//! 6. members an agent copies from a preview unchanged are advertised as their type with a
+//!    description saying so: the preview outputs of [`ECHOED`] (a plain object), and, in an
+//!    apply tool's input (one that takes a plan digest, [`PLAN_DIGESTS`]), every top-level
+//!    array member: the apply takes the preview call's own arguments again, so its
+//!    `operations`, `mappings`, `citation_mappings`, `computations` and `generated_at` are
+//!    `{"type": "array", "items": {"type": t}}` (`t` the checked-in items' type, when they have
+//!    one) with "The <member> the preview was called with, unchanged." (their full shape is
+//!    advertised once, by the preview tool);
 //! 7. each top-level property and each definition keeps the first sentence of its own
 //!    description, without spec references; a top-level property keeps its `examples` when
 //!    they serialise to at most [`SHORT_EXAMPLES`] bytes, except a digest's (an agent must
-//!    copy a preview's digest, never a schema's);
+//!    copy a preview's digest, never a schema's), an `enum`'s (the values are listed) and one
+//!    whose description already gives an example (`e.g.`);
 //! 8. every `$ref` is replaced by the definition it names and `$defs` is dropped (rule 3a:
 //!    LangChain-based clients turn a `$ref`'d string into a nested model and cannot call);
 //!    the node's own keywords stay beside the definition's, its own `description` and
 //!    `examples` win, and a keyword both define puts the definition under an `allOf`;
-//! 9. of an `allOf`, the `if`/`then` branches that say which members a discriminator value
+//! 9. of an `allOf`, only the `if`/`then` branches that say which members a discriminator value
 //!    requires are kept, reduced to that: the `if`'s `properties`/`const`/`enum`/`required`
-//!    and the `then`'s `required` (e.g. which payload each operation `kind` needs).
+//!    and the `then`'s `required`. Where the test is one `const` of a member the node itself
+//!    defines (e.g. which payload each operation `kind` needs), the branches become one
+//!    sentence at the end of that member's `description` (any length, after rules 1, 7 and 8):
+//!    "Required members by kind: set_generated: concept_id, generated; …; set_bundle_version:
+//!    version." The other branches stay `if`/`then` (e.g. a test of a nested member).
 //!
 //! # Output loosening (rule 3a)
 //!
@@ -90,6 +104,11 @@ pub const SHORT_EXAMPLES: usize = 120;
 /// member they come from.
 pub const ECHOED: [(&str, &str); 2] = [("expected_source", "source"), ("proof", "proof")];
 
+/// The members by which an input schema takes a preview's plan digest: a schema with one of
+/// them at the top level is an apply tool's, whose top-level arrays repeat the preview call's
+/// arguments (rule 6).
+pub const PLAN_DIGESTS: [&str; 2] = ["expected_plan_digest", "plan_digest"];
+
 /// The advertised document-actor pattern (rule 5): `human:<name>`, `process:<name>` or
 /// `producer/version`; the server's exact grammar is `schemas/common.schema.json`
 /// `$defs/document_actor` (spec/surface.md §13.3).
@@ -108,45 +127,121 @@ pub fn input_schema(full: &Value) -> Map<String, Value> {
     if let (Some(Value::Object(props)), Some(Value::Object(orig))) =
         (out.get_mut("properties"), full.get("properties"))
     {
+        let apply = PLAN_DIGESTS.iter().any(|d| orig.contains_key(*d));
+        let mut copied = Vec::new();
         for (name, node) in props.iter_mut() {
-            if let Some((_, from)) = ECHOED.iter().find(|(n, _)| *n == name.as_str()) {
-                *node = serde_json::json!({
-                    "type": "object",
-                    "description": format!("The preview's {from}, unchanged; never build or edit it.")
-                });
-                continue;
+            let echo = match orig.get(name) {
+                Some(o) => copied_member(full, name, o, apply),
+                None => None,
+            };
+            if let Some(e) = echo {
+                *node = e;
+                copied.push(name.clone());
             }
         }
-        first_sentences(props, orig);
+        first_sentences(full, props, orig, &copied);
     }
     if let (Some(Value::Object(defs)), Some(Value::Object(orig))) =
         (out.get_mut("$defs"), full.get("$defs"))
     {
-        first_sentences(defs, orig);
+        first_sentences(full, defs, orig, &[]);
     }
     inline_refs(&mut out);
-    out
+    for v in out.values_mut() {
+        open_nested(v);
+    }
+    let mut root = Value::Object(out);
+    requirements_in_descriptions(&mut root);
+    match root {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// Rule 2: drops `additionalProperties: false` from `node` and every node below it.
+fn open_nested(node: &mut Value) {
+    match node {
+        Value::Object(m) => {
+            if m.get("additionalProperties") == Some(&Value::Bool(false)) {
+                m.shift_remove("additionalProperties");
+            }
+            m.values_mut().for_each(open_nested);
+        }
+        Value::Array(a) => a.iter_mut().for_each(open_nested),
+        _ => {}
+    }
+}
+
+/// Rule 6: what the top-level member `name` (checked-in schema `orig`) is advertised as when
+/// an agent copies it from a preview unchanged; `None` for every other member. `apply` says
+/// whether the schema is an apply tool's ([`PLAN_DIGESTS`]).
+fn copied_member(full: &Value, name: &str, orig: &Value, apply: bool) -> Option<Value> {
+    if let Some((_, from)) = ECHOED.iter().find(|(n, _)| *n == name) {
+        return Some(serde_json::json!({
+            "type": "object",
+            "description": format!("The preview's {from}, unchanged; never build or edit it.")
+        }));
+    }
+    let node = resolve(full, orig, 0);
+    if !apply || node.get("type").and_then(Value::as_str) != Some("array") {
+        return None;
+    }
+    let mut m = Map::new();
+    m.insert("type".into(), Value::String("array".into()));
+    let items = node.get("items").map(|i| resolve(full, i, 0));
+    if let Some(t @ Value::String(_)) = items.and_then(|i| i.get("type")) {
+        m.insert("items".into(), serde_json::json!({ "type": t }));
+    }
+    m.insert(
+        "description".into(),
+        Value::String(format!(
+            "The {name} the preview was called with, unchanged."
+        )),
+    );
+    Some(Value::Object(m))
 }
 
 /// Rule 7: each member of `projected` gets the first sentence of the description its
-/// counterpart in `orig` has (echoed members keep theirs).
-fn first_sentences(projected: &mut Map<String, Value>, orig: &Map<String, Value>) {
+/// counterpart in `orig` has, and its short `examples` unless they are redundant (members
+/// in `copied`, rule 6, keep what they have). `full` is the checked-in schema, for the
+/// definitions `orig` references.
+fn first_sentences(
+    full: &Value,
+    projected: &mut Map<String, Value>,
+    orig: &Map<String, Value>,
+    copied: &[String],
+) {
     for (name, node) in projected.iter_mut() {
-        if ECHOED.iter().any(|(n, _)| *n == name.as_str()) {
+        if copied.contains(name) {
             continue;
         }
         let Value::Object(m) = node else { continue };
-        let text = orig.get(name).and_then(|o| o.get("description"));
-        if let Some(Value::String(t)) = text {
+        let Some(o) = orig.get(name) else { continue };
+        if let Some(Value::String(t)) = o.get("description") {
             m.insert("description".into(), Value::String(first_sentence(t)));
         }
-        if let Some(ex) = orig.get(name).and_then(|o| o.get("examples")) {
+        if let Some(ex) = o.get("examples") {
             let digest = ex.to_string().contains("\"sha256:");
-            if !digest && ex.to_string().len() <= SHORT_EXAMPLES {
+            if !digest && ex.to_string().len() <= SHORT_EXAMPLES && !redundant_examples(full, o) {
                 m.insert("examples".into(), ex.clone());
             }
         }
     }
+}
+
+/// Whether the `examples` of the property `node` (of the checked-in schema `full`) say
+/// nothing its schema does not (rule 7): it, or the definition it references, has an `enum`,
+/// or the first sentence of its description gives an example (`e.g.`).
+fn redundant_examples(full: &Value, node: &Value) -> bool {
+    let def = resolve(full, node, 0);
+    let listed = node.get("enum").is_some() || def.get("enum").is_some();
+    let text = node
+        .get("description")
+        .or_else(|| def.get("description"))
+        .and_then(Value::as_str)
+        .map(first_sentence)
+        .unwrap_or_default();
+    listed || text.contains("e.g.")
 }
 
 /// The first sentence of a description, without `(spec/…)` references (rule 7).
@@ -245,6 +340,9 @@ fn project(node: &Value) -> Value {
                     "items" | "additionalItems" | "contains" | "propertyNames" => {
                         out.insert(k.clone(), project(v));
                     }
+                    // Rule 2: constrain nothing.
+                    "additionalProperties" if v == &Value::Bool(true) => {}
+                    "required" if v.as_array().is_some_and(Vec::is_empty) => {}
                     "additionalProperties" => {
                         // `false` closes an object: kept as the boolean every client reads.
                         let kept = if v.is_boolean() {
@@ -313,6 +411,91 @@ fn test_of(node: &Value) -> Option<Value> {
         }
     }
     (!out.is_empty()).then_some(Value::Object(out))
+}
+
+/// Rule 9, last step: in `node` and every subschema, the `allOf` branches
+/// `{"if": {"properties": {P: {"const": V}}, "required": [P]}, "then": {"required": R}}` of
+/// a node that defines the member `P` become one sentence at the end of `P`'s description,
+/// "Required members by P: V: R; …." (in branch order); the `allOf` keeps its other branches
+/// and is dropped when none is left.
+fn requirements_in_descriptions(node: &mut Value) {
+    match node {
+        Value::Object(m) => {
+            for v in m.values_mut() {
+                requirements_in_descriptions(v);
+            }
+            let Some(Value::Array(branches)) = m.get("allOf") else {
+                return;
+            };
+            let mut kept = Vec::new();
+            let mut sentences: Vec<(String, Vec<String>)> = Vec::new();
+            for b in branches {
+                let defined = |p: &str| {
+                    m.get("properties")
+                        .and_then(|ps| ps.get(p))
+                        .is_some_and(Value::is_object)
+                };
+                match discriminator(b) {
+                    Some((p, value, required)) if defined(&p) => {
+                        let part = format!("{value}: {}", required.join(", "));
+                        match sentences.iter_mut().find(|(n, _)| *n == p) {
+                            Some((_, parts)) => parts.push(part),
+                            None => sentences.push((p, vec![part])),
+                        }
+                    }
+                    _ => kept.push(b.clone()),
+                }
+            }
+            if kept.is_empty() {
+                m.shift_remove("allOf");
+            } else {
+                m.insert("allOf".into(), Value::Array(kept));
+            }
+            for (p, parts) in sentences {
+                let sentence = format!("Required members by {p}: {}.", parts.join("; "));
+                let Some(Value::Object(prop)) =
+                    m.get_mut("properties").and_then(|ps| ps.get_mut(&p))
+                else {
+                    continue;
+                };
+                let text = match prop.get("description").and_then(Value::as_str) {
+                    Some(d) if !d.is_empty() => format!("{d} {sentence}"),
+                    _ => sentence,
+                };
+                prop.insert("description".into(), Value::String(text));
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(requirements_in_descriptions),
+        _ => {}
+    }
+}
+
+/// The member, its `const` string value and the members it requires, when `branch` is
+/// exactly `{"if": {"properties": {P: {"const": V}}, "required": [P]}, "then": {"required":
+/// R}}` (the `required` of the `if` may be absent) with a non-empty `R` of strings.
+fn discriminator(branch: &Value) -> Option<(String, String, Vec<String>)> {
+    let b = branch.as_object()?;
+    let test = b.get("if")?.as_object()?;
+    let then = b.get("then")?.as_object()?;
+    if b.len() != 2 || then.len() != 1 {
+        return None;
+    }
+    let props = test.get("properties")?.as_object()?;
+    let (p, cond) = props.iter().next()?;
+    let value = cond.as_object()?;
+    if props.len() != 1 || value.len() != 1 {
+        return None;
+    }
+    let v = value.get("const")?.as_str()?;
+    let tested = test.len() == 1
+        || (test.len() == 2 && test.get("required") == Some(&serde_json::json!([p])));
+    let required: Vec<String> = then
+        .get("required")?
+        .as_array()?
+        .iter()
+        .map(|r| r.as_str().map(str::to_owned))
+        .collect::<Option<_>>()?;
+    (tested && !required.is_empty()).then(|| (p.clone(), v.to_owned(), required))
 }
 
 /// Deepest chain of `$ref`s rule 8 follows; a deeper (or cyclic) reference becomes `{}`,
@@ -649,6 +832,141 @@ mod tests {
                      "then": {"required": ["a"]}}
                 ]
             })
+        );
+    }
+
+    #[test]
+    fn requirements_of_a_discriminator_become_a_sentence_in_its_description() {
+        let branch = |v: &str, req: Value| {
+            json!({"if": {"properties": {"kind": {"const": v}}, "required": ["kind"]},
+                   "then": {"required": req}})
+        };
+        let full = json!({
+            "type": "object", "additionalProperties": false,
+            "properties": {
+                "ops": {"type": "array", "items": {"$ref": "#/$defs/op"}},
+                "mode": {"enum": ["a", "b"], "description": "How. More."}
+            },
+            "allOf": [
+                {"if": {"properties": {"mode": {"const": "a"}}}, "then": {"required": ["ops"]}},
+                {"if": {"properties": {"ops": {"properties": {"x": {"const": 1}}}}},
+                 "then": {"required": ["mode"]}}
+            ],
+            "$defs": {"op": {
+                "type": "object", "additionalProperties": false, "required": ["kind"],
+                "properties": {
+                    "kind": {"type": "string", "enum": ["x", "y", "z"]},
+                    "p": {"type": "string"}, "q": {"type": "integer"}
+                },
+                "allOf": [branch("x", json!(["p"])), branch("y", json!(["p", "q"])),
+                          branch("z", json!([]))]
+            }}
+        });
+        let got = Value::Object(input_schema(&full));
+        let op = &got["properties"]["ops"]["items"];
+        assert_eq!(
+            op["properties"]["kind"]["description"],
+            "Required members by kind: x: p; y: p, q."
+        );
+        // Every branch became words (an empty requirement says nothing): no allOf is left.
+        assert!(op.get("allOf").is_none(), "{op}");
+        // A member with a description keeps its first sentence, the requirements after it.
+        assert_eq!(
+            got["properties"]["mode"]["description"],
+            "How. Required members by mode: a: ops."
+        );
+        // A test of a nested member stays an if/then branch.
+        assert_eq!(
+            got["allOf"],
+            json!([{"if": {"properties": {"ops": {"properties": {"x": {"const": 1}}}}},
+                    "then": {"required": ["mode"]}}])
+        );
+        // Only the root stays closed.
+        assert_eq!(got["additionalProperties"], json!(false));
+        assert!(op.get("additionalProperties").is_none(), "{op}");
+    }
+
+    #[test]
+    fn an_apply_tool_advertises_the_previews_arguments_as_copied_unchanged() {
+        let schema = |digest: &str| {
+            json!({
+                "type": "object",
+                "properties": {
+                    "operations": {"type": "array", "minItems": 1,
+                                   "items": {"$ref": "#/$defs/op"}, "examples": [[{"k": "a"}]]},
+                    "names": {"type": "array", "items": {"type": "string"}},
+                    "any": {"type": "array"},
+                    "actor": {"type": "string", "description": "Who."},
+                    "expected_source": {"$ref": "#/$defs/op"},
+                    digest: {"type": "string", "description": "The preview's digest."}
+                },
+                "$defs": {"op": {"type": "object", "properties": {"k": {"type": "string"}}}}
+            })
+        };
+        for digest in PLAN_DIGESTS {
+            let got = Value::Object(input_schema(&schema(digest)));
+            assert_eq!(
+                got["properties"]["operations"],
+                json!({"type": "array", "items": {"type": "object"},
+                       "description": "The operations the preview was called with, unchanged."})
+            );
+            assert_eq!(
+                got["properties"]["names"]["items"],
+                json!({"type": "string"})
+            );
+            assert_eq!(
+                got["properties"]["any"],
+                json!({"type": "array",
+                       "description": "The any the preview was called with, unchanged."})
+            );
+            assert_eq!(got["properties"]["actor"]["description"], "Who.");
+            assert_eq!(
+                got["properties"]["expected_source"],
+                json!({"type": "object",
+                       "description": "The preview's source, unchanged; never build or edit it."})
+            );
+        }
+        // Without a plan digest (a preview), the arrays keep their shape and examples.
+        let got = Value::Object(input_schema(&schema("digest")));
+        assert_eq!(
+            got["properties"]["operations"],
+            json!({"type": "array", "minItems": 1,
+                   "items": {"type": "object", "properties": {"k": {"type": "string"}}},
+                   "examples": [[{"k": "a"}]]})
+        );
+    }
+
+    #[test]
+    fn examples_an_enum_or_the_description_already_gives_are_dropped() {
+        let full = json!({
+            "type": "object", "additionalProperties": true, "required": [],
+            "properties": {
+                "profile": {"$ref": "#/$defs/profile", "examples": ["auto"]},
+                "id": {"$ref": "#/$defs/id", "examples": ["a/b"]},
+                "own": {"type": "string", "description": "A path, e.g. a/b. More.", "examples": ["a/b"]},
+                "actor": {"type": "string", "description": "Who asks.", "examples": ["agent-1"]},
+                "digest": {"type": "string", "examples": ["sha256:00"]},
+                "open": {"type": "object", "additionalProperties": true,
+                         "properties": {"x": {"type": "string"}}}
+            },
+            "$defs": {
+                "profile": {"type": "string", "enum": ["auto", "date"]},
+                "id": {"type": "string", "description": "An id, e.g. a/b. Long text."}
+            }
+        });
+        let got = Value::Object(input_schema(&full));
+        let p = &got["properties"];
+        for name in ["profile", "id", "own", "digest"] {
+            assert!(p[name].get("examples").is_none(), "{name}: {}", p[name]);
+        }
+        assert_eq!(p["actor"]["examples"], json!(["agent-1"]));
+        assert_eq!(p["id"]["description"], "An id, e.g. a/b.");
+        // Keywords that constrain nothing are dropped.
+        assert!(got.get("additionalProperties").is_none(), "{got}");
+        assert!(got.get("required").is_none(), "{got}");
+        assert_eq!(
+            p["open"],
+            json!({"type": "object", "properties": {"x": {"type": "string"}}})
         );
     }
 

@@ -4,7 +4,8 @@
 //! process:nightly verified it, confirm (preview, then apply)". Everything else it takes from
 //! what `tools/list` says over the real stdio server: which tool previews and which applies
 //! (names and the preview's description), which operation kinds exist and which payload each
-//! one requires (the `operations` items schema, definitions inlined), which member of which payload carries the value
+//! one requires (the description of `kind` in the `operations` items schema, definitions
+//! inlined), which member of which payload carries the value
 //! `deprecated`, what an `actor` looks like (the schema's example), what an `at` is (`format:
 //! date-time`), and which preview output each apply input takes (the input's description).
 //! It never passes `temporal_profile`, and never sends an optional member the task does not
@@ -140,27 +141,32 @@ impl Agent {
         (preview.name.clone(), apply.name.clone())
     }
 
-    /// The operation kinds of `tool` and, per kind, its required payload members (from the
-    /// `if kind == … then required […]` branches of the `operations` items schema).
+    /// The operation kinds of `tool` and, per kind, its required payload members, read from
+    /// the description of `kind` in the `operations` items schema as an agent reads it:
+    /// "Required members by kind: set_generated: concept_id, generated; …."
     fn kinds(&self, tool: &str) -> Vec<(String, Vec<String>)> {
         let root = &self.tool(tool).schema;
         let op = deref(root, &root["properties"]["operations"]["items"]);
-        let kinds: Vec<String> = op["properties"]["kind"]["enum"]
+        let kind = deref(root, &op["properties"]["kind"]);
+        let kinds: Vec<String> = kind["enum"]
             .as_array()
             .expect("kind enum")
             .iter()
             .filter_map(Value::as_str)
             .map(str::to_owned)
             .collect();
+        let text = kind["description"].as_str().unwrap_or_default();
+        let (_, rules) = text
+            .split_once("Required members by kind: ")
+            .unwrap_or_else(|| panic!("kind says what each value requires: {kind}"));
+        let rules = rules.trim_end_matches('.');
         kinds
             .into_iter()
             .map(|k| {
-                let req = op["allOf"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .find(|b| b["if"]["properties"]["kind"]["const"] == k.as_str())
-                    .map(|b| required(&b["then"]))
+                let req = rules
+                    .split("; ")
+                    .find_map(|rule| rule.strip_prefix(&format!("{k}: ")))
+                    .map(|members| members.split(", ").map(str::to_owned).collect())
                     .unwrap_or_default();
                 (k, req)
             })

@@ -821,7 +821,8 @@ fn aut_12_advertised_output_schemas_accept_every_result_the_full_ones_accept() {
 }
 
 /// Every boolean subschema and `type` array in `v` (JSON pointers), `additionalProperties`
-/// booleans excepted.
+/// booleans excepted; keywords whose value is a boolean by definition (`uniqueItems`) are no
+/// subschemas.
 fn unportable(v: &Value, at: &str, out: &mut Vec<String>) {
     match v {
         Value::Object(m) => {
@@ -835,7 +836,7 @@ fn unportable(v: &Value, at: &str, out: &mut Vec<String>) {
                     && !schema_map
                     && !matches!(
                         k.as_str(),
-                        "additionalProperties" | "const" | "default" | "required"
+                        "additionalProperties" | "const" | "default" | "required" | "uniqueItems"
                     )
                 {
                     out.push(here.clone());
@@ -908,11 +909,55 @@ fn aut_08_12_advertised_tools_list_is_checked_in_small_and_portable() {
     // The detector itself finds both kinds.
     let mut probe = Vec::new();
     unportable(
-        &json!({"properties": {"a": false, "b": {"type": ["string", "null"]}}, "allOf": [true]}),
+        &json!({"properties": {"a": false, "b": {"type": ["string", "null"]}, "c": {"uniqueItems": true}}, "allOf": [true]}),
         "",
         &mut probe,
     );
     assert_eq!(probe, ["/properties/a", "/properties/b/type", "/allOf/0"]);
+}
+
+/// AUT-08 (rule 6 of src/wire/advertise.rs): an apply tool advertises the arguments it takes
+/// again from its preview call as copied unchanged, and only those: each such member of
+/// `apply_<x>` is a member of `preview_<x>` with the same checked-in schema, which the preview
+/// advertises in full (its items have `properties`).
+#[test]
+fn aut_08_apply_tools_advertise_the_previews_arguments_once() {
+    let mut seen = Vec::new();
+    for t in registry::all() {
+        let adv = read_advertised(&format!("{}.input.schema.json", t.name));
+        for (name, node) in adv["properties"].as_object().expect("properties") {
+            let d = node["description"].as_str().unwrap_or_default();
+            if !d.ends_with("the preview was called with, unchanged.") {
+                continue;
+            }
+            let preview = t.name.replacen("apply_", "preview_", 1);
+            assert_ne!(preview, t.name, "{}.{name}", t.name);
+            let full = read_schema(&format!("{}.input.schema.json", t.name));
+            let full_preview = read_schema(&format!("{preview}.input.schema.json"));
+            assert_eq!(
+                full["properties"][name], full_preview["properties"][name],
+                "{}.{name}",
+                t.name
+            );
+            let shown = read_advertised(&format!("{preview}.input.schema.json"));
+            assert!(
+                shown["properties"][name]["items"]["properties"].is_object(),
+                "{preview}.{name}: {}",
+                shown["properties"][name]
+            );
+            seen.push(format!("{}.{name}", t.name));
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            "apply_concept_patch.operations",
+            "apply_temporal_upgrade.mappings",
+            "apply_v02_migration.generated_at",
+            "apply_v02_migration.citation_mappings",
+            "apply_v02_migration.computations",
+        ]
+    );
 }
 
 /// AUT-08: the projection only loosens. Every root example of a checked-in input schema and
