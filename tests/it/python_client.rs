@@ -22,6 +22,14 @@ fn aut_12_python_sdk_lists_tools_and_validates_every_result_against_output_schem
         {"tool": "read_concept", "args": {"bundle_path": b, "concept_id": "no/such"}, "expect_error": true},
         {"tool": "validate_bundle", "args": {"bundle_path": b}, "expect_error": false},
         {"tool": "validate_bundle", "args": {"bundle_path": b, "strict": "yes"}, "expect_error": true},
+        {"tool": "search_concepts", "args": {"bundle_path": b, "query": "orders"}, "expect_error": false},
+        {"tool": "search_concepts", "args": {"bundle_path": b, "query": "x", "cursor": "nope"}, "expect_error": true},
+        {"tool": "search_sections", "args": {"bundle_path": b, "query": "order amount"}, "expect_error": false},
+        {"tool": "search_sections", "args": {"bundle_path": b, "query": "?!"}, "expect_error": true},
+        {"tool": "get_neighbors", "args": {"bundle_path": b, "concept_id": "tables/orders", "direction": "in"}, "expect_error": false},
+        {"tool": "get_neighbors", "args": {"bundle_path": b, "concept_id": "no/such"}, "expect_error": true},
+        {"tool": "get_semantic_graph", "args": {"bundle_path": b}, "expect_error": false},
+        {"tool": "get_semantic_graph", "args": {"bundle_path": b, "concept_ids": ["no/such"]}, "expect_error": true},
     ]});
     let venv = installed_or_fail("mcp-venv", &["bin/python"], "the Python MCP SDK");
     let plan = plan_file(&calls);
@@ -43,7 +51,15 @@ fn aut_12_python_sdk_lists_tools_and_validates_every_result_against_output_schem
             .iter()
             .map(|t| t["name"].as_str().expect("name"))
             .collect();
-        for t in ["list_concepts", "read_concept", "validate_bundle"] {
+        for t in [
+            "list_concepts",
+            "read_concept",
+            "validate_bundle",
+            "search_concepts",
+            "search_sections",
+            "get_neighbors",
+            "get_semantic_graph",
+        ] {
             assert!(names.contains(&t), "{t} listed");
         }
         for t in r["tools"].as_array().expect("tools") {

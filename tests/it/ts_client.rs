@@ -67,6 +67,12 @@ fn aut_12_typescript_sdk_validates_every_result_against_the_advertised_output_sc
             "citation_mappings": [], "expected_source": {}}, "expect_error": true},
         {"tool": "preview_temporal_upgrade", "args": upgrade, "expect_error": false},
         {"tool": "apply_temporal_upgrade", "args": upgrade_apply, "expect_error": true, "digests_from": 14},
+        {"tool": "search_concepts", "args": {"bundle_path": demo, "query": "orders", "match": "all_terms"}, "expect_error": false},
+        {"tool": "search_sections", "args": {"bundle_path": demo, "query": "order amount", "limit": 5}, "expect_error": false},
+        {"tool": "search_sections", "args": {"bundle_path": demo, "query": (0..33).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ")}, "expect_error": true},
+        {"tool": "get_neighbors", "args": {"bundle_path": demo, "concept_id": "tables/orders"}, "expect_error": false},
+        {"tool": "get_neighbors", "args": {"bundle_path": demo, "concept_id": "no/such"}, "expect_error": true},
+        {"tool": "get_semantic_graph", "args": {"bundle_path": demo}, "expect_error": false},
     ]});
     let plan = plan_file(&calls);
     let r = run_report(
