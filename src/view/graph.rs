@@ -304,6 +304,37 @@ mod tests {
     }
 
     #[test]
+    fn over_100_000_nodes_is_a_limit() {
+        // 21 concepts × 4,800 sources: 100,821 nodes with the root.
+        let sources: String = (0..4_800)
+            .map(|i| format!("- {{resource: r{i}}}\n"))
+            .collect();
+        let files: Vec<(String, Vec<u8>)> = (0..21)
+            .map(|k| {
+                (
+                    format!("c{k}.md"),
+                    format!("---\nsources:\n{sources}---\n").into_bytes(),
+                )
+            })
+            .collect();
+        let c = Capture::from_files(files);
+        let b = parse_bundle(&c).expect("bundle");
+        let g = edges::build(&b);
+        let root = Root {
+            effective: Some("0.2"),
+            declared: None,
+            profile: Profile::Date,
+        };
+        assert_eq!(
+            render(&b, &g, &root, None, None),
+            Err(GraphError::Limit("the graph exceeds 100,000 nodes"))
+        );
+        let only: BTreeSet<String> = ["c0".to_owned()].into();
+        let sub = render(&b, &g, &root, None, Some(&only)).expect("a subgraph fits");
+        assert_eq!(sub["@graph"].as_array().map(Vec::len), Some(4_802));
+    }
+
+    #[test]
     fn ids_are_percent_encoded_and_nodes_sorted_with_typed_values() {
         let files = [
             (

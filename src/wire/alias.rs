@@ -60,6 +60,21 @@ pub const SYNONYMS: &[(&[&str], &str, &str)] = &[
         "resource",
         "the resource this entry points to: a URL or a bundle-relative path",
     ),
+    (
+        &["q", "search", "text", "keywords", "terms"],
+        "query",
+        "the words to find (search_sections: every word must occur)",
+    ),
+    (
+        &["max_results", "top_k", "page_size"],
+        "limit",
+        "the most items of this page; pass next_cursor as cursor for the next page",
+    ),
+    (
+        &["ids", "concepts"],
+        "concept_ids",
+        "the concept ids to center the subgraph on, e.g. [\"tables/orders\"]",
+    ),
 ];
 
 /// The camelCase spelling of a snake_case name (`bundle_path` → `bundlePath`).

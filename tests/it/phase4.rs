@@ -585,3 +585,41 @@ fn p4_parse_failures_fail_the_graph_tools_and_skip_in_section_search() {
     assert_eq!(st["total"], 1);
     assert_eq!(st["notices"][0]["code"], "documents_not_searched");
 }
+
+#[test]
+fn p4_near_synonyms_name_the_canonical_parameter_and_change_nothing() {
+    let (_t, b) = concepts_bundle();
+    for (tool, args, field) in [
+        (
+            "search_sections",
+            json!({"bundle_path": b, "q": "orders"}),
+            "query",
+        ),
+        (
+            "search_concepts",
+            json!({"bundle_path": b, "query": "o", "top_k": 3}),
+            "limit",
+        ),
+        (
+            "get_semantic_graph",
+            json!({"bundle_path": b, "ids": ["tables/orders"]}),
+            "concept_ids",
+        ),
+        (
+            "get_neighbors",
+            json!({"bundle_path": b, "concept": "tables/orders"}),
+            "concept_id",
+        ),
+    ] {
+        let e = rejected(tool, &args, &b);
+        assert_eq!(e["code"], "unknown_parameter", "{tool}: {e}");
+        assert!(
+            e["diagnostics"]
+                .as_array()
+                .expect("diagnostics")
+                .iter()
+                .any(|d| d["field"] == field),
+            "{tool}: {e}"
+        );
+    }
+}

@@ -407,11 +407,20 @@ fn aut_05_actor_grammar_aliases_and_kinds_reach_the_agent() {
     };
     // The document-actor grammar: a pattern with its description, where a `by` is written.
     // Definitions are inlined (spec/surface.md §18.6 rule 3a): read it where it is used.
+    // The apply tool takes the preview's operations again, unchanged: it advertises them as
+    // such, and the preview advertises their shape (spec/surface.md §18.6 rule 3a, the size
+    // bound of tools/list).
+    let ops = &tool("apply_concept_patch")["inputSchema"]["properties"]["operations"];
+    assert_eq!(ops["type"], "array", "{ops}");
+    assert!(
+        ops["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("preview") && d.contains("unchanged")),
+        "{ops}"
+    );
     for (n, payload) in [
         ("preview_concept_patch", "generated"),
-        ("apply_concept_patch", "generated"),
         ("preview_concept_patch", "verification"),
-        ("apply_concept_patch", "verification"),
     ] {
         let d = &tool(n)["inputSchema"]["properties"]["operations"]["items"]["properties"][payload]
             ["properties"]["by"];

@@ -276,3 +276,27 @@ fn oracle_multiline_code(body: &str) -> Vec<std::ops::Range<usize>> {
         })
         .collect()
 }
+
+/// `(first line, level)` of every heading, ATX and setext, as the document model's heading
+/// scanner finds them (`okf::markdown::headings`, spec/surface.md §14.6 rule 2).
+pub fn scanner_headings(body: &str) -> BTreeSet<(usize, u8)> {
+    let lines = markdown::scan(body);
+    markdown::headings(&lines)
+        .into_iter()
+        .map(|h| (h.first_line, h.level))
+        .collect()
+}
+
+/// `(first line, level)` of every heading pulldown-cmark reads.
+pub fn oracle_headings(body: &str) -> BTreeSet<(usize, u8)> {
+    let starts = line_starts(body);
+    Parser::new_ext(body, Options::empty())
+        .into_offset_iter()
+        .filter_map(|(event, range)| match event {
+            Event::Start(Tag::Heading { level, .. }) => {
+                Some((line_of(&starts, range.start), level as u8))
+            }
+            _ => None,
+        })
+        .collect()
+}
