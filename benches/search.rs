@@ -1,5 +1,6 @@
 //! Benchmark of the Phase-4 read tools (`search_sections`, `search_concepts`, `get_neighbors`,
-//! `get_semantic_graph` with a one-concept subgraph) as cold one-shot CLI calls
+//! `get_semantic_graph` with a one-concept subgraph; `list_concepts` with a page of one as the
+//! cost of the shared read pipeline: capture, parse, profile) as cold one-shot CLI calls
 //! (`okf-mcp call …`, a new process each) on a generated bundle of 5,000 concepts (≈ 37 MiB,
 //! `tests/it/support/gen.rs`, the migration bench's generator), against the floor: a process
 //! that walks the bundle and reads and SHA-256-hashes every file on one thread. Results and
@@ -59,6 +60,11 @@ fn main() -> Res<()> {
         .unwrap_or_default()
         .to_owned();
     let cases: Vec<(&str, &str, Value)> = vec![
+        (
+            "list_concepts",
+            "list_concepts (one page of 1: the read pipeline alone)",
+            json!({"bundle_path": root, "limit": 1}),
+        ),
         (
             "search_sections",
             "search_sections \"orders ledger\"",

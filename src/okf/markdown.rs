@@ -599,6 +599,12 @@ pub fn footnote_label_superset(body: &str) -> Option<Vec<&str>> {
 #[must_use]
 pub fn md_links(body: &str) -> Vec<String> {
     let mut out = Vec::new();
+    for_each_md_link(body, |p| out.push(p.to_owned()));
+    out
+}
+
+/// [`md_links`] without collecting: calls `f` with each target, in document order.
+pub fn for_each_md_link(body: &str, mut f: impl FnMut(&str)) {
     let mut push = |raw: &str| {
         let raw = raw.trim();
         let target = match raw.strip_prefix('<') {
@@ -608,7 +614,7 @@ pub fn md_links(body: &str) -> Vec<String> {
         let path = target.split(['#', '?']).next().unwrap_or_default();
         let has_scheme = path.split_once(':').is_some_and(|(s, _)| !s.contains('/'));
         if path.ends_with(".md") && !has_scheme && !path.starts_with("//") {
-            out.push(path.to_owned());
+            f(path);
         }
     };
     for line in scan(body) {
@@ -641,7 +647,6 @@ pub fn md_links(body: &str) -> Vec<String> {
             rest = &after[end..];
         }
     }
-    out
 }
 
 /// The destination of a link reference definition line `[label]: destination` (up to three

@@ -199,17 +199,48 @@ impl Graph {
     }
 }
 
+/// `okf::links::resolve_link` for the common target (no `%`, no empty, `.` or `..`
+/// segment) without allocating: the resolved path into `buf`; `false` when the target needs
+/// the full resolver.
+fn resolve_simple(from: &str, target: &str, buf: &mut String) -> bool {
+    if target.contains('%') {
+        return false;
+    }
+    let (base, rel) = match target.strip_prefix('/') {
+        Some(r) => ("", r),
+        None => (from.rsplit_once('/').map_or("", |(d, _)| d), target),
+    };
+    if rel
+        .split('/')
+        .any(|seg| seg.is_empty() || seg == "." || seg == "..")
+    {
+        return false;
+    }
+    buf.clear();
+    if !base.is_empty() {
+        buf.push_str(base);
+        buf.push('/');
+    }
+    buf.push_str(rel);
+    true
+}
+
 /// The node a link from `from` (a bundle-relative path) to `target` reaches, if it names a
 /// concept or an `index.md` of the bundle: its index in `bundle.docs`.
-fn node_of(bundle: &Bundle<'_>, from: &str, target: &str) -> Option<usize> {
-    let path = resolve_link(from, target)?;
+fn node_of(bundle: &Bundle<'_>, from: &str, target: &str, buf: &mut String) -> Option<usize> {
+    let path: &str = if resolve_simple(from, target, buf) {
+        buf
+    } else {
+        *buf = resolve_link(from, target)?;
+        buf
+    };
     let i = bundle
         .docs
         .binary_search_by(|d| d.file.path.as_bytes().cmp(path.as_bytes()))
         .ok()?;
     match &bundle.docs[i].class {
         DocClass::Concept(_) => Some(i),
-        DocClass::Reserved if is_index_node(&path) => Some(i),
+        DocClass::Reserved if is_index_node(path) => Some(i),
         _ => None,
     }
 }
@@ -253,9 +284,10 @@ pub fn build(bundle: &Bundle<'_>) -> Graph {
             return Vec::new();
         };
         let mut edges = Vec::new();
-        for target in markdown::md_links(p.split.body_text()) {
-            let Some(j) = node_of(bundle, path, &target) else {
-                continue;
+        let mut buf = String::new();
+        markdown::for_each_md_link(p.split.body_text(), |target| {
+            let Some(j) = node_of(bundle, path, target, &mut buf) else {
+                return;
             };
             let to_index = matches!(bundle.docs[j].class, DocClass::Reserved);
             let ok = match kind {
@@ -265,7 +297,7 @@ pub fn build(bundle: &Bundle<'_>) -> Graph {
             if ok {
                 edges.push((kind, rank_of[i], rank_of[j]));
             }
-        }
+        });
         edges
     });
     let names = order.into_iter().map(|(_, n)| n.to_owned()).collect();
@@ -435,6 +467,31 @@ mod tests {
             (EdgeKind::Navigation, "index.md", "a"),
             (EdgeKind::Relation, "d", "a"),
         ])
+    }
+
+    #[test]
+    fn the_simple_resolver_equals_the_full_one_where_it_answers() {
+        let mut buf = String::new();
+        for (from, target) in [
+            ("a/b.md", "c.md"),
+            ("a/b.md", "/c.md"),
+            ("b.md", "c/d.md"),
+            ("a/b.md", "../c.md"),
+            ("a/b.md", "./c.md"),
+            ("a/b.md", "c%20d.md"),
+            ("a/b.md", "c//d.md"),
+            ("a/b/c.md", "d/e.md"),
+        ] {
+            if resolve_simple(from, target, &mut buf) {
+                assert_eq!(
+                    Some(buf.clone()),
+                    resolve_link(from, target),
+                    "{from} {target}"
+                );
+            }
+        }
+        assert!(!resolve_simple("a/b.md", "../c.md", &mut buf));
+        assert!(resolve_simple("a/b.md", "c.md", &mut buf));
     }
 
     #[test]
