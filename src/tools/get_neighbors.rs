@@ -73,6 +73,20 @@ fn kind_of(s: &str) -> Option<EdgeKind> {
     }
 }
 
+/// Whether `k` has the shape of a sort key of [`key`]: a kind, a UTF-8 `from`, a NUL, a
+/// UTF-8 `to`.
+fn key_ok(k: &[u8]) -> bool {
+    let Some((&kind, rest)) = k.split_first() else {
+        return false;
+    };
+    let Some(nul) = rest.iter().position(|&b| b == 0) else {
+        return false;
+    };
+    kind <= EdgeKind::Relation as u8
+        && std::str::from_utf8(&rest[..nul]).is_ok()
+        && std::str::from_utf8(&rest[nul + 1..]).is_ok()
+}
+
 fn key(e: &edges::Edge<'_>) -> Vec<u8> {
     let mut k = vec![e.kind as u8];
     k.extend(e.from.as_bytes());
@@ -95,23 +109,32 @@ fn node_card(
     project::card(node, doc, profile, as_of)
 }
 
+/// Most bytes the listed sources take (the rest of the answer is the edges' page).
+const SOURCES_BYTES: usize = 64 * 1024;
+
 /// The concept's sources for the answer: `{id, resource, title}` of each item with a valid
-/// `resource`, at most [`MAX_SOURCES`].
-fn sources_of(bundle: &Bundle<'_>, id: &str) -> Vec<Value> {
+/// `resource`, at most [`MAX_SOURCES`] and [`SOURCES_BYTES`] of them, and how many it has
+/// (`sources_total`, so a cut list is never silent).
+fn sources_of(bundle: &Bundle<'_>, id: &str) -> (Vec<Value>, usize) {
     let Some(Ok(p)) = bundle.doc(&format!("{id}.md")).map(|d| d.parsed().as_ref()) else {
-        return Vec::new();
+        return (Vec::new(), 0);
     };
-    project::valid_sources(p.root())
-        .into_iter()
-        .take(MAX_SOURCES)
-        .map(|s| {
-            json!({
-                "id": non_empty_str(s.get("id")),
-                "resource": project::non_blank_str(s.get("resource")),
-                "title": non_empty_str(s.get("title")),
-            })
-        })
-        .collect()
+    let all = project::valid_sources(p.root());
+    let mut used = 0usize;
+    let mut out = Vec::new();
+    for s in all.iter().take(MAX_SOURCES) {
+        let v = json!({
+            "id": non_empty_str(s.get("id")),
+            "resource": project::non_blank_str(s.get("resource")),
+            "title": non_empty_str(s.get("title")),
+        });
+        used += serde_json::to_string(&v).map_or(usize::MAX, |t| t.len() + 1);
+        if used > SOURCES_BYTES {
+            break;
+        }
+        out.push(v);
+    }
+    (out, all.len())
 }
 
 /// Runs the tool on schema-valid arguments.
@@ -152,9 +175,9 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let limit = num("limit", DEFAULT_LIMIT, MAX_LIMIT);
     let depth = num("depth", 1, MAX_DEPTH);
     let max_nodes = num("max_nodes", DEFAULT_MAX_NODES, MAX_NODES);
-    let inputs = paging::inputs_digest(&args);
+    let inputs = CURSORS.inputs(&args);
     let after = match args.get("cursor").and_then(Value::as_str) {
-        Some(c) => Some(CURSORS.decode(c)?),
+        Some(c) => Some(CURSORS.decode_checked(c, key_ok)?),
         None => None,
     };
     let capture = read::open(str_arg(&args, "bundle_path"), ctx)?;
@@ -206,30 +229,39 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         limit,
         |e, k| key(e).as_slice() > k,
     );
-    let next_cursor = match page.last() {
-        Some(e) if more => Some(CURSORS.encode(&capture.revision, &inputs, &key(e))),
-        _ => None,
-    };
-    let edges_json: Vec<Value> = page
-        .iter()
-        .map(|e| {
-            json!({
-                "from": e.from,
-                "to": e.to,
-                "kind": e.kind.as_str(),
-                "relation_type": e.kind.relation_type(),
-                "source": card(e.from),
-                "target": card(e.to),
-            })
-        })
-        .collect();
-    let sources = if with_sources {
+    let (sources, sources_total) = if with_sources {
         sources_of(&bundle, &id)
     } else {
-        Vec::new()
+        (Vec::new(), 0)
     };
+    let concept = json!(card(&id));
+    let rendered: Vec<(Vec<u8>, Value)> = page
+        .iter()
+        .map(|e| {
+            (
+                key(e),
+                json!({
+                    "from": e.from,
+                    "to": e.to,
+                    "kind": e.kind.as_str(),
+                    "relation_type": e.kind.relation_type(),
+                    "source": card(e.from),
+                    "target": card(e.to),
+                }),
+            )
+        })
+        .collect();
+    let others = serde_json::to_string(&concept).map_or(0, |t| t.len())
+        + serde_json::to_string(&sources).map_or(0, |t| t.len());
+    let (kept_edges, cut) = paging::fit(rendered, others);
+    let more = more || cut;
+    let next_cursor = match kept_edges.last() {
+        Some((k, _)) if more => Some(CURSORS.encode(&capture.revision, &inputs, k)),
+        _ => None,
+    };
+    let edges_json: Vec<Value> = kept_edges.into_iter().map(|(_, v)| v).collect();
     let mut m = Map::new();
-    m.insert("concept".into(), json!(card(&id)));
+    m.insert("concept".into(), concept);
     m.insert("as_of".into(), json!(as_of));
     m.insert("direction".into(), json!(direction.as_str()));
     m.insert("kinds".into(), json!(kind_names));
@@ -238,6 +270,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     m.insert("truncated".into(), json!(more || walk.truncated));
     m.insert("edges".into(), Value::Array(edges_json));
     m.insert("sources".into(), Value::Array(sources));
+    m.insert("sources_total".into(), json!(sources_total));
     m.insert("next_cursor".into(), json!(next_cursor));
     insert_profile(&mut m, &resolution);
     Ok(Success::json(Value::Object(m)))
@@ -348,6 +381,14 @@ fn output_schema() -> SchemaRoot {
             (
                 "sources",
                 json!({"type": "array", "maxItems": MAX_SOURCES, "items": source}),
+            ),
+            (
+                "sources_total",
+                with(
+                    count(),
+                    "description",
+                    json!("Sources of the concept with a valid resource; sources lists at most 100 of them (and 64 KiB)."),
+                ),
             ),
             (
                 "next_cursor",

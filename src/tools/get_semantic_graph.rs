@@ -48,7 +48,22 @@ pub const LARGE_GRAPH: usize = 256 * 1024;
 /// Largest text of a graph (spec/surface.md §11).
 pub const MAX_TEXT: usize = 16 * 1024 * 1024;
 
-/// Code of the notice of a whole graph over 256 KiB.
+/// The member the dispatcher adds to every success object when there is no notice.
+const EMPTY_NOTICES: &str = ",\"notices\":[]";
+
+/// The one recovery step of a graph over a size limit: ask for a (smaller) subgraph.
+fn narrow_step(subgraph: bool) -> Diagnostic {
+    if subgraph {
+        Diagnostic::recovery("depth", "Pass fewer concept_ids or a smaller depth.")
+    } else {
+        Diagnostic::recovery(
+            "concept_ids",
+            "Ask for a subgraph: pass concept_ids (and depth) to get part of the graph.",
+        )
+    }
+}
+
+/// Code of the notice of a graph answer over 256 KiB.
 pub const LARGE_GRAPH_NOTICE: &str = "large_graph";
 
 /// Runs the tool on schema-valid arguments.
@@ -110,40 +125,49 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     };
     let doc = graph::render(&bundle, &links, &root, as_of.as_deref(), only.as_ref()).map_err(
         |e| match e {
-            GraphError::Limit(m) => {
-                ToolError::resource_limit(m).with_diagnostic(Diagnostic::recovery(
-                    "concept_ids",
-                    "Ask for a subgraph: pass concept_ids (and depth) to get part of the graph.",
-                ))
-            }
+            GraphError::TooManyNodes => ToolError::new(
+                codes::RESOURCE_LIMIT,
+                "the graph exceeds 100,000 nodes",
+            )
+            .with_diagnostic(narrow_step(only.is_some())),
+            GraphError::IdTooLong(path) => ToolError::new(
+                codes::RESOURCE_LIMIT,
+                "a concept id is too long for a graph node @id (8192 characters once percent-encoded)",
+            )
+            .with_diagnostic(
+                Diagnostic::recovery(
+                    "bundle_path",
+                    "Give the concept with the longest path (named in file when its path fits) a shorter one: move or rename its file, then repeat the call.",
+                )
+                .with_file(path),
+            ),
             GraphError::Malformed => ToolError::new(
                 codes::INVALID_PROJECTION,
                 "the graph renderer produced a malformed node collection",
             ),
         },
     )?;
-    let size = serde_json::to_string(&doc).map_or(usize::MAX, |s| s.len());
+    // The answer's size as the client gets it: the document plus the notices member.
+    let size = serde_json::to_string(&doc).map_or(usize::MAX, |s| s.len() + EMPTY_NOTICES.len());
     if size > MAX_TEXT {
         return Err(
-            ToolError::resource_limit("the graph exceeds 16 MiB of text").with_diagnostic(
-                Diagnostic::recovery(
-                    "concept_ids",
-                    "Ask for a subgraph: pass concept_ids (and depth) to get part of the graph.",
-                ),
-            ),
+            ToolError::new(codes::RESOURCE_LIMIT, "the graph exceeds 16 MiB of text")
+                .with_diagnostic(narrow_step(only.is_some())),
         );
     }
-    if only.is_none() && size > LARGE_GRAPH {
+    if size > LARGE_GRAPH {
+        let advice = if only.is_none() {
+            "pass concept_ids (and depth) to get only the part around some concepts"
+        } else {
+            "pass fewer concept_ids or a smaller depth"
+        };
         crate::notices::push(
             Diagnostic::new(
                 LARGE_GRAPH_NOTICE,
                 Severity::Warn,
-                format!(
-                    "the whole graph is {} KiB; pass concept_ids (and depth) to get only the part around some concepts",
-                    size.div_ceil(1024)
-                ),
+                format!("the graph is {} KiB; {advice}", size.div_ceil(1024)),
             )
-            .with_field("concept_ids"),
+            .with_field(if only.is_none() { "concept_ids" } else { "depth" }),
         );
     }
     Ok(Success::json(doc))

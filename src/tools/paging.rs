@@ -37,8 +37,38 @@ pub struct After {
     pub key: Vec<u8>,
 }
 
+/// The most bytes one answer of a Phase-4 tool spends on its list (hits or edges) and the
+/// members beside it (spec/surface.md §14.6 rule 9: answers within 256 KiB): a page stops
+/// before the item that would pass it, and says so with `truncated` and `next_cursor`.
+pub const ANSWER_BYTES: usize = 256 * 1024;
+
+/// Room kept for the answer's fixed members and the dispatcher's `notices`.
+const FIXED_ROOM: usize = 8 * 1024;
+
+/// Keeps the leading items of a rendered page whose compact JSON fits in what
+/// [`ANSWER_BYTES`] leaves after `others` bytes of the answer's other members (at least one
+/// item, so paging always moves on). Returns the kept items and whether any was cut.
+#[must_use]
+pub fn fit<K>(rendered: Vec<(K, Value)>, others: usize) -> (Vec<(K, Value)>, bool) {
+    let budget = ANSWER_BYTES.saturating_sub(others + FIXED_ROOM);
+    let mut used = 0usize;
+    let mut kept = Vec::with_capacity(rendered.len());
+    let total = rendered.len();
+    for (k, v) in rendered {
+        let size = serde_json::to_string(&v).map_or(usize::MAX, |t| t.len() + 1);
+        if !kept.is_empty() && used.saturating_add(size) > budget {
+            break;
+        }
+        used = used.saturating_add(size);
+        kept.push((k, v));
+    }
+    let cut = kept.len() < total;
+    (kept, cut)
+}
+
 /// 16 hex digits of the SHA-256 of the call's arguments other than `cursor` and `limit`
-/// (serialised with sorted keys). `limit` may change between pages.
+/// (serialised with sorted keys), under the tool's name, so a cursor of one tool never
+/// continues another's answer. `limit` may change between pages.
 #[must_use]
 pub fn inputs_digest(args: &Value) -> String {
     let sorted: BTreeMap<&String, &Value> = args
@@ -54,6 +84,23 @@ pub fn inputs_digest(args: &Value) -> String {
 }
 
 impl Cursors {
+    /// [`inputs_digest`] of `args` under this tool's name.
+    #[must_use]
+    pub fn inputs(&self, args: &Value) -> String {
+        let mut scoped = serde_json::Map::new();
+        scoped.insert("tool".into(), Value::String(self.tool.to_owned()));
+        scoped.insert("arguments".into(), args.clone());
+        if let Some(m) = args.as_object() {
+            let kept: serde_json::Map<String, Value> = m
+                .iter()
+                .filter(|(k, _)| k.as_str() != "cursor" && k.as_str() != "limit")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            scoped.insert("arguments".into(), Value::Object(kept));
+        }
+        inputs_digest(&Value::Object(scoped))
+    }
+
     /// The cursor after the hit with sort key `key`, on `revision` (`sha256:<64 hex>`).
     #[must_use]
     pub fn encode(&self, revision: &str, inputs: &str, key: &[u8]) -> String {
@@ -77,6 +124,24 @@ impl Cursors {
             self.tool, self.verb
         ))
         .with_diagnostic(self.recovery())
+    }
+
+    /// Decodes `cursor` (pure; the value is never echoed) and checks its key with `key_ok`
+    /// (the shape of this tool's sort keys).
+    ///
+    /// # Errors
+    /// `invalid_request` for a string that is not a cursor of this tool.
+    pub fn decode_checked(
+        &self,
+        cursor: &str,
+        key_ok: impl Fn(&[u8]) -> bool,
+    ) -> Result<After, ToolError> {
+        let a = self.decode(cursor)?;
+        if key_ok(&a.key) {
+            Ok(a)
+        } else {
+            Err(self.bad())
+        }
     }
 
     /// Decodes `cursor` (pure; the value is never echoed).
@@ -168,9 +233,11 @@ mod tests {
     fn round_trip_and_checks() {
         let rev = format!("sha256:{}", "ab".repeat(32));
         let args = json!({"query": "x", "limit": 3, "cursor": "c"});
-        let inputs = inputs_digest(&args);
-        assert_eq!(inputs, inputs_digest(&json!({"limit": 9, "query": "x"})));
-        assert_ne!(inputs, inputs_digest(&json!({"query": "y"})));
+        let inputs = C.inputs(&args);
+        assert_eq!(inputs, C.inputs(&json!({"limit": 9, "query": "x"})));
+        assert_ne!(inputs, C.inputs(&json!({"query": "y"})));
+        let other = Cursors { tool: "u", ..C };
+        assert_ne!(inputs, other.inputs(&args), "a cursor is bound to its tool");
         let c = C.encode(&rev, &inputs, b"key\0x");
         let a = C.decode(&c).expect("decodes");
         assert_eq!(a.key, b"key\0x");
@@ -185,6 +252,17 @@ mod tests {
         for bad in ["", "ts1", "ts1.zz", "xx1.00.00.00", &c[..c.len() - 1]] {
             assert!(C.decode(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn fit_keeps_at_least_one_item_and_stays_within_the_budget() {
+        let big = || json!("x".repeat(100 * 1024));
+        let (kept, cut) = fit(vec![(1, big()), (2, big()), (3, big())], 0);
+        assert_eq!((kept.len(), cut), (2, true));
+        let (kept, cut) = fit(vec![(1, big())], ANSWER_BYTES);
+        assert_eq!((kept.len(), cut), (1, false));
+        let (kept, cut) = fit(vec![(1, json!(1)), (2, json!(2))], 0);
+        assert_eq!((kept.len(), cut), (2, false));
     }
 
     #[test]

@@ -54,6 +54,11 @@ const CURSORS: Cursors = Cursors {
 /// Code of the notice of a multi-word substring search without hits (§14.6 rule 4).
 pub const TRY_SEARCH_SECTIONS: &str = "try_search_sections";
 
+/// Whether `k` has the shape of a sort key of [`key`]: a field rank, then a UTF-8 id.
+fn key_ok(k: &[u8]) -> bool {
+    k.len() > 1 && k[0] <= Field::Body as u8 && std::str::from_utf8(&k[1..]).is_ok()
+}
+
 fn key(field: Field, id: &str) -> Vec<u8> {
     let mut k = vec![field as u8];
     k.extend(id.as_bytes());
@@ -82,9 +87,9 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         .unwrap_or(DEFAULT_LIMIT)
         .clamp(1, MAX_LIMIT);
     let limit = usize::try_from(limit).unwrap_or(1);
-    let inputs = paging::inputs_digest(&args);
+    let inputs = CURSORS.inputs(&args);
     let after = match args.get("cursor").and_then(Value::as_str) {
-        Some(c) => Some(CURSORS.decode(c)?),
+        Some(c) => Some(CURSORS.decode_checked(c, key_ok)?),
         None => None,
     };
     let capture = read::open(str_arg(&args, "bundle_path"), ctx)?;
@@ -130,14 +135,14 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
             .then_with(|| a.1.as_bytes().cmp(b.1.as_bytes()))
     });
     let total = hits.len();
-    if total == 0 && mode != "all_terms" && terms::distinct_terms(&query).len() > 1 {
+    if total == 0 && terms::distinct_terms(&query).len() > 1 {
+        let message = if mode == "all_terms" {
+            "no concept holds every word of the query; search_sections ranks the sections holding them all, headings and titles included"
+        } else {
+            "no concept holds the query as one phrase; search_sections finds sections holding every word, and match: \"all_terms\" finds concepts holding every word in any field"
+        };
         crate::notices::push(
-            Diagnostic::new(
-                TRY_SEARCH_SECTIONS,
-                Severity::Info,
-                "no concept holds the query as one phrase; search_sections finds sections holding every word, and match: \"all_terms\" finds concepts holding every word in any field",
-            )
-            .with_field("query"),
+            Diagnostic::new(TRY_SEARCH_SECTIONS, Severity::Info, message).with_field("query"),
         );
     }
     let (page, more) = paging::page(
@@ -146,8 +151,19 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         limit,
         |h, k| key(h.0, h.1).as_slice() > k,
     );
-    let next_cursor = match page.last() {
-        Some(h) if more => Some(CURSORS.encode(&capture.revision, &inputs, &key(h.0, h.1))),
+    let rendered: Vec<(Vec<u8>, Value)> = page
+        .into_iter()
+        .map(|(f, id, k)| {
+            (
+                key(f, id),
+                json!({"concept": card(k), "match": f.as_str()}),
+            )
+        })
+        .collect();
+    let (kept, cut) = paging::fit(rendered, query.len());
+    let more = more || cut;
+    let next_cursor = match kept.last() {
+        Some((k, _)) if more => Some(CURSORS.encode(&capture.revision, &inputs, k)),
         _ => None,
     };
     let mut m = Map::new();
@@ -158,11 +174,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     m.insert("truncated".into(), json!(more));
     m.insert(
         "hits".into(),
-        Value::Array(
-            page.into_iter()
-                .map(|(f, _, k)| json!({"concept": card(k), "match": f.as_str()}))
-                .collect(),
-        ),
+        Value::Array(kept.into_iter().map(|(_, v)| v).collect()),
     );
     m.insert("next_cursor".into(), json!(next_cursor));
     insert_profile(&mut m, &resolution);

@@ -65,6 +65,15 @@ fn key(score: f64, line_start: usize, id: &str) -> Vec<u8> {
     k
 }
 
+/// Longest `heading` of a hit, in characters: a setext heading's paragraph can be long, and the
+/// locator and digest say exactly where the section is.
+pub const MAX_HEADING: usize = 512;
+
+/// Whether `k` has the shape of a sort key of [`key`]: score bits, a line, a UTF-8 id.
+fn key_ok(k: &[u8]) -> bool {
+    k.len() > 16 && std::str::from_utf8(&k[16..]).is_ok()
+}
+
 /// Whether the hit `(score, id, line_start)` comes after the cursor key `k`.
 fn is_after(score: f64, id: &str, line_start: usize, k: &[u8]) -> bool {
     let (Some(s), Some(l)) = (k.get(..8), k.get(8..16)) else {
@@ -90,9 +99,14 @@ fn is_after(score: f64, id: &str, line_start: usize, k: &[u8]) -> bool {
 pub fn query_terms(query: &str) -> Result<Vec<String>, ToolError> {
     let terms = rank::query_terms(query);
     if terms.len() > MAX_TERMS {
-        return Err(ToolError::resource_limit(
+        return Err(ToolError::new(
+            crate::envelope::codes::RESOURCE_LIMIT,
             "query has more than 32 distinct terms",
-        ));
+        )
+        .with_diagnostic(Diagnostic::recovery(
+            "query",
+            "Use at most 32 distinct words; the fewer, the more sections hold them all.",
+        )));
     }
     if terms.is_empty() {
         return Err(ToolError::invalid_request(
@@ -123,9 +137,9 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         .unwrap_or(DEFAULT_LIMIT)
         .clamp(1, MAX_LIMIT);
     let limit = usize::try_from(limit).unwrap_or(1);
-    let inputs = paging::inputs_digest(&args);
+    let inputs = CURSORS.inputs(&args);
     let after = match args.get("cursor").and_then(Value::as_str) {
-        Some(c) => Some(CURSORS.decode(c)?),
+        Some(c) => Some(CURSORS.decode_checked(c, key_ok)?),
         None => None,
     };
     let capture = read::open(str_arg(&args, "bundle_path"), ctx)?;
@@ -186,35 +200,39 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         limit,
         |h, k| is_after(h.score, docs[h.doc].id, h.section.line_start, k),
     );
-    let next_cursor = match page.last() {
-        Some(h) if more => Some(CURSORS.encode(
-            &capture.revision,
-            &inputs,
-            &key(h.score, h.section.line_start, docs[h.doc].id),
-        )),
-        _ => None,
-    };
-    let hits: Vec<Value> = page
+    let rendered: Vec<(Vec<u8>, Value)> = page
         .iter()
         .map(|h| {
             let d = &docs[h.doc];
             let path = &concepts[doc_of[h.doc]].1.file.path;
             let s = &h.section;
             let bytes = d.text.get(s.bytes.clone()).unwrap_or_default();
-            json!({
-                "concept_id": d.id,
-                "path": path,
-                "heading": s.heading,
-                "locator": format!("{path}#L{}-L{}", s.line_start, s.line_end),
-                "line_start": s.line_start,
-                "line_end": s.line_end,
-                "content_sha256": crate::digest::hex(&crate::digest::sha256(bytes.as_bytes())),
-                "snippet": sections::snippet(d.text, s, &terms),
-                "score": h.score,
-                "matched_terms": terms,
-            })
+            let heading: String = s.heading.chars().take(MAX_HEADING).collect();
+            (
+                key(h.score, s.line_start, d.id),
+                json!({
+                    "concept_id": d.id,
+                    "path": path,
+                    "heading": heading,
+                    "locator": format!("{path}#L{}-L{}", s.line_start, s.line_end),
+                    "line_start": s.line_start,
+                    "line_end": s.line_end,
+                    "content_sha256": crate::digest::hex(&crate::digest::sha256(bytes.as_bytes())),
+                    "snippet": sections::snippet(d.text, s, &terms),
+                    "score": h.score,
+                    "matched_terms": terms,
+                }),
+            )
         })
         .collect();
+    let others = query.len() + terms.iter().map(String::len).sum::<usize>() * 2;
+    let (kept, cut) = paging::fit(rendered, others);
+    let more = more || cut;
+    let next_cursor = match kept.last() {
+        Some((k, _)) if more => Some(CURSORS.encode(&capture.revision, &inputs, k)),
+        _ => None,
+    };
+    let hits: Vec<Value> = kept.into_iter().map(|(_, v)| v).collect();
     let mut m = Map::new();
     m.insert("query".into(), json!(query));
     m.insert("terms".into(), json!(terms));
@@ -290,7 +308,10 @@ fn output_schema() -> SchemaRoot {
     let hit = closed(vec![
         ("concept_id", json!({"type": "string"})),
         ("path", r("bundle_relative_path")),
-        ("heading", json!({"type": "string"})),
+        (
+            "heading",
+            json!({"type": "string", "maxLength": MAX_HEADING, "description": "The section's heading text, cut to 512 characters; \"\" for the text before the first heading."}),
+        ),
         ("locator", json!({"type": "string"})),
         ("line_start", json!({"type": "integer", "minimum": 1})),
         ("line_end", json!({"type": "integer", "minimum": 1})),

@@ -57,8 +57,11 @@ pub fn concept_node_id(id: &str) -> String {
 /// Why a graph cannot be answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GraphError {
-    /// More than [`MAX_NODES`] nodes, or an `@id` over [`MAX_ID_CHARS`] characters.
-    Limit(&'static str),
+    /// More than [`MAX_NODES`] nodes.
+    TooManyNodes,
+    /// The `@id` of the concept at this bundle-relative path is over [`MAX_ID_CHARS`]
+    /// characters.
+    IdTooLong(String),
     /// The renderer produced a malformed node collection (`invalid_projection`).
     Malformed,
 }
@@ -207,7 +210,8 @@ pub fn subgraph_ids(graph: &Graph, seeds: &[String], depth: usize) -> BTreeSet<S
 /// the concepts of `only` when given (a subgraph), else every concept.
 ///
 /// # Errors
-/// [`GraphError::Limit`] over the node or `@id` limits; [`GraphError::Malformed`] when a
+/// [`GraphError::TooManyNodes`]; [`GraphError::IdTooLong`] naming the first concept (in
+/// path order) whose node or source node `@id` is too long; [`GraphError::Malformed`] when a
 /// rendered node lacks a string `@id` or `@type`, or two nodes share an `@id`.
 pub fn render(
     bundle: &Bundle<'_>,
@@ -226,11 +230,24 @@ pub fn render(
             .into_iter()
             .filter(|t| only.is_none_or(|o| o.contains(*t)))
             .collect();
-        concept_nodes(id, doc, root.profile, as_of, &links)
+        let nodes = concept_nodes(id, doc, root.profile, as_of, &links).unwrap_or_default();
+        let too_long = nodes.iter().any(|n| {
+            n.get("@id")
+                .and_then(Value::as_str)
+                .is_some_and(|i| i.chars().count() > MAX_ID_CHARS)
+        });
+        if too_long {
+            Err(GraphError::IdTooLong(doc.file.path.clone()))
+        } else {
+            Ok(nodes)
+        }
     });
-    let mut nodes: Vec<Value> = rendered.into_iter().flatten().flatten().collect();
+    let mut nodes: Vec<Value> = Vec::new();
+    for r in rendered {
+        nodes.extend(r?);
+    }
     if nodes.len() + 1 > MAX_NODES {
-        return Err(GraphError::Limit("the graph exceeds 100,000 nodes"));
+        return Err(GraphError::TooManyNodes);
     }
     nodes.sort_by(by_id);
     let mut r = Map::new();
@@ -270,9 +287,7 @@ fn check(nodes: &[Value]) -> Result<(), GraphError> {
             return Err(GraphError::Malformed);
         };
         if id.chars().count() > MAX_ID_CHARS {
-            return Err(GraphError::Limit(
-                "a graph node @id exceeds 8192 characters",
-            ));
+            return Err(GraphError::Malformed);
         }
         if !seen.insert(id) {
             return Err(GraphError::Malformed);
@@ -327,7 +342,7 @@ mod tests {
         };
         assert_eq!(
             render(&b, &g, &root, None, None),
-            Err(GraphError::Limit("the graph exceeds 100,000 nodes"))
+            Err(GraphError::TooManyNodes)
         );
         let only: BTreeSet<String> = ["c0".to_owned()].into();
         let sub = render(&b, &g, &root, None, Some(&only)).expect("a subgraph fits");

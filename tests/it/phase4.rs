@@ -623,3 +623,183 @@ fn p4_near_synonyms_name_the_canonical_parameter_and_change_nothing() {
         );
     }
 }
+
+/// The recovery steps of an error result.
+fn recovery_fields(e: &Value) -> Vec<String> {
+    e["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter(|d| d["code"] == "recovery_step")
+        .map(|d| d["field"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+#[test]
+fn p4_answers_stay_within_256_kib_by_paging_even_for_huge_cards_and_headings() {
+    // 20 concepts with a 200 KB title, each linking hub; one with a 4,000-line setext heading.
+    let title = "t".repeat(200_000);
+    let mut files: Vec<(String, String)> = (0..20)
+        .map(|i| {
+            (
+                format!("c{i:02}.md"),
+                format!("---\ntitle: {title}\n---\nmango [hub](hub.md)\n"),
+            )
+        })
+        .collect();
+    files.push(("hub.md".into(), "---\ntitle: Hub\n---\nhub\n".into()));
+    files.push((
+        "long.md".into(),
+        format!(
+            "---\ntitle: L\n---\n{}===\nmango here\n",
+            "word word\n".repeat(4_000)
+        ),
+    ));
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let (_t, b) = tmp_bundle(&refs);
+    let budget = 256 * 1024;
+    for (tool, args, list) in [
+        (
+            "search_concepts",
+            json!({"bundle_path": b, "query": "mango"}),
+            "hits",
+        ),
+        (
+            "get_neighbors",
+            json!({"bundle_path": b, "concept_id": "hub"}),
+            "edges",
+        ),
+    ] {
+        let mut all = 0;
+        let mut cursor: Option<String> = None;
+        loop {
+            let mut a = args.clone();
+            if let Some(c) = &cursor {
+                a["cursor"] = json!(c);
+            }
+            let out = ok(tool, &a);
+            assert!(
+                out.text().len() <= budget,
+                "{tool}: {} bytes",
+                out.text().len()
+            );
+            let st = out.structured();
+            let n = st[list].as_array().expect("list").len();
+            assert!(n >= 1, "{tool}: a page always moves on");
+            all += n;
+            match st["next_cursor"].as_str() {
+                Some(c) => {
+                    assert_eq!(st["truncated"], true);
+                    cursor = Some(c.to_owned());
+                }
+                None => break,
+            }
+        }
+        assert_eq!(all, if tool == "get_neighbors" { 20 } else { 21 }, "{tool}");
+    }
+    let st = ok(
+        "search_sections",
+        &json!({"bundle_path": b, "query": "mango here"}),
+    )
+    .structured()
+    .clone();
+    let h = st["hits"]
+        .as_array()
+        .expect("hits")
+        .iter()
+        .find(|h| h["concept_id"] == "long")
+        .expect("the long heading's section")
+        .clone();
+    assert_eq!(h["heading"].as_str().expect("heading").chars().count(), 512);
+    assert_eq!(h["line_start"], 4);
+}
+
+#[test]
+fn p4_cursors_of_another_shape_or_tool_and_other_findings_are_refused_or_said() {
+    let (_t, b) = concepts_bundle();
+    let first = ok(
+        "search_sections",
+        &json!({"bundle_path": b, "query": "orders", "limit": 1}),
+    )
+    .structured()
+    .clone();
+    let c = first["next_cursor"].as_str().expect("a cursor").to_owned();
+    let (head, _key) = c.rsplit_once('.').expect("cursor parts");
+    for bad in [format!("{head}."), format!("{head}.3fe2")] {
+        let e = rejected(
+            "search_sections",
+            &json!({"bundle_path": b, "query": "orders", "limit": 1, "cursor": bad}),
+            &b,
+        );
+        assert_eq!(e["code"], "invalid_request", "{e}");
+    }
+    // A search_concepts cursor relabelled as search_sections' is another tool's.
+    let sc = ok(
+        "search_concepts",
+        &json!({"bundle_path": b, "query": "orders", "limit": 1}),
+    )
+    .structured()
+    .clone();
+    let c = sc["next_cursor"]
+        .as_str()
+        .expect("a cursor")
+        .replacen("sc1", "ss1", 1);
+    let e = rejected(
+        "search_sections",
+        &json!({"bundle_path": b, "query": "orders", "limit": 1, "cursor": c}),
+        &b,
+    );
+    assert_eq!(e["code"], "invalid_request", "{e}");
+    // all_terms without a hit suggests search_sections too.
+    let st = ok(
+        "search_concepts",
+        &json!({"bundle_path": b, "query": "zzz qqq", "match": "all_terms"}),
+    )
+    .structured()
+    .clone();
+    assert_eq!(st["notices"][0]["code"], "try_search_sections");
+    // 33 terms: one recovery step, on query.
+    let q: Vec<String> = (0..33).map(|i| format!("w{i}")).collect();
+    let e = rejected(
+        "search_sections",
+        &json!({"bundle_path": b, "query": q.join(" ")}),
+        &b,
+    );
+    assert_eq!(recovery_fields(&e), vec!["query"]);
+    // sources are counted, so a cut list is never silent.
+    let st = ok(
+        "get_neighbors",
+        &json!({"bundle_path": b, "concept_id": "tables/orders", "kinds": ["source"]}),
+    )
+    .structured()
+    .clone();
+    assert_eq!(st["sources_total"], 1);
+}
+
+#[test]
+fn p4_a_graph_over_a_limit_has_one_recovery_step_naming_what_to_do() {
+    // 14 folders of 100 × é: 1,400 é are 8,400 characters once percent-encoded (%C3%A9).
+    let long = vec!["é".repeat(100); 14].join("/");
+    let (_t, b) = tmp_bundle(&[
+        (&format!("{long}.md"), "---\ntitle: L\n---\n"),
+        ("short.md", "---\ntitle: S\n---\n"),
+    ]);
+    let e = rejected("get_semantic_graph", &json!({"bundle_path": b}), &b);
+    assert_eq!(e["code"], "resource_limit");
+    assert_eq!(recovery_fields(&e), vec!["bundle_path"]);
+    // Such a path is over the 512 bytes a diagnostic's file may hold (spec/surface.md §11):
+    // the step says which concept instead of naming it.
+    assert!(e["diagnostics"][0]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("longest path")));
+    let st = ok(
+        "get_semantic_graph",
+        &json!({"bundle_path": b, "concept_ids": ["short"], "depth": 0}),
+    )
+    .structured()
+    .clone();
+    assert_eq!(st["@graph"].as_array().map(Vec::len), Some(2));
+}
