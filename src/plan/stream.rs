@@ -231,6 +231,34 @@ impl Writes {
         }
     }
 
+    /// Streamed writes from `(path, size, H(bytes))` triples.
+    #[must_use]
+    pub fn streamed(writes: Vec<(String, u64, [u8; 32])>) -> Self {
+        Writes::Streamed(
+            writes
+                .into_iter()
+                .map(|(path, size, digest)| PlannedWrite { path, size, digest })
+                .collect(),
+        )
+    }
+
+    /// The bundle-relative paths written, in order.
+    pub fn paths(&self) -> Box<dyn Iterator<Item = &str> + '_> {
+        match self {
+            Writes::Resident(w) => Box::new(w.iter().map(|(p, _)| p.as_str())),
+            Writes::Streamed(w) => Box::new(w.iter().map(|w| w.path.as_str())),
+        }
+    }
+
+    /// The bytes of resident writes; `None` for streamed ones.
+    #[must_use]
+    pub fn resident(&self) -> Option<&[(String, Vec<u8>)]> {
+        match self {
+            Writes::Resident(w) => Some(w),
+            Writes::Streamed(_) => None,
+        }
+    }
+
     /// The planned writes (computed for resident bytes).
     #[must_use]
     pub fn planned(&self) -> std::borrow::Cow<'_, [PlannedWrite]> {

@@ -19,7 +19,7 @@ use crate::plan::migration::request::{
 use crate::plan::migration::source::{self, Selector, SourceResolution};
 use crate::plan::migration::{self as planner, MigrationPlan, MigrationStatus};
 use crate::plan::stage::{Plan, PlanStatus};
-use crate::plan::stream::Payloads;
+use crate::plan::stream::{Payloads, Writes};
 use crate::store::capture;
 use crate::store::error::StoreError;
 use crate::store::root::{self, Root};
@@ -370,8 +370,7 @@ fn to_stage_plan(p: MigrationPlan) -> Plan {
         request_digest: p.request_digest,
         change_set_id: p.change_set_id,
         plan_digest: p.plan_digest,
-        writes: Vec::new(),
-        streamed: p.writes,
+        writes: Writes::streamed(p.writes),
         changed_refs: p.changed_refs,
         diff: p.diff,
         diagnostics: crate::plan::stage::finish_diagnostics(diagnostics),

@@ -24,6 +24,7 @@ use crate::plan::patch::ops::{
     SourceSelector, Verification, Window,
 };
 use crate::plan::stage::{self, finish_diagnostics, OpEffect, Plan, PlanStatus, Sealed, Verdict};
+use crate::plan::stream::Writes;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Maximum affected paths of a plan (spec/surface.md §11).
@@ -155,8 +156,7 @@ pub fn plan_patch_parsed(
             request_digest: request_digest.clone(),
             change_set_id: change_set.id.clone(),
             plan_digest: request_digest.clone(),
-            writes: Vec::new(),
-            streamed: Vec::new(),
+            writes: Writes::default(),
             changed_refs: Vec::new(),
             diff: Diff::default(),
             diagnostics: finish_diagnostics(diags),
@@ -238,8 +238,7 @@ pub fn plan_patch_parsed(
         request_digest,
         change_set_id: change_set.id.clone(),
         plan_digest,
-        writes,
-        streamed: Vec::new(),
+        writes: Writes::Resident(writes),
         changed_refs,
         diff,
         diagnostics: finish_diagnostics(projected),
