@@ -427,7 +427,6 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
         idempotency_key: key.clone(),
         request_digest: request_digest.clone(),
         base_revision: Some(auth.revision.clone()),
-        ..ReceiptMatch::default()
     };
 
     ctx.cancel.check()?;

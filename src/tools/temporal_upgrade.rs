@@ -438,7 +438,6 @@ mod tests {
             idempotency_key: key(),
             request_digest: r.receipt.request_digest.clone(),
             base_revision: Some(r.receipt.base_revision.clone()),
-            ..ReceiptMatch::default()
         }
     }
 
