@@ -11,10 +11,12 @@
 //! Used by the migration planner (`plan::migration`, which adds the diff and the assets) and
 //! the temporal upgrade planner (`plan::temporal`).
 
+use crate::cancel::Cancel;
 use crate::envelope::ToolError;
 use crate::okf::bundle::Bundle;
 use crate::okf::finding::Finding;
 use crate::okf::validate::{self, Report, ValidationOptions};
+use crate::progress::Progress;
 use std::collections::BTreeSet;
 
 /// Written documents validated together by one [`validate::validate_staged`] call.
@@ -178,6 +180,53 @@ fn sort_findings(findings: &mut [Finding]) {
             .then(a.code.cmp(b.code))
             .then(a.message.cmp(&b.message))
     });
+}
+
+/// The cancellation checks and `planning` progress reports of a planner's loop over
+/// `items` documents (spec/migration.md §12.5 rule 4, spec/temporal.md §5): one final report
+/// at the start and one at the end, throttled reports in between, counted after the captured
+/// files so the progress keeps increasing from the capture's.
+#[derive(Debug)]
+pub struct Pace<'c> {
+    cancel: &'c Cancel,
+    progress: Progress,
+    files: u64,
+    total: Option<u64>,
+}
+
+impl<'c> Pace<'c> {
+    /// Starts the loop over `items` documents of a capture of `files` files: reports
+    /// `files` of `files + items`.
+    #[must_use]
+    pub fn start(cancel: &'c Cancel, files: usize, items: usize) -> Self {
+        let progress = crate::progress::current();
+        let files = files as u64;
+        let total = Some(files + items as u64);
+        progress.finish(files, total, "planning");
+        Pace {
+            cancel,
+            progress,
+            files,
+            total,
+        }
+    }
+
+    /// Before item `i`: the cancellation check, then a (throttled) report.
+    ///
+    /// # Errors
+    /// `operation_cancelled`.
+    pub fn next(&self, i: usize) -> Result<(), ToolError> {
+        self.cancel.check()?;
+        self.progress
+            .report(self.files + i as u64, self.total, "planning");
+        Ok(())
+    }
+
+    /// After the last item: reports the total.
+    pub fn finish(&self) {
+        let total = self.total.unwrap_or(self.files);
+        self.progress.finish(total, self.total, "planning");
+    }
 }
 
 /// One write of a streamed plan: the bundle-relative path and the size and SHA-256 of the

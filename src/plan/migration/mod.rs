@@ -41,7 +41,7 @@ use crate::okf::validate::{self, ValidationOptions};
 use crate::okf::version::Target;
 use crate::plan::diff::Diff;
 use crate::plan::stage;
-use crate::plan::stream::BatchStage;
+use crate::plan::stream::{BatchStage, Pace};
 use citations::{Blocker, CitationMapping, DocKind};
 use request::{MigrationRequest, Proof};
 use source::SourceResolution;
@@ -411,14 +411,10 @@ fn target_replay(
     cancel: &crate::cancel::Cancel,
 ) -> Result<Findings, ToolError> {
     let mut f = Findings::default();
-    let progress = crate::progress::current();
-    let files = bundle.capture.files.len() as u64;
-    let total = Some(files + bundle.docs.len() as u64);
-    progress.finish(files, total, "planning");
+    let pace = Pace::start(cancel, bundle.capture.files.len(), bundle.docs.len());
     let t = Targets::new(req, bundle, &mut f);
     for (i, doc) in bundle.docs.iter().enumerate() {
-        cancel.check()?;
-        progress.report(files + i as u64, total, "planning");
+        pace.next(i)?;
         let Some(kind) = kind_of(doc) else { continue };
         let path = doc.file.path.as_str();
         let bytes = bytes_of(doc.file, reread)?;
@@ -451,7 +447,7 @@ fn target_replay(
             ),
         }
     }
-    progress.finish(files + bundle.docs.len() as u64, total, "planning");
+    pace.finish();
     Ok(f)
 }
 
@@ -531,18 +527,12 @@ struct PlanSink<'s, 'b, 'c> {
     notices: Vec<Diagnostic>,
     proposals: Vec<CitationMapping>,
     staged: StagedWrites<'b, 'c>,
-    cancel: &'s crate::cancel::Cancel,
-    progress: &'s crate::progress::Progress,
-    files: u64,
-    total: Option<u64>,
+    pace: &'s Pace<'s>,
 }
 
 impl writes::Sink<ToolError> for PlanSink<'_, '_, '_> {
     fn next(&mut self, i: usize) -> Result<(), ToolError> {
-        self.cancel.check()?;
-        self.progress
-            .report(self.files + i as u64, self.total, "planning");
-        Ok(())
+        self.pace.next(i)
     }
 
     fn document(&mut self, path: &str, w: writes::Worked<'_>) -> Result<(), ToolError> {
@@ -600,21 +590,13 @@ fn transition<'b, 'c>(
         }
     }
     let staged = StagedWrites::new(bundle, req.view.diff_bytes);
-    // Progress (spec/migration.md §12.5 rule 4): one report at the start and one at the end,
-    // throttled in between; counted after the captured files so it keeps increasing.
-    let progress = crate::progress::current();
-    let files = capture.files.len() as u64;
-    let total = Some(files + bundle.docs.len() as u64);
-    progress.finish(files, total, "planning");
+    let pace = Pace::start(cancel, capture.files.len(), bundle.docs.len());
     let mut sink = PlanSink {
         findings: f,
         notices,
         proposals: Vec::new(),
         staged,
-        cancel,
-        progress: &progress,
-        files,
-        total,
+        pace: &pace,
     };
     let read = |file: &'c CapturedFile| bytes_of(file, reread);
     writes::walk(capture, req, &t, &read, true, &mut sink)?;
@@ -625,7 +607,7 @@ fn transition<'b, 'c>(
         staged,
         ..
     } = sink;
-    progress.finish(files + bundle.docs.len() as u64, total, "planning");
+    pace.finish();
     set_proposals(out, proposals);
     let (base_report, staged_report, writes, diff) = staged.finish()?;
     // The target preflight (§6.4 rule 5, §12.3): pre-existing errors of documents the

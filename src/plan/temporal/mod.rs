@@ -31,7 +31,7 @@ use crate::okf::validate::ValidationOptions;
 use crate::okf::version::{self, Target};
 use crate::plan::identity::{plan_digest_hashed, PlanInputs, Ref};
 use crate::plan::stage;
-use crate::plan::stream::BatchStage;
+use crate::plan::stream::{BatchStage, Pace};
 use fields::Rewrite;
 use request::{failure, Mapping, TemporalRequest};
 use std::borrow::Cow;
@@ -164,18 +164,12 @@ struct PlanSink<'s, 'b, 'c> {
     changed_refs: Vec<String>,
     /// Whether the diff is wanted (a preview).
     diff: bool,
-    cancel: &'s Cancel,
-    progress: &'s crate::progress::Progress,
-    files: u64,
-    total: Option<u64>,
+    pace: &'s Pace<'s>,
 }
 
 impl writes::Sink<ToolError> for PlanSink<'_, '_, '_> {
     fn next(&mut self, i: usize) -> Result<(), ToolError> {
-        self.cancel.check()?;
-        self.progress
-            .report(self.files + i as u64, self.total, "planning");
-        Ok(())
+        self.pace.next(i)
     }
 
     fn fail(&self, e: ToolError) -> ToolError {
@@ -236,25 +230,18 @@ pub fn plan<'b>(
     };
     check_version(bundle, apply)?;
     let staged = BatchStage::new(bundle, validation_options());
-    // Progress (as the migration): counted after the captured files so it keeps increasing.
-    let progress = crate::progress::current();
-    let files = capture.files.len() as u64;
     let docs: Vec<(&str, &CapturedFile)> = concepts(bundle)
         .into_iter()
         .map(|(id, doc)| (id, doc.file))
         .collect();
-    let total = Some(files + docs.len() as u64);
-    progress.finish(files, total, "planning");
+    let pace = Pace::start(cancel, capture.files.len(), docs.len());
     let mut sink = PlanSink {
         staged,
         sections: Vec::new(),
         sections_bytes: 0,
         changed_refs: Vec::new(),
         diff: !apply,
-        cancel,
-        progress: &progress,
-        files,
-        total,
+        pace: &pace,
     };
     let read = |f: &'b CapturedFile| bytes_of(f, reread);
     let walked = writes::walk(&docs, req, apply, &read, &mut sink)?;
@@ -267,7 +254,7 @@ pub fn plan<'b>(
     out.unresolved = walked.unresolved;
     let consumed = walked.consumed;
     let deferred = walked.deferred;
-    progress.finish(files + docs.len() as u64, total, "planning");
+    pace.finish();
     if let Some(m) = req
         .mappings
         .iter()
