@@ -47,6 +47,7 @@ use request::{MigrationRequest, Proof};
 use source::SourceResolution;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+use writes::Targets;
 
 /// Maximum blockers and manual actions returned (§8 step 6, beyond reference: the rest is
 /// cut with `blockers_truncated`).
@@ -329,44 +330,7 @@ fn finish_findings(out: &mut MigrationPlan, f: Findings) {
     out.blockers_truncated = total > MAX_BLOCKERS;
 }
 
-/// The request's mappings and explicit instants by path, and the missing-document blockers
-/// of mapped paths that are not concepts or reserved documents.
-struct Targets<'r> {
-    mappings: BTreeMap<&'r str, &'r CitationMapping>,
-    explicit: BTreeMap<&'r str, &'r str>,
-    computations: BTreeMap<&'r str, &'r request::Computation>,
-    /// The distinct assets by path (request validation: one content per path).
-    assets: BTreeMap<&'r str, &'r request::Asset>,
-}
-
 impl<'r> Targets<'r> {
-    /// The targets of `req` by path.
-    fn of(req: &'r MigrationRequest) -> Self {
-        Targets {
-            mappings: req
-                .citation_mappings
-                .iter()
-                .map(|m| (m.path.as_str(), m))
-                .collect(),
-            explicit: req
-                .generated_at
-                .iter()
-                .map(|g| (g.path.as_str(), g.at.as_str()))
-                .collect(),
-            computations: req
-                .computations
-                .iter()
-                .map(|c| (c.path.as_str(), c))
-                .collect(),
-            assets: req
-                .computations
-                .iter()
-                .filter_map(|c| c.asset.as_ref())
-                .map(|a| (a.path.as_str(), a))
-                .collect(),
-        }
-    }
-
     /// The targets of `req` by path, with the blockers of the computations and mapped paths
     /// that `bundle` lacks added to `f`.
     fn new(req: &'r MigrationRequest, bundle: &Bundle<'_>, f: &mut Findings) -> Self {

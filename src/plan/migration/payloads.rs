@@ -8,8 +8,7 @@ use crate::envelope::ToolError;
 use crate::okf::capture::{Capture, CapturedFile};
 use crate::plan::migration::document::AssetOutcome;
 use crate::plan::migration::request::MigrationRequest;
-use crate::plan::migration::writes::{self, Sink, Worked};
-use crate::plan::migration::Targets;
+use crate::plan::migration::writes::{self, Sink, Targets, Worked};
 use crate::plan::stream::{Emit, Fault, Payloads};
 use std::borrow::Cow;
 

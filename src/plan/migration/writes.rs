@@ -19,9 +19,47 @@ use crate::okf::capture::{Capture, CapturedFile};
 use crate::okf::grammar::{classify, DocClass};
 use crate::plan::migration::citations::{CitationMapping, DocKind};
 use crate::plan::migration::document::{self, AssetOutcome, DocOutcome};
-use crate::plan::migration::request::MigrationRequest;
-use crate::plan::migration::Targets;
+use crate::plan::migration::request::{Asset, Computation, MigrationRequest};
 use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+/// The request's citation mappings, explicit instants, computations and assets by path.
+pub(super) struct Targets<'r> {
+    pub(super) mappings: BTreeMap<&'r str, &'r CitationMapping>,
+    pub(super) explicit: BTreeMap<&'r str, &'r str>,
+    pub(super) computations: BTreeMap<&'r str, &'r Computation>,
+    /// The distinct assets by path (request validation: one content per path).
+    pub(super) assets: BTreeMap<&'r str, &'r Asset>,
+}
+
+impl<'r> Targets<'r> {
+    /// The targets of `req` by path.
+    pub(super) fn of(req: &'r MigrationRequest) -> Self {
+        Targets {
+            mappings: req
+                .citation_mappings
+                .iter()
+                .map(|m| (m.path.as_str(), m))
+                .collect(),
+            explicit: req
+                .generated_at
+                .iter()
+                .map(|g| (g.path.as_str(), g.at.as_str()))
+                .collect(),
+            computations: req
+                .computations
+                .iter()
+                .map(|c| (c.path.as_str(), c))
+                .collect(),
+            assets: req
+                .computations
+                .iter()
+                .filter_map(|c| c.asset.as_ref())
+                .map(|a| (a.path.as_str(), a))
+                .collect(),
+        }
+    }
+}
 
 /// What the loop computed of one written-or-blocked document: its bytes, its outcome and,
 /// when asked for, its proposal (§12.4 rule 1).

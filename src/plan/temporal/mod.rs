@@ -32,10 +32,10 @@ use crate::okf::version::{self, Target};
 use crate::plan::identity::{plan_digest_hashed, PlanInputs, Ref};
 use crate::plan::stage;
 use crate::plan::stream::{BatchStage, Pace};
-use fields::Rewrite;
-use request::{failure, Mapping, TemporalRequest};
+use request::{failure, TemporalRequest};
 use std::borrow::Cow;
 use std::collections::BTreeSet;
+use writes::Unresolved;
 
 /// Reads the bytes of a spilled file again (the store's `capture::reread`), checked against
 /// its captured size and digest.
@@ -76,14 +76,6 @@ impl UpgradeStatus {
             UpgradeStatus::Noop => "noop",
         }
     }
-}
-
-/// One legacy date without a mapping: `{concept, path, from}` (§5).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unresolved {
-    pub concept: String,
-    pub path: String,
-    pub from: String,
 }
 
 /// A built upgrade plan.
@@ -139,19 +131,6 @@ fn concepts<'b, 'c>(bundle: &'b Bundle<'c>) -> Vec<(&'b str, &'b Doc<'c>)> {
     let mut v: Vec<(&str, &Doc<'_>)> = bundle.concepts().collect();
     v.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     v
-}
-
-/// The rewrites of one concept from its mappings (`to` of each), for [`rewrite_document`].
-#[must_use]
-pub fn rewrites_of<'m>(mappings: &[&'m Mapping]) -> Vec<Rewrite<'m>> {
-    mappings
-        .iter()
-        .map(|m| Rewrite {
-            path: &m.path,
-            from: &m.from,
-            to: &m.to,
-        })
-        .collect()
 }
 
 /// The planner's [`writes::Sink`]: stages and validates each rewrite

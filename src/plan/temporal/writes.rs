@@ -11,11 +11,31 @@
 use crate::envelope::ToolError;
 use crate::okf::bundle::parse_document;
 use crate::okf::capture::CapturedFile;
-use crate::plan::temporal::fields::{occurrences, rewrite_document, ValueClass};
+use crate::plan::temporal::fields::{occurrences, rewrite_document, Rewrite, ValueClass};
 use crate::plan::temporal::request::{failure, Mapping, TemporalRequest};
-use crate::plan::temporal::{rewrites_of, Unresolved};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// One legacy date without a mapping: `{concept, path, from}` (§5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unresolved {
+    pub concept: String,
+    pub path: String,
+    pub from: String,
+}
+
+/// The rewrites of one concept from its mappings (`to` of each), for [`rewrite_document`].
+#[must_use]
+pub fn rewrites_of<'m>(mappings: &[&'m Mapping]) -> Vec<Rewrite<'m>> {
+    mappings
+        .iter()
+        .map(|m| Rewrite {
+            path: &m.path,
+            from: &m.from,
+            to: &m.to,
+        })
+        .collect()
+}
 
 /// Where [`walk`] sends what it finds: the planner's stage or the store's emitter.
 pub trait Sink<E> {
