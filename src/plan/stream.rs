@@ -14,9 +14,11 @@
 use crate::cancel::Cancel;
 use crate::envelope::ToolError;
 use crate::okf::bundle::Bundle;
+use crate::okf::capture::CapturedFile;
 use crate::okf::finding::Finding;
 use crate::okf::validate::{self, Report, ValidationOptions};
 use crate::progress::Progress;
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 /// Written documents validated together by one [`validate::validate_staged`] call.
@@ -180,6 +182,26 @@ fn sort_findings(findings: &mut [Finding]) {
             .then(a.code.cmp(b.code))
             .then(a.message.cmp(&b.message))
     });
+}
+
+/// Reads the bytes of a spilled file again (the store's `capture::Rereader` or
+/// `capture::reread`), checked against its captured size and digest; a planner may call it
+/// from two threads at once.
+pub type Reread<'r> = dyn Fn(&CapturedFile) -> Result<Vec<u8>, ToolError> + Sync + 'r;
+
+/// The bytes of `file`: resident, or read again with `reread`.
+///
+/// # Errors
+/// `reread`'s error.
+pub fn bytes_of<'a>(
+    file: &'a CapturedFile,
+    reread: &Reread<'_>,
+) -> Result<Cow<'a, [u8]>, ToolError> {
+    if file.is_resident() {
+        Ok(Cow::Borrowed(file.bytes()))
+    } else {
+        reread(file).map(Cow::Owned)
+    }
 }
 
 /// The cancellation checks and `planning` progress reports of a planner's loop over

@@ -41,11 +41,10 @@ use crate::okf::validate::{self, ValidationOptions};
 use crate::okf::version::Target;
 use crate::plan::diff::Diff;
 use crate::plan::stage;
-use crate::plan::stream::{BatchStage, Pace};
+use crate::plan::stream::{bytes_of, BatchStage, Pace, Reread};
 use citations::{Blocker, CitationMapping, DocKind};
 use request::{MigrationRequest, Proof};
 use source::SourceResolution;
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use writes::Targets;
 
@@ -212,25 +211,6 @@ fn action_message(code: &str) -> &'static str {
         "provide_generated_at" => "pass generated_at for this concept",
         "provide_generated_by" => "pass generated_by (an actor such as agent/1.0)",
         _ => "see the blocker",
-    }
-}
-
-/// Reads the bytes of a spilled file again (the store's `capture::reread`), checked against
-/// its captured file; the planner may call it from two threads at once.
-pub type Reread<'r> = dyn Fn(&CapturedFile) -> Result<Vec<u8>, ToolError> + Sync + 'r;
-
-/// The bytes of `file`: resident, or read again.
-///
-/// # Errors
-/// `reread`'s error.
-pub fn bytes_of<'a>(
-    file: &'a CapturedFile,
-    reread: &Reread<'_>,
-) -> Result<Cow<'a, [u8]>, ToolError> {
-    if file.is_resident() {
-        Ok(Cow::Borrowed(file.bytes()))
-    } else {
-        reread(file).map(Cow::Owned)
     }
 }
 

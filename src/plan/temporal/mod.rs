@@ -31,15 +31,10 @@ use crate::okf::validate::ValidationOptions;
 use crate::okf::version::{self, Target};
 use crate::plan::identity::{plan_digest_hashed, PlanInputs, Ref};
 use crate::plan::stage;
-use crate::plan::stream::{BatchStage, Pace};
+use crate::plan::stream::{bytes_of, BatchStage, Pace, Reread};
 use request::{failure, TemporalRequest};
-use std::borrow::Cow;
 use std::collections::BTreeSet;
 use writes::Unresolved;
-
-/// Reads the bytes of a spilled file again (the store's `capture::reread`), checked against
-/// its captured size and digest.
-pub type Reread<'r> = dyn Fn(&CapturedFile) -> Result<Vec<u8>, ToolError> + 'r;
 
 /// The validator options of the staged validation (§5 step 8): strict, OKF 0.2, instant
 /// profile. The capture of both temporal tools is parsed under them.
@@ -99,15 +94,6 @@ pub struct UpgradePlan {
     /// The unified diff of the rewrites for the readable text (spec/surface.md §18.2 rule 2),
     /// cut by whole file sections at [`crate::plan::diff::DIFF_CAP`]; empty unless `ready`.
     pub diff: crate::plan::diff::Diff,
-}
-
-/// The bytes of `file`: resident, or read again.
-fn bytes_of<'a>(file: &'a CapturedFile, reread: &Reread<'_>) -> Result<Cow<'a, [u8]>, ToolError> {
-    if file.is_resident() {
-        Ok(Cow::Borrowed(file.bytes()))
-    } else {
-        reread(file).map(Cow::Owned)
-    }
 }
 
 /// §5 step 4: the effective version is 0.2 and a declared version, if any, is 0.2.

@@ -6,10 +6,9 @@
 
 use crate::envelope::ToolError;
 use crate::okf::capture::{Capture, CapturedFile};
-use crate::plan::stream::{Emit, Fault, Payloads};
+use crate::plan::stream::{Emit, Fault, Payloads, Reread};
 use crate::plan::temporal::request::TemporalRequest;
 use crate::plan::temporal::writes::{self, Sink};
-use crate::plan::temporal::Reread;
 use std::borrow::Cow;
 
 /// The payload producer of a temporal apply: `req` as the plan was built from it, `read` for
