@@ -17,7 +17,7 @@
 //! capture spilled are read again through the caller's [`Reread`]; each written document is
 //! hashed, validated in small batches and added to the diff while the 1 MiB budget lasts,
 //! then dropped. The plan keeps paths, digests and findings; the apply produces the payloads
-//! again under the store lock by the same write loop ([`writes::walk`]) from the same bytes.
+//! again under the store lock by the same write loop (`writes::walk`) from the same bytes.
 //!
 //! A partly migrated bundle is planned as a transition with the mixed-state tolerance of §8
 //! step 5.2: a document whose transition is blocked but whose target replay is clean is

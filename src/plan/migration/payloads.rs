@@ -1,6 +1,6 @@
 //! The payloads of a verified migration plan, made again under the store lock from the
 //! capture the store compared at C5 (spec/migration.md §12.5 rule 2): the planner's own
-//! write loop ([`writes::walk`]) runs on the locked capture, each document read again, and
+//! write loop (`writes::walk`) runs on the locked capture, each document read again, and
 //! hands each write to the store's emitter; the store checks every payload against the
 //! planned digest.
 

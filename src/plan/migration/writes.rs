@@ -2,7 +2,7 @@
 //! rule 3): the documents in path order, then the computation assets, then the root
 //! `index.md`. Each document is read, migrated ([`document::migrate_document`],
 //! [`document::migrate_root`]) and, unless the mixed-state tolerance settles it (§8 step 5.2,
-//! [`document::settled`]), handed to a [`Sink`] with its outcome; each asset is handed over
+//! [`document::settled`]), handed to a `Sink` with its outcome; each asset is handed over
 //! with its §6.6 rule 4 decision ([`document::asset_outcome`]).
 //!
 //! The planner ([`super::plan`]) runs it with a sink that records the findings and
