@@ -25,7 +25,6 @@ use okf_mcp::okf::version::Target;
 use okf_mcp::plan::identity::ChangeSet;
 use okf_mcp::plan::patch::ops::parse_patch_request;
 use okf_mcp::plan::patch::planner::{plan_patch, validation_options};
-use okf_mcp::plan::stream::Writes;
 use okf_mcp::store::capture;
 use okf_mcp::store::commit::{manifest, CommitRequest, Reserve, Txn};
 use okf_mcp::store::handle::StoreOptions;
@@ -590,7 +589,11 @@ fn phases(dir: &Path, first: usize, reps: usize) -> Res<Vec<(&'static str, Durat
         black_box(validate::validate(&cap, &opts).map_err(|_| "bundle fault")?);
         s.push(t.elapsed());
         let t = Instant::now();
-        let staged = overlay_capture(&cap, &plan.writes);
+        let writes = plan
+            .writes
+            .resident()
+            .ok_or("a patch plan holds its bytes")?;
+        let staged = overlay_capture(&cap, writes);
         s.push(t.elapsed());
         let t = Instant::now();
         let full = black_box(validate::validate(&staged, &opts).map_err(|_| "bundle fault")?);
@@ -604,14 +607,14 @@ fn phases(dir: &Path, first: usize, reps: usize) -> Res<Vec<(&'static str, Durat
         s.push(t.elapsed());
         let t = Instant::now();
         let fast = black_box(
-            validate::validate_staged(&parsed, &base_report, &plan.writes, &opts)
+            validate::validate_staged(&parsed, &base_report, writes, &opts)
                 .map_err(|_| "bundle fault")?,
         );
         s.push(t.elapsed());
         let t = Instant::now();
         let revision = black_box(digest::revision_with(
             cap.files.iter().map(|f| (f.path.as_str(), &f.digest)),
-            &plan.writes,
+            writes,
         ));
         s.push(t.elapsed());
         if fast != full || Some(&revision) != plan.result_revision.as_ref() {
@@ -630,7 +633,7 @@ fn phases(dir: &Path, first: usize, reps: usize) -> Res<Vec<(&'static str, Durat
             base_revision: rev.clone(),
             result_revision: plan.result_revision.clone().unwrap_or_default(),
             base: manifest(&cap),
-            writes: Writes::Resident(plan.writes),
+            writes: plan.writes,
             changed_refs: plan.changed_refs,
             replay: None,
         };

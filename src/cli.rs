@@ -11,12 +11,12 @@
 
 mod bar;
 mod migrate;
+mod run;
 
-use crate::cancel::Cancel;
-use crate::tools::Ctx;
-use crate::wire::dispatch;
+use run::{run_tool, usage, Fault};
+pub use run::{EXIT_INTERNAL, EXIT_USAGE, INTERNAL_FAULT_LINE, UNKNOWN_TOOL};
+
 use crate::wire::registry;
-use crate::wire::result::ToolResult;
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
@@ -67,25 +67,8 @@ enum Command {
     Migrate(migrate::MigrateArgs),
 }
 
-/// Exit code of a usage error.
-pub const EXIT_USAGE: i32 = 2;
-/// Exit code of an internal fault (a handler panic).
-pub const EXIT_INTERNAL: i32 = 3;
-
-/// The one stderr line of an internal fault (spec/surface.md §1.2); never carries panic data.
-pub const INTERNAL_FAULT_LINE: &str = "okf-mcp: internal error in tool handler";
-
 /// The one stderr line of a bare `okf-mcp` whose standard input is a terminal.
 pub const BARE_TERMINAL_LINE: &str = "okf-mcp: this is an MCP server speaking JSON-RPC on standard input; start it from an MCP host, or see okf-mcp --help (okf-mcp demo shows it at work). Ctrl-D ends it.";
-
-/// The usage message of an unknown tool name: it names the command that lists the tools.
-pub const UNKNOWN_TOOL: &str = "unknown tool name (okf-mcp tools lists every tool)";
-
-/// Prints one fixed usage line on stderr (never echoing arguments) and returns exit code 2.
-fn usage(msg: &str) -> i32 {
-    eprintln!("okf-mcp: {msg}; see okf-mcp --help");
-    EXIT_USAGE
-}
 
 /// The one line of a clap usage error (spec/surface.md §18.7 rule 2): clap's own explanation
 /// of the kind of error, with only what names the command line's own grammar (flags and
@@ -258,67 +241,6 @@ fn call(tool: &str, args: Option<OsString>, args_file: Option<OsString>, pretty:
             EXIT_INTERNAL
         }
     }
-}
-
-/// A handler panic caught by [`run_tool`]; it carries no panic data.
-struct Fault;
-
-/// Runs `tool` on the raw argument bytes `raw` through the MCP dispatcher, as `call` and
-/// `migrate` do: SIGINT/SIGTERM cancel it, its progress is drawn on stderr when stderr is a
-/// terminal ([`bar::draws_on`]) and erased before this returns, and a handler panic is caught
-/// (the default hook, which would print its payload, is replaced by a silent one).
-///
-/// `Ok(None)` when no tool of that name is registered.
-fn run_tool(tool: &str, raw: &[u8]) -> Result<Option<ToolResult>, Fault> {
-    let cancel = Cancel::new();
-    install_signal_cancel(&cancel);
-    let progress = bar::CallProgress::for_stderr(bar::draws_on(
-        std::io::stderr().is_terminal(),
-        std::env::var_os("TERM").as_deref(),
-    ));
-    let ctx = Ctx {
-        cancel,
-        progress: progress.sink(),
-    };
-    let tool = tool.to_owned();
-    // The default hook would print the panic payload; the caller prints a fixed line.
-    std::panic::set_hook(Box::new(|_| {}));
-    // After a panic the progress is only closed and its bar erased (a poisoned lock skips
-    // the erase); the process answers and exits.
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-        crate::server::test_panic(&tool);
-        dispatch::call(&tool, Some(raw), &ctx)
-    }));
-    // The bar is gone before anything else is printed.
-    progress.clear();
-    result.map_err(|_| Fault)
-}
-
-/// SIGINT/SIGTERM cancel the running CLI request (spec/surface.md §1.2).
-fn install_signal_cancel(cancel: &Cancel) {
-    let cancel = cancel.clone();
-    std::thread::spawn(move || {
-        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        else {
-            return;
-        };
-        rt.block_on(async move {
-            use tokio::signal::unix::{signal, SignalKind};
-            let (Ok(mut term), Ok(mut int)) = (
-                signal(SignalKind::terminate()),
-                signal(SignalKind::interrupt()),
-            ) else {
-                return;
-            };
-            tokio::select! {
-                _ = term.recv() => {},
-                _ = int.recv() => {},
-            }
-            cancel.cancel();
-        });
-    });
 }
 
 /// Debug logging of the server, to stderr only and only when `RUST_LOG` is set (e.g.

@@ -38,7 +38,7 @@
 //! No flags for `citation_mappings`, `generated_at`, `computations` or
 //! `timestamp_conflict_policy`: a bundle that needs them is migrated with `okf-mcp call`.
 
-use super::{run_tool, usage, Fault, EXIT_INTERNAL, INTERNAL_FAULT_LINE};
+use super::run::{run_tool, usage, Fault, EXIT_INTERNAL, INTERNAL_FAULT_LINE, UNKNOWN_TOOL};
 use crate::wire::result::ToolResult;
 use serde_json::{json, Map, Value};
 use std::ffi::{OsStr, OsString};
@@ -159,7 +159,7 @@ pub fn run(a: &MigrateArgs) -> i32 {
     let raw = args.to_string().into_bytes();
     let result = match run_tool(tool, &raw) {
         Ok(Some(r)) => r,
-        Ok(None) => return usage(crate::cli::UNKNOWN_TOOL),
+        Ok(None) => return usage(UNKNOWN_TOOL),
         Err(Fault) => {
             eprintln!("{INTERNAL_FAULT_LINE}");
             return EXIT_INTERNAL;

@@ -22,6 +22,7 @@ use crate::okf::validate::{self, Report, ValidationOptions};
 use crate::okf::version::Declaration;
 use crate::plan::diff::{self, Diff, FileChange};
 use crate::plan::identity::{self, PlanInputs, PlanWrite, Ref};
+use crate::plan::stream::Writes;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Maximum `preexisting_error` warnings before `preexisting_errors_truncated`.
@@ -92,12 +93,11 @@ pub struct Plan {
     pub change_set_id: String,
     /// The plan digest for applicable/noop; the request digest when rejected.
     pub plan_digest: String,
-    /// Written files `(path, new bytes)`, ascending by path; empty unless applicable.
-    pub writes: Vec<(String, Vec<u8>)>,
-    /// Written files of a streamed plan `(path, size, H(new bytes))`, ascending by path: the
-    /// bytes are produced again at commit time (spec/migration.md §12.5 rule 2). Non-empty
-    /// only when `writes` is empty.
-    pub streamed: Vec<(String, u64, [u8; 32])>,
+    /// Written files, ascending by path; empty unless applicable: their bytes
+    /// ([`Writes::Resident`], the concept patch) or, for a streamed plan, only their paths,
+    /// sizes and digests ([`Writes::Streamed`]: the bytes are produced again at commit time,
+    /// spec/migration.md §12.5 rule 2).
+    pub writes: Writes,
     /// Concept ids of written concept files, sorted.
     pub changed_refs: Vec<String>,
     /// The unified diff of the writes, cut by whole file sections past 1 MiB (§5.4).

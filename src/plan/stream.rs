@@ -11,10 +11,14 @@
 //! Used by the migration planner (`plan::migration`, which adds the diff and the assets) and
 //! the temporal upgrade planner (`plan::temporal`).
 
+use crate::cancel::Cancel;
 use crate::envelope::ToolError;
 use crate::okf::bundle::Bundle;
+use crate::okf::capture::CapturedFile;
 use crate::okf::finding::Finding;
 use crate::okf::validate::{self, Report, ValidationOptions};
+use crate::progress::Progress;
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 /// Written documents validated together by one [`validate::validate_staged`] call.
@@ -180,6 +184,73 @@ fn sort_findings(findings: &mut [Finding]) {
     });
 }
 
+/// Reads the bytes of a spilled file again (the store's `capture::Rereader` or
+/// `capture::reread`), checked against its captured size and digest; a planner may call it
+/// from two threads at once.
+pub type Reread<'r> = dyn Fn(&CapturedFile) -> Result<Vec<u8>, ToolError> + Sync + 'r;
+
+/// The bytes of `file`: resident, or read again with `reread`.
+///
+/// # Errors
+/// `reread`'s error.
+pub fn bytes_of<'a>(
+    file: &'a CapturedFile,
+    reread: &Reread<'_>,
+) -> Result<Cow<'a, [u8]>, ToolError> {
+    if file.is_resident() {
+        Ok(Cow::Borrowed(file.bytes()))
+    } else {
+        reread(file).map(Cow::Owned)
+    }
+}
+
+/// The cancellation checks and `planning` progress reports of a planner's loop over
+/// `items` documents (spec/migration.md §12.5 rule 4, spec/temporal.md §5): one final report
+/// at the start and one at the end, throttled reports in between, counted after the captured
+/// files so the progress keeps increasing from the capture's.
+#[derive(Debug)]
+pub struct Pace<'c> {
+    cancel: &'c Cancel,
+    progress: Progress,
+    files: u64,
+    total: Option<u64>,
+}
+
+impl<'c> Pace<'c> {
+    /// Starts the loop over `items` documents of a capture of `files` files: reports
+    /// `files` of `files + items`.
+    #[must_use]
+    pub fn start(cancel: &'c Cancel, files: usize, items: usize) -> Self {
+        let progress = crate::progress::current();
+        let files = files as u64;
+        let total = Some(files + items as u64);
+        progress.finish(files, total, "planning");
+        Pace {
+            cancel,
+            progress,
+            files,
+            total,
+        }
+    }
+
+    /// Before item `i`: the cancellation check, then a (throttled) report.
+    ///
+    /// # Errors
+    /// `operation_cancelled`.
+    pub fn next(&self, i: usize) -> Result<(), ToolError> {
+        self.cancel.check()?;
+        self.progress
+            .report(self.files + i as u64, self.total, "planning");
+        Ok(())
+    }
+
+    /// After the last item: reports the total.
+    pub fn finish(&self) {
+        let total = self.total.unwrap_or(self.files);
+        self.progress.finish(total, self.total, "planning");
+    }
+}
+
 /// One write of a streamed plan: the bundle-relative path and the size and SHA-256 of the
 /// bytes the plan authorised (spec/migration.md §12.5 rule 2). Only this stays in memory
 /// while the store stages the payloads.
@@ -228,6 +299,34 @@ impl Writes {
         match self {
             Writes::Resident(w) => w.is_empty(),
             Writes::Streamed(w) => w.is_empty(),
+        }
+    }
+
+    /// Streamed writes from `(path, size, H(bytes))` triples.
+    #[must_use]
+    pub fn streamed(writes: Vec<(String, u64, [u8; 32])>) -> Self {
+        Writes::Streamed(
+            writes
+                .into_iter()
+                .map(|(path, size, digest)| PlannedWrite { path, size, digest })
+                .collect(),
+        )
+    }
+
+    /// The bundle-relative paths written, in order.
+    pub fn paths(&self) -> Box<dyn Iterator<Item = &str> + '_> {
+        match self {
+            Writes::Resident(w) => Box::new(w.iter().map(|(p, _)| p.as_str())),
+            Writes::Streamed(w) => Box::new(w.iter().map(|w| w.path.as_str())),
+        }
+    }
+
+    /// The bytes of resident writes; `None` for streamed ones.
+    #[must_use]
+    pub fn resident(&self) -> Option<&[(String, Vec<u8>)]> {
+        match self {
+            Writes::Resident(w) => Some(w),
+            Writes::Streamed(_) => None,
         }
     }
 

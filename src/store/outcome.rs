@@ -5,6 +5,12 @@ use crate::store::commit::ReplayBasis;
 use crate::store::receipt::ReceiptFile;
 
 /// The authorised request a receipt must match (spec/store.md §12.2).
+///
+/// It names no workflow: what a workflow needs bound beyond these fields rides in the key and
+/// the request digest, which the workflow derives (`docs/store.md` §5, "Receipts bind a
+/// request"). The migration's `result_revision`, `changed_files` (in order) and
+/// `changed_refs` of §12.2 are covered by its plan digest, from which the key is derived, and
+/// its caller binding (spec/migration.md §12.7 rule 4a) is its request digest.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReceiptMatch {
     /// The change set id.
@@ -15,12 +21,6 @@ pub struct ReceiptMatch {
     pub request_digest: String,
     /// `None` for `write_concept` (a replay from a later base is accepted).
     pub base_revision: Option<String>,
-    /// Migration only: `proof.result_revision`.
-    pub result_revision: Option<String>,
-    /// Migration only: `proof.changed_files`, compared **in order** with the receipt's paths.
-    pub changed_files: Option<Vec<String>>,
-    /// Migration only: `proof.changed_refs`, compared as a set.
-    pub changed_refs: Option<Vec<String>>,
 }
 
 /// Whether `r` matches the authorised request (spec/store.md §12.2).
@@ -31,27 +31,11 @@ pub fn receipt_matches(r: &ReceiptFile, e: &ReceiptMatch) -> bool {
         .base_revision
         .as_ref()
         .is_none_or(|b| *b == x.base_revision);
-    let result_ok = e
-        .result_revision
-        .as_ref()
-        .is_none_or(|b| *b == x.result_revision);
-    let files_ok = e.changed_files.as_ref().is_none_or(|f| {
-        f.len() == x.changed_files.len()
-            && f.iter().zip(&x.changed_files).all(|(a, b)| *a == b.path)
-    });
-    let refs_ok = e.changed_refs.as_ref().is_none_or(|refs| {
-        let a: std::collections::BTreeSet<&String> = refs.iter().collect();
-        let b: std::collections::BTreeSet<&String> = x.changed_refs.iter().collect();
-        a == b
-    });
     x.change_set_id == e.change_set_id
         && x.idempotency_key == e.idempotency_key
         && r.key == e.idempotency_key
         && x.request_digest == e.request_digest
         && base_ok
-        && result_ok
-        && files_ok
-        && refs_ok
 }
 
 /// A successful classification (spec/store.md §12 step 5).

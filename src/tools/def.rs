@@ -11,8 +11,8 @@
 //! wire layer (tests/it/layers.rs), while the wire layer may import the tools.
 
 use crate::envelope::ToolError;
+use crate::tools::call::{Ctx, Success};
 use crate::tools::schema_parts::SchemaRoot;
-use crate::tools::{Ctx, Success};
 use serde_json::Value;
 
 /// A handler: receives schema-valid arguments of its own tool only (spec/surface.md §9.1).

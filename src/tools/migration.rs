@@ -19,7 +19,7 @@ use crate::plan::migration::request::{
 use crate::plan::migration::source::{self, Selector, SourceResolution};
 use crate::plan::migration::{self as planner, MigrationPlan, MigrationStatus};
 use crate::plan::stage::{Plan, PlanStatus};
-use crate::plan::stream::Payloads;
+use crate::plan::stream::{Payloads, Writes};
 use crate::store::capture;
 use crate::store::error::StoreError;
 use crate::store::root::{self, Root};
@@ -223,18 +223,10 @@ impl Workflow for Migration {
         if !live.is_target_noop() {
             return Err(unsupported("the bundle is not in the v0.2 target form"));
         }
-        let plan = planner::plan(
-            bundle,
-            req,
-            live,
-            &bundle.capture.revision,
-            &reader(root),
-            cancel,
-        )?;
-        if plan.status != MigrationStatus::TargetNoop {
-            return Err(blocker_error(&plan));
+        match target_replay(bundle, req, live, root, cancel)? {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     fn payloads<'a>(
@@ -259,16 +251,10 @@ impl Workflow for Migration {
         // replay no longer describe the explicit arguments.
         let caller_bound = req.apply.as_ref().is_some_and(|a| a.caller_bound);
         if live.is_target_noop() && !caller_bound {
-            let plan = planner::plan(
-                bundle,
-                req,
-                live,
-                &bundle.capture.revision,
-                &reader(root),
-                &Cancel::default(),
-            )?;
-            if plan.status != MigrationStatus::TargetNoop && !own_journal_pending(req, root) {
-                return Err(blocker_error(&plan));
+            if let Some(e) = target_replay(bundle, req, live, root, &Cancel::default())? {
+                if !own_journal_pending(req, root) {
+                    return Err(e);
+                }
             }
         }
         Ok(())
@@ -285,6 +271,30 @@ impl Workflow for Migration {
     fn render_apply(answer: &ApplyAnswer<'_>, req: &MigrationRequest) -> Value {
         render_apply(answer, expected_source(req), req.view.limit)
     }
+}
+
+/// The target replay (§6.7) of `bundle` under the target-noop resolution `live`: `None` when
+/// the bundle is exactly in the target form, otherwise the error of its first blocker (§9 C,
+/// §9 step 10).
+///
+/// # Errors
+/// The planner's errors (rereading, cancellation).
+fn target_replay(
+    bundle: &Bundle<'_>,
+    req: &MigrationRequest,
+    live: SourceResolution,
+    root: &Root,
+    cancel: &Cancel,
+) -> Result<Option<ToolError>, ToolError> {
+    let plan = planner::plan(
+        bundle,
+        req,
+        live,
+        &bundle.capture.revision,
+        &reader(root),
+        cancel,
+    )?;
+    Ok((plan.status != MigrationStatus::TargetNoop).then(|| blocker_error(&plan)))
 }
 
 /// Whether the journal of this very transaction (the change set on `proof.base_revision`
@@ -370,8 +380,7 @@ fn to_stage_plan(p: MigrationPlan) -> Plan {
         request_digest: p.request_digest,
         change_set_id: p.change_set_id,
         plan_digest: p.plan_digest,
-        writes: Vec::new(),
-        streamed: p.writes,
+        writes: Writes::streamed(p.writes),
         changed_refs: p.changed_refs,
         diff: p.diff,
         diagnostics: crate::plan::stage::finish_diagnostics(diagnostics),

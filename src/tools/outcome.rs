@@ -640,9 +640,10 @@ mod store_error_tests {
 #[cfg(test)]
 mod classify_tests {
     use super::*;
+    use crate::plan::migration::request::Proof;
     use crate::store::commit::ReplayBasis;
     use crate::store::receipt::tests::sample;
-    use crate::store::receipt::ReceiptFile;
+    use crate::store::receipt::{ChangedFile, ReceiptFile};
 
     fn key() -> String {
         format!("okf-plan-v1-{}", "a".repeat(64))
@@ -655,7 +656,6 @@ mod classify_tests {
             idempotency_key: key(),
             request_digest: r.digest.clone(),
             base_revision: Some(r.receipt.base_revision.clone()),
-            ..ReceiptMatch::default()
         }
     }
 
@@ -688,14 +688,79 @@ mod classify_tests {
         classifier_matrix(crate::tools::concept_patch::FLAVOR, &expected());
     }
 
-    /// The authorisation of a migration apply whose receipt is [`sample`]: the patch fields
-    /// plus the proof's result revision, file order and ref set (spec/migration.md §9 F).
-    fn migration_expected() -> ReceiptMatch {
+    /// The proof of a migration whose commit stored [`sample`]'s fields: its base and result
+    /// revisions, its two written files and its refs in the proof's order.
+    fn migration_proof() -> Proof {
         let r = sample(&key());
+        let hex = |c: char| c.to_string().repeat(64);
+        Proof {
+            format_version: 2,
+            request_digest: r.digest.clone(),
+            resolution_digest: format!("sha256:{}", hex('4')),
+            base_revision: r.receipt.base_revision.clone(),
+            result_revision: r.receipt.result_revision.clone(),
+            reads: vec!["index.md".into(), "tables/orders.md".into()],
+            writes: vec![
+                ("index.md".into(), hex('5')),
+                ("tables/orders.md".into(), hex('6')),
+            ],
+            deletes: Vec::new(),
+            renames: Vec::new(),
+            affected_refs: vec!["tables/orders#a".into(), "tables/orders".into()],
+            reverse_impact: Vec::new(),
+            changed_files: vec![
+                ("write".into(), "index.md".into(), String::new()),
+                ("write".into(), "tables/orders.md".into(), String::new()),
+            ],
+            changed_refs: vec!["tables/orders#a".into(), "tables/orders".into()],
+        }
+    }
+
+    /// The key of an apply authorised by `p`: derived from its plan digest
+    /// (spec/migration.md §7.4).
+    fn proof_key(p: &Proof) -> String {
+        digest::idempotency_key(
+            crate::plan::migration::identity::NAMESPACE,
+            &crate::plan::migration::identity::plan_digest(p),
+        )
+        .expect("key")
+    }
+
+    /// The receipt the commit of `p` stores: [`sample`] under `p`'s key with `p`'s result
+    /// revision, files and refs (in the receipt's own orders, spec/store.md §8.1).
+    fn receipt_of(p: &Proof) -> ReceiptFile {
+        let mut r = sample(&proof_key(p));
+        r.receipt.result_revision.clone_from(&p.result_revision);
+        let mut files: Vec<ChangedFile> = p
+            .changed_files
+            .iter()
+            .map(|(kind, path, from)| ChangedFile {
+                kind: kind.clone(),
+                path: path.clone(),
+                from: from.clone(),
+            })
+            .collect();
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        r.receipt.changed_files = files;
+        let mut refs = p.changed_refs.clone();
+        let ref_order = |r: &String| {
+            let (id, fragment) = r.split_once('#').map_or((r.clone(), None), |(i, f)| {
+                (i.to_owned(), Some(f.to_owned()))
+            });
+            (id, fragment)
+        };
+        refs.sort_by_key(ref_order);
+        r.receipt.changed_refs = refs;
+        r.validate().expect("a valid receipt");
+        r
+    }
+
+    /// The authorisation of a migration apply by `p`: the patch fields under `p`'s key. The
+    /// proof's result revision, file order and ref set (spec/store.md §12.2, spec/migration.md
+    /// §9 F) are bound through the key: it is derived from the plan digest, which covers them.
+    fn migration_expected(p: &Proof) -> ReceiptMatch {
         ReceiptMatch {
-            result_revision: Some(r.receipt.result_revision.clone()),
-            changed_files: Some(vec!["index.md".into(), "tables/orders.md".into()]),
-            changed_refs: Some(vec!["tables/orders#a".into(), "tables/orders".into()]),
+            idempotency_key: proof_key(p),
             ..expected()
         }
     }
@@ -703,31 +768,39 @@ mod classify_tests {
     #[test]
     fn mig_28_classifier_matrix_for_migration() {
         let p = crate::tools::migration::FLAVOR;
-        let e = migration_expected();
+        let proof = migration_proof();
+        let e = migration_expected(&proof);
         classifier_matrix(p, &e);
-        let good = sample(&key());
-        // The migration's own match fields: each mismatch alone is a plan mismatch, also
+        // The proof's own match fields: a receipt whose result revision, file order, file
+        // count or ref set differs from the authorised proof's is the receipt of another
+        // proof, whose plan digest (and so key) differs; alone it is a plan mismatch, also
         // when the receipt is committed and the cause a cancellation or conflict.
-        let mut result = e.clone();
-        result.result_revision = Some(format!("sha256:{}", "9".repeat(64)));
-        let mut order = e.clone();
-        order.changed_files = Some(vec!["tables/orders.md".into(), "index.md".into()]);
-        let mut fewer = e.clone();
-        fewer.changed_files = Some(vec!["index.md".into()]);
-        let mut refs = e.clone();
-        refs.changed_refs = Some(vec!["tables/orders".into()]);
-        for (what, m) in [
+        let mut result = proof.clone();
+        result.result_revision = format!("sha256:{}", "9".repeat(64));
+        let mut order = proof.clone();
+        order.changed_files.reverse();
+        let mut fewer = proof.clone();
+        fewer.changed_files.truncate(1);
+        let mut refs = proof.clone();
+        refs.changed_refs = vec!["tables/orders".into()];
+        for (what, other) in [
             ("result_revision", &result),
             ("changed_files order", &order),
             ("changed_files count", &fewer),
             ("changed_refs set", &refs),
         ] {
+            assert_ne!(
+                crate::plan::migration::identity::plan_digest(other),
+                crate::plan::migration::identity::plan_digest(&proof),
+                "the plan digest covers {what}"
+            );
+            let theirs = receipt_of(other);
             for r in [
-                ok(good.clone()),
-                committed(good.clone(), StoreError::Cancelled),
-                committed(good.clone(), StoreError::Conflict { retryable: true }),
+                ok(theirs.clone()),
+                committed(theirs.clone(), StoreError::Cancelled),
+                committed(theirs.clone(), StoreError::Conflict { retryable: true }),
             ] {
-                let err = classify(r, m, p).expect_err(what);
+                let err = classify(r, &e, p).expect_err(what);
                 assert_eq!(err.code, "plan_mismatch", "{what}");
                 assert!(!err.retryable, "{what}");
                 assert_eq!(
@@ -737,10 +810,20 @@ mod classify_tests {
                 );
             }
         }
-        // The ref set is compared as a set: the proof's order does not matter.
-        let mut reordered = e.clone();
-        reordered.changed_refs = Some(vec!["tables/orders".into(), "tables/orders#a".into()]);
-        assert_eq!(code(classify(ok(good), &reordered, p)).0, "applied");
+        // The ref set is compared as a set: the proof's order does not matter (the receipt
+        // keeps the ref order of spec/store.md §5 rule 4).
+        assert_eq!(code(classify(ok(receipt_of(&proof)), &e, p)).0, "applied");
+        let mut reordered = proof.clone();
+        reordered.changed_refs.reverse();
+        assert_eq!(
+            code(classify(
+                ok(receipt_of(&reordered)),
+                &migration_expected(&reordered),
+                p
+            ))
+            .0,
+            "applied"
+        );
         // The migration's recovery fields on retryable outcomes.
         let conflict =
             classify(Err(StoreError::Conflict { retryable: true }), &e, p).expect_err("conflict");
@@ -753,19 +836,14 @@ mod classify_tests {
 
     /// The OUT-01 matrix for `flavor`, whose authorisation `e` matches [`sample`].
     fn classifier_matrix(p: Flavor, e: &ReceiptMatch) {
-        let good = sample(&key());
+        let good = sample(&e.idempotency_key);
         assert_eq!(code(classify(ok(good.clone()), e, p)).0, "applied");
         let mut noop = good.clone();
         noop.receipt
             .result_revision
             .clone_from(&noop.receipt.base_revision);
-        // A noop receipt matches an authorisation of the same noop (for the migration, whose
-        // proof names the result revision: result = base).
-        let mut noop_auth = e.clone();
-        if noop_auth.result_revision.is_some() {
-            noop_auth.result_revision = Some(noop.receipt.base_revision.clone());
-        }
-        assert_eq!(code(classify(ok(noop), &noop_auth, p)).0, "noop");
+        // A noop receipt matches an authorisation of the same noop.
+        assert_eq!(code(classify(ok(noop), e, p)).0, "noop");
         for cause in [
             StoreError::Cancelled,
             StoreError::Io {
@@ -866,15 +944,16 @@ mod classify_tests {
 
     #[test]
     fn migration_match_checks_file_order_and_ref_set() {
-        let good = sample(&key());
-        let mut e = expected();
-        e.result_revision = Some(good.receipt.result_revision.clone());
-        e.changed_files = Some(vec!["index.md".into(), "tables/orders.md".into()]);
-        e.changed_refs = Some(vec!["tables/orders#a".into(), "tables/orders".into()]);
+        let proof = migration_proof();
+        let good = receipt_of(&proof);
+        let e = migration_expected(&proof);
         assert!(receipt_matches(&good, &e));
-        e.changed_files = Some(vec!["tables/orders.md".into(), "index.md".into()]);
-        assert!(!receipt_matches(&good, &e));
-        let r = classify(ok(good), &e, crate::tools::migration::FLAVOR);
+        // The receipt of the same files in another proof order.
+        let mut order = proof.clone();
+        order.changed_files.reverse();
+        let theirs = receipt_of(&order);
+        assert!(!receipt_matches(&theirs, &e));
+        let r = classify(ok(theirs), &e, crate::tools::migration::FLAVOR);
         assert_eq!(code(r).0, "plan_mismatch");
     }
 }

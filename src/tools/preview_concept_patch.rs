@@ -47,7 +47,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let req = resolved.unwrap_or(req);
     let applicable = plan.status == PlanStatus::Applicable;
     let affected: Vec<&str> = if applicable {
-        plan.writes.iter().map(|(p, _)| p.as_str()).collect()
+        plan.writes.paths().collect()
     } else {
         Vec::new()
     };

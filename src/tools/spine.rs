@@ -33,7 +33,7 @@ use crate::okf::temporal::Profile;
 use crate::okf::validate::{self, ValidationOptions};
 use crate::plan::identity::{Authorisation, ChangeSet};
 use crate::plan::stage::{Plan, PlanStatus};
-use crate::plan::stream::{Payloads, PlannedWrite, Writes};
+use crate::plan::stream::{Payloads, Writes};
 use crate::store::capture::{self, Spill};
 use crate::store::commit::{manifest, CommitRequest, Reserve, Txn};
 use crate::store::error::StoreError;
@@ -154,7 +154,7 @@ pub trait Workflow {
         let _ = (bundle, req, root, cancel);
         Ok(())
     }
-    /// The producer of a streamed plan's payloads ([`Plan::streamed`]), run by the store
+    /// The producer of a streamed plan's payloads ([`Writes::Streamed`]), run by the store
     /// under its lock at C8 (spec/migration.md §12.5 rule 2): the workflow's own producer in
     /// `plan/<workflow>/payloads.rs`, given a reader of `root`'s files. `None` (the default):
     /// the workflow's plans hold their writes in memory.
@@ -427,7 +427,6 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
         idempotency_key: key.clone(),
         request_digest: request_digest.clone(),
         base_revision: Some(auth.revision.clone()),
-        ..ReceiptMatch::default()
     };
 
     ctx.cancel.check()?;
@@ -487,16 +486,7 @@ fn apply_checked<W: Workflow>(req: &W::Request, ctx: &Ctx) -> Result<Success, To
             Ok((
                 Planned::Fresh {
                     result_revision: plan.result_revision.clone().unwrap_or_default(),
-                    writes: if plan.streamed.is_empty() {
-                        Writes::Resident(plan.writes)
-                    } else {
-                        Writes::Streamed(
-                            plan.streamed
-                                .into_iter()
-                                .map(|(path, size, digest)| PlannedWrite { path, size, digest })
-                                .collect(),
-                        )
-                    },
+                    writes: plan.writes,
                     changed_refs: plan.changed_refs,
                 },
                 resolved,

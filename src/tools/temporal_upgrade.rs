@@ -11,7 +11,7 @@ use crate::okf::temporal::{DATE_PATTERN, UPGRADE_TARGET_PATTERN};
 use crate::okf::validate::ValidationOptions;
 use crate::plan::identity::{Authorisation, ChangeSet};
 use crate::plan::stage::{Plan, PlanStatus};
-use crate::plan::stream::Payloads;
+use crate::plan::stream::{Payloads, Writes};
 use crate::plan::temporal::identity::{self, NAMESPACE};
 use crate::plan::temporal::payloads::Producer;
 use crate::plan::temporal::request::{failure, TemporalRequest};
@@ -155,8 +155,7 @@ fn to_stage_plan(p: UpgradePlan) -> Plan {
         request_digest: p.request_digest,
         change_set_id: p.change_set_id,
         plan_digest: p.plan_digest.unwrap_or_default(),
-        writes: Vec::new(),
-        streamed: p.writes,
+        writes: Writes::streamed(p.writes),
         changed_refs: p.changed_refs,
         diff: crate::plan::diff::Diff::default(),
         diagnostics: Vec::new(),
@@ -439,7 +438,6 @@ mod tests {
             idempotency_key: key(),
             request_digest: r.receipt.request_digest.clone(),
             base_revision: Some(r.receipt.base_revision.clone()),
-            ..ReceiptMatch::default()
         }
     }
 

@@ -296,7 +296,7 @@ fn attempt_once(root: &Root, input: &Input, ctx: &Ctx) -> Result<Attempt, ToolEr
         change_set_id: change_id.clone(),
         idempotency_key: change_id.clone(),
         request_digest: request_digest.clone(),
-        ..ReceiptMatch::default()
+        base_revision: None,
     };
     // Step 5.3: receipt lookup only when `.okf/` exists.
     if root::has_private_state(root)? {

@@ -8,7 +8,10 @@
 //! - `okf` (pure OKF documents, the capture value);
 //! - `view` (the Phase-4 search and graph layer, spec/surface.md §14.6: pure, on `okf` and
 //!   the bottom only; `plan` and `store` never use it);
-//! - `plan` (pure planners, identity, staging);
+//! - `plan` (pure planners, identity, staging). Each workflow's planner is a folder
+//!   `plan/<workflow>/`; it never uses another workflow's folder, and the shared files of
+//!   `plan/` use none: what two workflows share lives in a shared `plan/` file (checked on two
+//!   path segments, `crate::plan::<module>`);
 //! - `store` (every filesystem effect; it does not plan, so of `plan` it uses only the
 //!   payload interface `plan::stream` (the writes of a plan and their producer, which the
 //!   store calls under its lock): checked on two path segments);
@@ -93,13 +96,24 @@ fn second_segment(after: &str, first: &str) -> Option<String> {
     }
 }
 
+/// The workflow folder `plan/<workflow>/` a `src/`-relative file is in.
+fn workflow_of(rel: &str) -> Option<&str> {
+    rel.strip_prefix("plan/")?.split_once('/').map(|(w, _)| w)
+}
+
 /// The forbidden uses in `files` (`src/`-relative path, text), as `path:line: layer -> module`
-/// (or `-> store::<module>` for a read tool).
+/// (or `-> store::<module>` for a read tool, `-> plan::<workflow>` for a planner file).
 fn violations(files: &[(String, String)]) -> Vec<String> {
+    let workflows: std::collections::BTreeSet<&str> = files
+        .iter()
+        .filter_map(|(rel, _)| workflow_of(rel))
+        .collect();
     let mut out = Vec::new();
     for (rel, text) in files {
         let layer = layer_of(rel);
         let read_tool = READ_TOOLS.contains(&rel.as_str());
+        let own = workflow_of(rel);
+        let from = own.map_or_else(|| layer.to_owned(), |w| format!("plan::{w}"));
         let Some(ok) = allowed(layer) else {
             continue;
         };
@@ -129,6 +143,11 @@ fn violations(files: &[(String, String)]) -> Vec<String> {
                     if m != STORE_PLAN {
                         out.push(format!("{rel}:{}: store -> plan::{m}", n + 1));
                     }
+                } else if let Some(m) = second_segment(after, "plan::").filter(|m| {
+                    layer == "plan"
+                        && (m == "{" || workflows.contains(m.as_str()) && own != Some(m.as_str()))
+                }) {
+                    out.push(format!("{rel}:{}: {from} -> plan::{m}", n + 1));
                 } else if let Some(m) = store_module(after).filter(|_| read_tool) {
                     if !READ_STORE.contains(&m.as_str()) {
                         out.push(format!("{rel}:{}: read tool -> store::{m}", n + 1));
@@ -219,6 +238,12 @@ fn the_layer_check_catches_wrong_way_imports() {
             "use crate::store::wait::{self, WaitFor};\nuse crate::store::root;\nuse crate::store::commit::Session;\nlet _ = crate::store::receipt::x();\nuse crate::store::{journal, root};\n".to_owned(),
         ),
         ("tools/spine.rs".to_owned(), "use crate::store::commit::Session;\n".to_owned()),
+        (
+            "plan/migration/document.rs".to_owned(),
+            "use crate::plan::migration::citations;\nuse crate::plan::patch::planner::x;\nuse crate::plan::doc_edit::DocEdit;\nuse crate::plan::{patch, stage};\n".to_owned(),
+        ),
+        ("plan/patch/ops.rs".to_owned(), "use crate::plan::args::serialised_len;\n".to_owned()),
+        ("plan/stage.rs".to_owned(), "use crate::plan::patch::ops::Operation;\n".to_owned()),
     ];
     assert_eq!(
         violations(&files),
@@ -238,6 +263,9 @@ fn the_layer_check_catches_wrong_way_imports() {
             "tools/read_concept.rs:3: read tool -> store::commit",
             "tools/read_concept.rs:4: read tool -> store::receipt",
             "tools/read_concept.rs:5: read tool -> store::{",
+            "plan/migration/document.rs:2: plan::migration -> plan::patch",
+            "plan/migration/document.rs:4: plan::migration -> plan::{",
+            "plan/stage.rs:1: plan -> plan::patch",
         ]
     );
 }

@@ -577,7 +577,6 @@ fn post_boundary_io_failure_is_retried_once_then_reported_receipt_not_stored() {
         idempotency_key: req.idempotency_key.clone(),
         request_digest: req.request_digest.clone(),
         base_revision: Some(req.base_revision.clone()),
-        ..ReceiptMatch::default()
     };
     let e = classify(r, &expected, okf_mcp::tools::concept_patch::FLAVOR).expect_err("not success");
     assert_eq!((e.code.as_str(), e.retryable), ("operation_rejected", true));

@@ -1,7 +1,11 @@
 //! Unit tests of the citations transition (spec/migration.md §3.3, §6.2–§6.4, §6.7, §12),
 //! named after the scenario ids of spec/scenarios.md §15 where one applies.
 
+use super::prose::*;
 use super::*;
+use crate::digest;
+use crate::okf::markdown;
+use std::collections::HashSet;
 
 fn num(n: u32, id: &str) -> MappingEntry {
     MappingEntry {

@@ -288,7 +288,7 @@ fn computation_step(
 ) -> Result<(Frontmatter, Option<String>), Vec<Blocker>> {
     let span = |r: &std::ops::Range<usize>| body_at.map_or((0, 0), |o| (o + r.start, o + r.end));
     let whole = body_at.map_or((0, 0), |o| (o, o + body.len()));
-    let fm = crate::plan::patch::planner::reconcile_computation_frontmatter(fm, crlf, &c.contract)
+    let fm = crate::plan::computation::reconcile_computation_frontmatter(fm, crlf, &c.contract)
         .map_err(|(code, message)| {
             vec![at_span(
                 "migration_document_invalid",

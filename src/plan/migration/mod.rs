@@ -8,6 +8,8 @@
 //! - [`frontmatter`]: `timestamp` → `generated`, `sources`, the root declaration (§6.5).
 //! - [`identity`]: operation bytes, change set, proof and plan digest (§7).
 //! - [`document`]: one document's transition and target replay, pure functions of its bytes.
+//! - [`writes`]: the one write loop of the transition, run by the planner and by the apply's
+//!   payload producer ([`payloads`]), each with its own sink.
 //! - [`plan`] (this module): the transition (§8 step 5) and the target replay (§6.7) over the
 //!   bundle.
 //!
@@ -15,7 +17,7 @@
 //! capture spilled are read again through the caller's [`Reread`]; each written document is
 //! hashed, validated in small batches and added to the diff while the 1 MiB budget lasts,
 //! then dropped. The plan keeps paths, digests and findings; the apply produces the payloads
-//! again under the store lock ([`document`]) from the same bytes.
+//! again under the store lock by the same write loop (`writes::walk`) from the same bytes.
 //!
 //! A partly migrated bundle is planned as a transition with the mixed-state tolerance of §8
 //! step 5.2: a document whose transition is blocked but whose target replay is clean is
@@ -28,6 +30,7 @@ pub mod identity;
 pub mod payloads;
 pub mod request;
 pub mod source;
+pub mod writes;
 
 use crate::envelope::{Diagnostic, Severity, ToolError};
 use crate::okf::bundle::{Bundle, Doc};
@@ -38,12 +41,12 @@ use crate::okf::validate::{self, ValidationOptions};
 use crate::okf::version::Target;
 use crate::plan::diff::Diff;
 use crate::plan::stage;
-use crate::plan::stream::BatchStage;
+use crate::plan::stream::{bytes_of, BatchStage, Pace, Reread};
 use citations::{Blocker, CitationMapping, DocKind};
 use request::{MigrationRequest, Proof};
 use source::SourceResolution;
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+use writes::Targets;
 
 /// Maximum blockers and manual actions returned (§8 step 6, beyond reference: the rest is
 /// cut with `blockers_truncated`).
@@ -211,25 +214,6 @@ fn action_message(code: &str) -> &'static str {
     }
 }
 
-/// Reads the bytes of a spilled file again (the store's `capture::reread`), checked against
-/// its captured file; the planner may call it from two threads at once.
-pub type Reread<'r> = dyn Fn(&CapturedFile) -> Result<Vec<u8>, ToolError> + Sync + 'r;
-
-/// The bytes of `file`: resident, or read again.
-///
-/// # Errors
-/// `reread`'s error.
-pub fn bytes_of<'a>(
-    file: &'a CapturedFile,
-    reread: &Reread<'_>,
-) -> Result<Cow<'a, [u8]>, ToolError> {
-    if file.is_resident() {
-        Ok(Cow::Borrowed(file.bytes()))
-    } else {
-        reread(file).map(Cow::Owned)
-    }
-}
-
 /// Plans the migration of `bundle` (parsed under [`validation_options`]) for `req` under the
 /// resolution `source`, with the change set on `change_set_base` (the preview: the captured
 /// revision). `reread` supplies the bytes of spilled documents.
@@ -326,41 +310,11 @@ fn finish_findings(out: &mut MigrationPlan, f: Findings) {
     out.blockers_truncated = total > MAX_BLOCKERS;
 }
 
-/// The request's mappings and explicit instants by path, and the missing-document blockers
-/// of mapped paths that are not concepts or reserved documents.
-struct Targets<'r> {
-    mappings: BTreeMap<&'r str, &'r CitationMapping>,
-    explicit: BTreeMap<&'r str, &'r str>,
-    computations: BTreeMap<&'r str, &'r request::Computation>,
-    /// The distinct assets by path (request validation: one content per path).
-    assets: BTreeMap<&'r str, &'r request::Asset>,
-}
-
 impl<'r> Targets<'r> {
+    /// The targets of `req` by path, with the blockers of the computations and mapped paths
+    /// that `bundle` lacks added to `f`.
     fn new(req: &'r MigrationRequest, bundle: &Bundle<'_>, f: &mut Findings) -> Self {
-        let t = Targets {
-            mappings: req
-                .citation_mappings
-                .iter()
-                .map(|m| (m.path.as_str(), m))
-                .collect(),
-            explicit: req
-                .generated_at
-                .iter()
-                .map(|g| (g.path.as_str(), g.at.as_str()))
-                .collect(),
-            computations: req
-                .computations
-                .iter()
-                .map(|c| (c.path.as_str(), c))
-                .collect(),
-            assets: req
-                .computations
-                .iter()
-                .filter_map(|c| c.asset.as_ref())
-                .map(|a| (a.path.as_str(), a))
-                .collect(),
-        };
+        let t = Targets::of(req);
         for c in &req.computations {
             if c.path_mismatch {
                 f.simple(
@@ -401,14 +355,10 @@ fn target_replay(
     cancel: &crate::cancel::Cancel,
 ) -> Result<Findings, ToolError> {
     let mut f = Findings::default();
-    let progress = crate::progress::current();
-    let files = bundle.capture.files.len() as u64;
-    let total = Some(files + bundle.docs.len() as u64);
-    progress.finish(files, total, "planning");
+    let pace = Pace::start(cancel, bundle.capture.files.len(), bundle.docs.len());
     let t = Targets::new(req, bundle, &mut f);
     for (i, doc) in bundle.docs.iter().enumerate() {
-        cancel.check()?;
-        progress.report(files + i as u64, total, "planning");
+        pace.next(i)?;
         let Some(kind) = kind_of(doc) else { continue };
         let path = doc.file.path.as_str();
         let bytes = bytes_of(doc.file, reread)?;
@@ -441,7 +391,7 @@ fn target_replay(
             ),
         }
     }
-    progress.finish(files + bundle.docs.len() as u64, total, "planning");
+    pace.finish();
     Ok(f)
 }
 
@@ -514,13 +464,43 @@ impl<'b, 'c> StagedWrites<'b, 'c> {
     }
 }
 
-/// What the transition computes of one document apart from the plan's shared state: its
-/// bytes, its outcome and its proposal (the documents the mixed-state tolerance settles, and
-/// the root index, have none).
-struct Worked<'b> {
-    bytes: Cow<'b, [u8]>,
-    outcome: document::DocOutcome,
-    proposal: Option<CitationMapping>,
+/// The planner's [`writes::Sink`]: records each document's blockers, notices and proposal,
+/// and stages, validates and diffs its write ([`StagedWrites`]).
+struct PlanSink<'s, 'b, 'c> {
+    findings: Findings,
+    notices: Vec<Diagnostic>,
+    proposals: Vec<CitationMapping>,
+    staged: StagedWrites<'b, 'c>,
+    pace: &'s Pace<'s>,
+}
+
+impl writes::Sink<ToolError> for PlanSink<'_, '_, '_> {
+    fn next(&mut self, i: usize) -> Result<(), ToolError> {
+        self.pace.next(i)
+    }
+
+    fn document(&mut self, path: &str, w: writes::Worked<'_>) -> Result<(), ToolError> {
+        absorb(&mut self.findings, &mut self.notices, path, &w.outcome);
+        self.proposals.extend(w.proposal);
+        if let Some(text) = w.outcome.text {
+            self.staged.push(path, &w.bytes, text)?;
+        }
+        Ok(())
+    }
+
+    fn asset(
+        &mut self,
+        path: &str,
+        content: &str,
+        outcome: document::AssetOutcome,
+    ) -> Result<(), ToolError> {
+        match outcome {
+            document::AssetOutcome::Write => self.staged.push_asset(path, content),
+            document::AssetOutcome::Identical => {}
+            document::AssetOutcome::Conflict(b) => self.findings.add(path, &b),
+        }
+        Ok(())
+    }
 }
 
 /// The transition (§8 step 5) into `out`.
@@ -534,7 +514,7 @@ fn transition<'b, 'c>(
 ) -> Result<(), ToolError> {
     let capture = bundle.capture;
     let mut f = Findings::default();
-    let mut notices: Vec<Diagnostic> = Vec::new();
+    let notices: Vec<Diagnostic> = Vec::new();
     let t = Targets::new(req, bundle, &mut f);
     if req.label_collision {
         for m in &req.citation_mappings {
@@ -553,89 +533,25 @@ fn transition<'b, 'c>(
             }
         }
     }
-    let mut staged = StagedWrites::new(bundle, req.view.diff_bytes);
-    let mut proposals: Vec<CitationMapping> = Vec::new();
-    // Progress (spec/migration.md §12.5 rule 4): one report at the start and one at the end,
-    // throttled in between; counted after the captured files so it keeps increasing.
-    let progress = crate::progress::current();
-    let files = capture.files.len() as u64;
-    let total = Some(files + bundle.docs.len() as u64);
-    progress.finish(files, total, "planning");
-    let mut root_doc: Option<&'b Doc<'c>> = None;
-    // The pure part of each document (reread, transition, mixed-state check, proposal) runs
-    // on two threads; the findings, proposals and staged writes are taken in path order.
-    let work = |doc: &'b Doc<'c>| -> Result<Option<Worked<'c>>, ToolError> {
-        let Some(kind) = kind_of(doc) else {
-            return Ok(None);
-        };
-        let path = doc.file.path.as_str();
-        if path == "index.md" {
-            return Ok(None);
-        }
-        let bytes = bytes_of(doc.file, reread)?;
-        let mapping = t.mappings.get(path).copied();
-        let explicit = t.explicit.get(path).copied();
-        let computation = t.computations.get(path).copied();
-        let o = document::migrate_document(kind, &bytes, req, mapping, explicit, computation);
-        // Mixed-state tolerance (§8 step 5.2): a document the transition cannot take, but
-        // whose target replay with the same input passes, is already exactly what the
-        // transition would make of it (e.g. migrated by an earlier, partial run): it is
-        // done, not blocked. The apply's payload producer writes nothing for it either (a
-        // document with blockers yields no text).
-        if document::settled(&o, kind, &bytes, req, mapping, explicit, computation) {
-            return Ok(None);
-        }
-        let proposal = if mapping.is_none() && o.has_section {
-            document::propose(path, kind, &bytes)
-        } else {
-            None
-        };
-        Ok(Some(Worked {
-            bytes,
-            outcome: o,
-            proposal,
-        }))
+    let staged = StagedWrites::new(bundle, req.view.diff_bytes);
+    let pace = Pace::start(cancel, capture.files.len(), bundle.docs.len());
+    let mut sink = PlanSink {
+        findings: f,
+        notices,
+        proposals: Vec::new(),
+        staged,
+        pace: &pace,
     };
-    crate::okf::par::stream(&bundle.docs, work, |i, doc, worked| {
-        cancel.check()?;
-        progress.report(files + i as u64, total, "planning");
-        if doc.file.path == "index.md" && kind_of(doc).is_some() {
-            root_doc = Some(doc);
-            return Ok(());
-        }
-        let Some(w) = worked? else {
-            return Ok(());
-        };
-        let path = doc.file.path.as_str();
-        absorb(&mut f, &mut notices, path, &w.outcome);
-        proposals.extend(w.proposal);
-        if let Some(text) = w.outcome.text {
-            staged.push(path, &w.bytes, text)?;
-        }
-        Ok(())
-    })?;
-    // Then the computation assets (§6.1 rule 3, §6.6 rule 4).
-    for (path, a) in &t.assets {
-        match document::asset_outcome(capture, a) {
-            document::AssetOutcome::Write => staged.push_asset(path, &a.content),
-            document::AssetOutcome::Identical => {}
-            document::AssetOutcome::Conflict(b) => f.add(path, &b),
-        }
-    }
-    // The root index last (§6.1 rule 3, §6.4 rule 4).
-    if let Some(doc) = root_doc {
-        let bytes = bytes_of(doc.file, reread)?;
-        let mapping = t.mappings.get("index.md").copied();
-        let o = document::migrate_root(&bytes, mapping);
-        absorb(&mut f, &mut notices, "index.md", &o);
-        if mapping.is_none() && o.has_section {
-            proposals.extend(document::propose("index.md", DocKind::Reserved, &bytes));
-        }
-        if let Some(text) = o.text {
-            staged.push("index.md", &bytes, text)?;
-        }
-    }
-    progress.finish(files + bundle.docs.len() as u64, total, "planning");
+    let read = |file: &'c CapturedFile| bytes_of(file, reread);
+    writes::walk(capture, req, &t, &read, true, &mut sink)?;
+    let PlanSink {
+        findings: mut f,
+        mut notices,
+        proposals,
+        staged,
+        ..
+    } = sink;
+    pace.finish();
     set_proposals(out, proposals);
     let (base_report, staged_report, writes, diff) = staged.finish()?;
     // The target preflight (§6.4 rule 5, §12.3): pre-existing errors of documents the

@@ -10,8 +10,8 @@ use crate::okf::actor;
 use crate::okf::computation::{AttestedComputation, ComputationBody, Executor, Parameter};
 use crate::okf::grammar::{check_concept_id, ConceptIdError};
 use crate::okf::temporal::parse_offset_datetime;
+use crate::plan::args::{serialised_len, MAX_SERIALISED_ARGS};
 use crate::plan::identity::Authorisation;
-use crate::plan::patch::ops::{serialised_len, MAX_SERIALISED_ARGS};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -8,6 +8,7 @@ use crate::envelope::ToolError;
 use crate::okf::bundle::{Bundle, Doc};
 use crate::okf::grammar::DocClass;
 use crate::okf::version::{declaration_of, Declaration};
+use crate::plan::stream::{bytes_of, Reread};
 use serde_json::{json, Value};
 
 /// The `from` selector (§3.1).
@@ -324,7 +325,7 @@ pub fn resolve(
     bundle: &Bundle<'_>,
     selector: Selector,
     field: &str,
-    reread: &super::Reread<'_>,
+    reread: &Reread<'_>,
 ) -> Result<SourceResolution, ToolError> {
     let root = bundle.doc("index.md");
     let decl = declaration_of(root);
@@ -433,17 +434,14 @@ pub fn is_migration_document(doc: &Doc<'_>) -> bool {
 
 /// The legacy probe of §4.2 rule 4: candidates sorted by (path, kind, start, end), unique.
 /// Spilled documents are read again through `reread`, one at a time.
-fn legacy_probe(
-    bundle: &Bundle<'_>,
-    reread: &super::Reread<'_>,
-) -> Result<Vec<Candidate>, ToolError> {
+fn legacy_probe(bundle: &Bundle<'_>, reread: &Reread<'_>) -> Result<Vec<Candidate>, ToolError> {
     let mut out = Vec::new();
     for doc in &bundle.docs {
         if !is_migration_document(doc) {
             continue;
         }
         let path = doc.file.path.as_str();
-        let bytes = super::bytes_of(doc.file, reread)?;
+        let bytes = bytes_of(doc.file, reread)?;
         let Ok(Ok(parsed)) = crate::okf::bundle::parse_document(&bytes) else {
             continue;
         };

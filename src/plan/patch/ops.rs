@@ -33,13 +33,12 @@ use crate::okf::computation::{
 };
 use crate::okf::grammar::{check_concept_id, ConceptIdError};
 use crate::okf::temporal::{parse_offset_datetime, Choice, Kinds, Profile, Resolution};
+use crate::plan::args::{serialised_len, MAX_SERIALISED_ARGS};
 use crate::plan::identity::Authorisation;
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
-/// Serialised-argument cap of the patch tools: 16 MiB (spec/surface.md §9.2, §11).
-pub const MAX_SERIALISED_ARGS: usize = 16 * 1024 * 1024;
 /// Maximum number of operations (spec/concept-patch.md §2.1).
 pub const MAX_OPERATIONS: usize = 256;
 /// Maximum bytes of an open text field (spec/surface.md §11).
@@ -549,28 +548,6 @@ fn parse_expected(obj: &Map<String, Value>) -> Result<Authorisation, ToolError> 
         revision,
         plan_digest,
     })
-}
-
-/// Byte length of the compact serde_json serialisation of `v`, without building it.
-#[must_use]
-pub fn serialised_len(v: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 = self.0.saturating_add(buf.len());
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    // Serialising a `Value` into an infallible writer cannot fail; on the impossible error
-    // the count is treated as over the cap.
-    match serde_json::to_writer(&mut c, v) {
-        Ok(()) => c.0,
-        Err(_) => usize::MAX,
-    }
 }
 
 fn request_shape() -> ToolError {

@@ -10,47 +10,29 @@ use crate::cancel::Cancel;
 use crate::envelope::{Diagnostic, Severity, ToolError};
 use crate::okf::bundle::Bundle;
 use crate::okf::capture::Capture;
-use crate::okf::computation::{self, AttestedComputation, ComputationBody};
-use crate::okf::document;
+use crate::okf::computation::{self, AttestedComputation};
 use crate::okf::temporal::parse_offset_datetime;
 use crate::okf::validate::{self, ValidationOptions};
 use crate::okf::version::Target;
 use crate::okf::yaml::{Node, NodeKind, Style};
+use crate::plan::computation::put_computation_frontmatter;
 use crate::plan::diff::Diff;
-use crate::plan::edit::{self, EditError, Frontmatter, NewValue, Scalar, Seg};
+use crate::plan::doc_edit::{
+    check_root, check_touched, is_null_node, node_at, open_doc, raw_get, remove_key,
+    require_mapping, root_get, set_scalar, set_value, DocEdit, OpResult, Reject,
+};
+use crate::plan::edit::{self, Frontmatter, NewValue, Scalar, Seg};
 use crate::plan::identity::ChangeSet;
 use crate::plan::patch::ops::{
     BundleVersion, Lifecycle, Member, Metadata, Operation, PatchRequest, PatchSource,
     SourceSelector, Verification, Window,
 };
 use crate::plan::stage::{self, finish_diagnostics, OpEffect, Plan, PlanStatus, Sealed, Verdict};
+use crate::plan::stream::Writes;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Maximum affected paths of a plan (spec/surface.md §11).
 pub const MAX_AFFECTED_PATHS: usize = 10_000;
-/// A rejection raised by one operation: code and the document it concerns.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Reject {
-    code: &'static str,
-    file: String,
-    message: String,
-}
-
-impl Reject {
-    fn new(code: &'static str, file: &str, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            file: file.to_owned(),
-            message: message.into(),
-        }
-    }
-    fn edit(e: &EditError, file: &str) -> Self {
-        Self::new(e.code(), file, e.to_string())
-    }
-}
-
-type OpResult<T> = Result<T, Reject>;
-
 /// Builds the plan of `req` on `capture` with the change-set base `change_set_base`
 /// (preview: the captured revision; apply: `expected_revision`, equal to it in branch A).
 ///
@@ -155,8 +137,7 @@ pub fn plan_patch_parsed(
             request_digest: request_digest.clone(),
             change_set_id: change_set.id.clone(),
             plan_digest: request_digest.clone(),
-            writes: Vec::new(),
-            streamed: Vec::new(),
+            writes: Writes::default(),
             changed_refs: Vec::new(),
             diff: Diff::default(),
             diagnostics: finish_diagnostics(diags),
@@ -238,8 +219,7 @@ pub fn plan_patch_parsed(
         request_digest,
         change_set_id: change_set.id.clone(),
         plan_digest,
-        writes,
-        streamed: Vec::new(),
+        writes: Writes::Resident(writes),
         changed_refs,
         diff,
         diagnostics: finish_diagnostics(projected),
@@ -250,29 +230,6 @@ pub fn plan_patch_parsed(
 // ---------------------------------------------------------------------------------------------
 // Documents under edit
 // ---------------------------------------------------------------------------------------------
-
-/// A document split for editing: prefix (BOM + opening fence), frontmatter, suffix (closing
-/// fence + body).
-struct DocEdit {
-    path: String,
-    prefix: String,
-    fm: Frontmatter,
-    closing: String,
-    body: String,
-    crlf: bool,
-}
-
-impl DocEdit {
-    fn text(&self) -> String {
-        format!(
-            "{}{}{}{}",
-            self.prefix,
-            self.fm.text(),
-            self.closing,
-            self.body
-        )
-    }
-}
 
 fn current_text<'a>(
     capture: &'a Capture,
@@ -285,29 +242,6 @@ fn current_text<'a>(
     capture
         .get(path)
         .map(|f| std::str::from_utf8(f.bytes()).unwrap_or("\u{0}"))
-}
-
-fn open_doc(text: &str, path: &str) -> OpResult<Option<DocEdit>> {
-    let split = document::split(text.as_bytes()).map_err(|_| {
-        Reject::new(
-            "invalid_presentation",
-            path,
-            "the document cannot be parsed",
-        )
-    })?;
-    let Some(fm_range) = split.frontmatter.clone() else {
-        return Ok(None);
-    };
-    let fm = Frontmatter::parse(&text[fm_range.clone()], split.crlf)
-        .map_err(|e| Reject::edit(&e, path))?;
-    Ok(Some(DocEdit {
-        path: path.to_owned(),
-        prefix: text[..fm_range.start].to_owned(),
-        fm,
-        closing: text[fm_range.end..split.body.start].to_owned(),
-        body: text[split.body.clone()].to_owned(),
-        crlf: split.crlf,
-    }))
 }
 
 /// Opens the concept's document for a frontmatter operation (§3 rule 1).
@@ -347,147 +281,8 @@ fn open_concept(
     Ok(doc)
 }
 
-/// The root mapping of a document under edit must be a plain block or flow mapping without a
-/// merge key and without properties on itself (§4.5).
-fn check_root(doc: &DocEdit) -> OpResult<()> {
-    if let Some(root) = doc.fm.yaml().root.as_ref() {
-        if !matches!(root.kind, NodeKind::Mapping { .. }) {
-            return Err(Reject::new(
-                "invalid_presentation",
-                &doc.path,
-                "the frontmatter is not a mapping",
-            ));
-        }
-        if root.has_merge_key() || root.anchor.is_some() || root.tag.is_some() {
-            return Err(Reject::new(
-                "ambiguous_presentation",
-                &doc.path,
-                "the frontmatter uses a merge key, anchor or tag on its root mapping",
-            ));
-        }
-    }
-    Ok(())
-}
-
 fn save(overlay: &mut BTreeMap<String, String>, doc: &DocEdit) {
     overlay.insert(doc.path.clone(), doc.text());
-}
-
-/// The raw (alias not followed) value of `key` in the mapping `map`.
-fn raw_get<'n>(map: &'n Node, key: &str) -> Option<&'n Node> {
-    match &map.kind {
-        NodeKind::Mapping { entries, .. } => entries
-            .iter()
-            .find(|(k, _)| k.scalar_text() == Some(key))
-            .map(|(_, v)| v),
-        _ => None,
-    }
-}
-
-fn root_get<'d>(doc: &'d DocEdit, key: &str) -> Option<&'d Node> {
-    doc.fm.yaml().root.as_ref().and_then(|r| raw_get(r, key))
-}
-
-/// Fail closed on anchors, aliases, tags and merge keys on or inside a touched node (§4.5).
-fn check_touched(node: &Node, file: &str) -> OpResult<()> {
-    if node.has_props_inside() || has_merge_anywhere(node) {
-        return Err(Reject::new(
-            "ambiguous_presentation",
-            file,
-            "an anchor, alias, tag or merge key on a node the patch must edit",
-        ));
-    }
-    Ok(())
-}
-
-/// [`check_touched`], then `invalid_presentation` (`what`) unless `node` is a mapping
-/// (spec/concept-patch.md §4.5: a collection of the wrong kind).
-fn require_mapping(node: &Node, file: &str, what: &'static str) -> OpResult<()> {
-    check_touched(node, file)?;
-    if matches!(node.kind, NodeKind::Mapping { .. }) {
-        Ok(())
-    } else {
-        Err(Reject::new("invalid_presentation", file, what))
-    }
-}
-
-fn has_merge_anywhere(node: &Node) -> bool {
-    if node.has_merge_key() {
-        return true;
-    }
-    match &node.kind {
-        NodeKind::Mapping { entries, .. } => entries.iter().any(|(_, v)| has_merge_anywhere(v)),
-        NodeKind::Sequence { items, .. } => items.iter().any(has_merge_anywhere),
-        _ => false,
-    }
-}
-
-fn is_null_node(node: &Node) -> bool {
-    matches!(
-        &node.kind,
-        NodeKind::Scalar {
-            style: Style::Plain,
-            ..
-        }
-    ) && node.is_null()
-}
-
-/// Sets a scalar unless the existing scalar already holds exactly that value.
-fn set_scalar(doc: &mut DocEdit, path: &[Seg<'_>], key: &str, value: Scalar) -> OpResult<()> {
-    let existing = node_at(doc, path).and_then(|m| raw_get(m, key));
-    if let Some(node) = existing {
-        check_touched(node, &doc.path)?;
-        let same = match (&value, &node.kind) {
-            (Scalar::Str(s), NodeKind::Scalar { .. }) => node.as_str() == Some(s.as_str()),
-            (Scalar::Plain(s), NodeKind::Scalar { text, style }) => {
-                *style == Style::Plain && text == s
-                    || node.as_str() == Some(s.as_str()) && edit::is_plain_safe(s, false)
-            }
-            (Scalar::Quoted(s), NodeKind::Scalar { text, style }) => {
-                *style == Style::DoubleQuoted && text == s
-            }
-            _ => false,
-        };
-        if same {
-            return Ok(());
-        }
-    }
-    doc.fm
-        .set(path, key, &NewValue::Scalar(value))
-        .map(|_| ())
-        .map_err(|e| Reject::edit(&e, &doc.path))
-}
-
-fn set_value(doc: &mut DocEdit, path: &[Seg<'_>], key: &str, value: &NewValue) -> OpResult<()> {
-    doc.fm
-        .set(path, key, value)
-        .map(|_| ())
-        .map_err(|e| Reject::edit(&e, &doc.path))
-}
-
-fn remove_key(doc: &mut DocEdit, path: &[Seg<'_>], key: &str) -> OpResult<()> {
-    if node_at(doc, path).and_then(|m| raw_get(m, key)).is_none() {
-        return Ok(());
-    }
-    doc.fm
-        .remove(path, key)
-        .map(|_| ())
-        .map_err(|e| Reject::edit(&e, &doc.path))
-}
-
-/// The raw node at `path` from the root mapping.
-fn node_at<'d>(doc: &'d DocEdit, path: &[Seg<'_>]) -> Option<&'d Node> {
-    let mut node = doc.fm.yaml().root.as_ref()?;
-    for seg in path {
-        node = match seg {
-            Seg::Key(k) => raw_get(node, k)?,
-            Seg::Index(i) => match &node.kind {
-                NodeKind::Sequence { items, .. } => items.get(*i)?,
-                _ => return None,
-            },
-        };
-    }
-    Some(node)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1306,232 +1101,6 @@ fn put_attested_computation(doc: &mut DocEdit, c: &AttestedComputation) -> OpRes
         .map(str::to_owned);
     computation::post_check(&doc.body, key.as_deref(), &c.body)
         .map_err(|e| Reject::new(e.code(), &doc.path, e.to_string()))
-}
-
-/// The frontmatter reconcile of `put_attested_computation` (§3.7) on a frontmatter alone,
-/// for the migration (spec/migration.md §6.6 rule 1): the root checks of a concept opened
-/// for a patch, then exactly the edits of the patch, so both tools produce the same bytes.
-///
-/// # Errors
-/// `(code, message)` of the rejection (`invalid_presentation`, `ambiguous_presentation` or
-/// an editor code).
-pub(crate) fn reconcile_computation_frontmatter(
-    fm: Frontmatter,
-    crlf: bool,
-    c: &AttestedComputation,
-) -> Result<Frontmatter, (&'static str, String)> {
-    let mut doc = DocEdit {
-        path: String::new(),
-        prefix: String::new(),
-        fm,
-        closing: String::new(),
-        body: String::new(),
-        crlf,
-    };
-    check_root(&doc)
-        .and_then(|()| put_computation_frontmatter(&mut doc, c))
-        .map_err(|r| (r.code, r.message))?;
-    Ok(doc.fm)
-}
-
-/// The frontmatter side of §3.7: `type`, `runtime`, `parameters`, `executor`, `attester` and
-/// `computation`.
-fn put_computation_frontmatter(doc: &mut DocEdit, c: &AttestedComputation) -> OpResult<()> {
-    set_scalar(
-        doc,
-        &[],
-        "type",
-        Scalar::Str("Attested Computation".to_owned()),
-    )?;
-    set_scalar(doc, &[], "runtime", Scalar::Str(c.runtime.clone()))?;
-    put_parameters(doc, c)?;
-    // executor
-    let receipt = NewValue::FlowSeq(
-        c.executor
-            .receipt
-            .iter()
-            .map(|r| NewValue::str(r))
-            .collect(),
-    );
-    match root_get(doc, "executor") {
-        None => set_value(
-            doc,
-            &[],
-            "executor",
-            &NewValue::BlockMap(vec![
-                ("resource".to_owned(), NewValue::str(&c.executor.resource)),
-                ("receipt".to_owned(), receipt),
-            ]),
-        )?,
-        Some(node) => {
-            let node = node.clone();
-            require_mapping(&node, &doc.path, "executor is not a mapping")?;
-            let path = [Seg::Key("executor")];
-            set_scalar(
-                doc,
-                &path,
-                "resource",
-                Scalar::Str(c.executor.resource.clone()),
-            )?;
-            let same = node
-                .get("receipt")
-                .and_then(Node::items)
-                .is_some_and(|items| {
-                    items.len() == c.executor.receipt.len()
-                        && items
-                            .iter()
-                            .zip(&c.executor.receipt)
-                            .all(|(i, r)| i.as_str() == Some(r.as_str()))
-                });
-            if !same {
-                set_value(doc, &path, "receipt", &receipt)?;
-            }
-        }
-    }
-    match root_get(doc, "attester") {
-        None => set_value(
-            doc,
-            &[],
-            "attester",
-            &NewValue::BlockMap(vec![(
-                "resource".to_owned(),
-                NewValue::str(&c.attester_resource),
-            )]),
-        )?,
-        Some(node) => {
-            require_mapping(node, &doc.path, "attester is not a mapping")?;
-            set_scalar(
-                doc,
-                &[Seg::Key("attester")],
-                "resource",
-                Scalar::Str(c.attester_resource.clone()),
-            )?;
-        }
-    }
-    match &c.body {
-        ComputationBody::File { path } => {
-            set_scalar(doc, &[], "computation", Scalar::Str(path.clone()))?;
-        }
-        ComputationBody::Inline { .. } => remove_key(doc, &[], "computation")?,
-    }
-    Ok(())
-}
-
-fn parameter_value(p: &crate::okf::computation::Parameter) -> NewValue {
-    NewValue::FlowMap(vec![
-        ("name".to_owned(), NewValue::str(&p.name)),
-        ("type".to_owned(), NewValue::str(&p.type_)),
-        (
-            "required".to_owned(),
-            NewValue::plain(if p.required { "true" } else { "false" }),
-        ),
-    ])
-}
-
-/// Parameters merged by name (§3.7). Existing items keep their other keys; new items are
-/// appended. When the merged order differs from the requested one, the sequence is re-rendered
-/// only if no item carries keys beyond `name`, `type`, `required`.
-fn put_parameters(doc: &mut DocEdit, c: &AttestedComputation) -> OpResult<()> {
-    let desired_list = NewValue::BlockSeq(c.parameters.iter().map(parameter_value).collect());
-    let Some(node) = root_get(doc, "parameters") else {
-        let v = if c.parameters.is_empty() {
-            NewValue::FlowSeq(Vec::new())
-        } else {
-            desired_list
-        };
-        return set_value(doc, &[], "parameters", &v);
-    };
-    check_touched(node, &doc.path)?;
-    let Some(items) = node.items().map(<[Node]>::to_vec) else {
-        return Err(Reject::new(
-            "invalid_presentation",
-            &doc.path,
-            "parameters is not a sequence",
-        ));
-    };
-    let mut names = Vec::new();
-    for i in &items {
-        match i.get("name").and_then(Node::as_str) {
-            Some(n) if matches!(i.kind, NodeKind::Mapping { .. }) => names.push(n.to_owned()),
-            _ => {
-                return Err(Reject::new(
-                    "invalid_presentation",
-                    &doc.path,
-                    "a parameters item is not a mapping with a string name",
-                ))
-            }
-        }
-    }
-    let wanted: Vec<&str> = c.parameters.iter().map(|p| p.name.as_str()).collect();
-    // Remove undesired items (from the end so indices stay valid).
-    let mut current = names.clone();
-    for i in (0..names.len()).rev() {
-        if !wanted.contains(&names[i].as_str()) {
-            if current.len() == 1 {
-                return set_value(doc, &[], "parameters", &desired_list_or_empty(c));
-            }
-            doc.fm
-                .remove_item(&[Seg::Key("parameters")], i)
-                .map_err(|e| Reject::edit(&e, &doc.path))?;
-            current.remove(i);
-        }
-    }
-    // Update existing items.
-    for p in &c.parameters {
-        if let Some(i) = current.iter().position(|n| n == &p.name) {
-            let path = [Seg::Key("parameters"), Seg::Index(i)];
-            set_scalar(doc, &path, "type", Scalar::Str(p.type_.clone()))?;
-            set_scalar(
-                doc,
-                &path,
-                "required",
-                Scalar::Plain(if p.required { "true" } else { "false" }.to_owned()),
-            )?;
-        }
-    }
-    // Append new ones.
-    for p in &c.parameters {
-        if !current.contains(&p.name) {
-            doc.fm
-                .append_item(&[Seg::Key("parameters")], &parameter_value(p))
-                .map_err(|e| Reject::edit(&e, &doc.path))?;
-            current.push(p.name.clone());
-        }
-    }
-    if current
-        .iter()
-        .map(String::as_str)
-        .eq(wanted.iter().copied())
-    {
-        return Ok(());
-    }
-    // Reorder: only when no item has extension keys.
-    let plain_items = root_get(doc, "parameters")
-        .and_then(Node::items)
-        .is_some_and(|items| {
-            items.iter().all(|i| {
-                i.entries().is_some_and(|e| {
-                    e.iter()
-                        .all(|(k, _)| matches!(k.scalar_text(), Some("name" | "type" | "required")))
-                })
-            })
-        });
-    if !plain_items {
-        return Err(Reject::new(
-            "invalid_presentation",
-            &doc.path,
-            "parameters with extension keys cannot be reordered losslessly",
-        ));
-    }
-    set_value(doc, &[], "parameters", &desired_list_or_empty(c))
-}
-
-fn desired_list_or_empty(c: &AttestedComputation) -> NewValue {
-    if c.parameters.is_empty() {
-        NewValue::FlowSeq(Vec::new())
-    } else {
-        NewValue::BlockSeq(c.parameters.iter().map(parameter_value).collect())
-    }
 }
 
 /// §3.8: edits the root `index.md`.

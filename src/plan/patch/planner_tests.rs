@@ -34,7 +34,7 @@ fn plan_profile(c: &Capture, ops: Value, profile: &str) -> Plan {
 }
 
 fn applied(c: &Capture, p: &Plan) -> Capture {
-    overlay_capture(c, &p.writes)
+    overlay_capture(c, p.writes.resident().expect("resident writes"))
 }
 
 fn text(c: &Capture, path: &str) -> String {

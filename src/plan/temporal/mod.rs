@@ -5,38 +5,36 @@
 //! - [`fields`]: classification of the temporal fields of one concept (§3) and the rewrite of
 //!   their scalar tokens (§9).
 //! - [`identity`]: operation bytes, change set, namespace (§10).
+//! - [`writes`]: the one write loop over the concepts (§5 steps 4–7), run by the planner and
+//!   by the apply's payload producer ([`payloads`]), each with its own sink.
 //! - [`plan`] (this module): the preview algorithm of §5 steps 4–8 over the bundle.
 //!
 //! Memory (as the migration, spec/migration.md §12.5 rule 1): one concept at a time. A
 //! document whose bytes the capture spilled is read again through the caller's [`Reread`];
 //! a rewritten document is hashed and validated in small batches
 //! ([`crate::plan::stream::BatchStage`]), then dropped. The plan keeps paths, digests and the
-//! `unresolved` list; the apply produces the payloads again under the store lock with
-//! [`fields::rewrite_document`] on the same bytes.
+//! `unresolved` list; the apply produces the payloads again under the store lock by the same
+//! write loop ([`writes::walk`]) on the same bytes.
 
 pub mod fields;
 pub mod identity;
 pub mod payloads;
 pub mod request;
+pub mod writes;
 
 use crate::cancel::Cancel;
 use crate::envelope::ToolError;
-use crate::okf::bundle::{parse_document, Bundle, Doc};
+use crate::okf::bundle::{Bundle, Doc};
 use crate::okf::capture::CapturedFile;
 use crate::okf::temporal::Profile;
 use crate::okf::validate::ValidationOptions;
 use crate::okf::version::{self, Target};
 use crate::plan::identity::{plan_digest_hashed, PlanInputs, Ref};
 use crate::plan::stage;
-use crate::plan::stream::BatchStage;
-use fields::{occurrences, rewrite_document, Rewrite, ValueClass};
-use request::{failure, Mapping, TemporalRequest};
-use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
-
-/// Reads the bytes of a spilled file again (the store's `capture::reread`), checked against
-/// its captured size and digest.
-pub type Reread<'r> = dyn Fn(&CapturedFile) -> Result<Vec<u8>, ToolError> + 'r;
+use crate::plan::stream::{bytes_of, BatchStage, Pace, Reread};
+use request::{failure, TemporalRequest};
+use std::collections::BTreeSet;
+use writes::Unresolved;
 
 /// The validator options of the staged validation (§5 step 8): strict, OKF 0.2, instant
 /// profile. The capture of both temporal tools is parsed under them.
@@ -75,14 +73,6 @@ impl UpgradeStatus {
     }
 }
 
-/// One legacy date without a mapping: `{concept, path, from}` (§5).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unresolved {
-    pub concept: String,
-    pub path: String,
-    pub from: String,
-}
-
 /// A built upgrade plan.
 #[derive(Debug, Clone)]
 pub struct UpgradePlan {
@@ -104,15 +94,6 @@ pub struct UpgradePlan {
     /// The unified diff of the rewrites for the readable text (spec/surface.md §18.2 rule 2),
     /// cut by whole file sections at [`crate::plan::diff::DIFF_CAP`]; empty unless `ready`.
     pub diff: crate::plan::diff::Diff,
-}
-
-/// The bytes of `file`: resident, or read again.
-fn bytes_of<'a>(file: &'a CapturedFile, reread: &Reread<'_>) -> Result<Cow<'a, [u8]>, ToolError> {
-    if file.is_resident() {
-        Ok(Cow::Borrowed(file.bytes()))
-    } else {
-        reread(file).map(Cow::Owned)
-    }
 }
 
 /// §5 step 4: the effective version is 0.2 and a declared version, if any, is 0.2.
@@ -138,17 +119,42 @@ fn concepts<'b, 'c>(bundle: &'b Bundle<'c>) -> Vec<(&'b str, &'b Doc<'c>)> {
     v
 }
 
-/// The rewrites of one concept from its mappings (`to` of each), for [`rewrite_document`].
-#[must_use]
-pub fn rewrites_of<'m>(mappings: &[&'m Mapping]) -> Vec<Rewrite<'m>> {
-    mappings
-        .iter()
-        .map(|m| Rewrite {
-            path: &m.path,
-            from: &m.from,
-            to: &m.to,
-        })
-        .collect()
+/// The planner's [`writes::Sink`]: stages and validates each rewrite
+/// ([`BatchStage`]) and keeps its diff section while the sections fit twice the cap (then the
+/// diff is cut anyway), so memory stays bounded on a large upgrade.
+struct PlanSink<'s, 'b, 'c> {
+    staged: BatchStage<'b, 'c>,
+    sections: Vec<String>,
+    sections_bytes: usize,
+    changed_refs: Vec<String>,
+    /// Whether the diff is wanted (a preview).
+    diff: bool,
+    pace: &'s Pace<'s>,
+}
+
+impl writes::Sink<ToolError> for PlanSink<'_, '_, '_> {
+    fn next(&mut self, i: usize) -> Result<(), ToolError> {
+        self.pace.next(i)
+    }
+
+    fn fail(&self, e: ToolError) -> ToolError {
+        e
+    }
+
+    fn write(&mut self, id: &str, path: &str, old: &[u8], new: Vec<u8>) -> Result<(), ToolError> {
+        if self.diff && self.sections_bytes <= 2 * crate::plan::diff::DIFF_CAP {
+            let section = crate::plan::diff::file_section(&crate::plan::diff::FileChange {
+                path,
+                old: std::str::from_utf8(old).ok(),
+                new: &String::from_utf8_lossy(&new),
+            });
+            self.sections_bytes += section.len();
+            self.sections.push(section);
+        }
+        self.staged.push(path, new)?;
+        self.changed_refs.push(id.to_owned());
+        Ok(())
+    }
 }
 
 /// Plans the upgrade of `bundle` (parsed under [`validation_options`]) for `req`, with the
@@ -165,8 +171,8 @@ pub fn rewrites_of<'m>(mappings: &[&'m Mapping]) -> Vec<Rewrite<'m>> {
 /// `temporal_*` `ERROR` diagnostic naming the cause (the staged-validation failure adds the
 /// validator's blocking diagnostics and `staged_validation_failed`); `operation_cancelled`;
 /// `reread`'s errors.
-pub fn plan(
-    bundle: &Bundle<'_>,
+pub fn plan<'b>(
+    bundle: &Bundle<'b>,
     req: &TemporalRequest,
     change_set_base: &str,
     reread: &Reread<'_>,
@@ -188,82 +194,32 @@ pub fn plan(
         diff: crate::plan::diff::Diff::default(),
     };
     check_version(bundle, apply)?;
-    // The diff sections of the rewrites, kept while they fit twice the cap (then the diff is
-    // cut anyway), so memory stays bounded on a large upgrade.
-    let mut sections: Vec<String> = Vec::new();
-    let mut sections_bytes = 0usize;
-    let by_concept: BTreeMap<&str, Vec<&Mapping>> = req.by_concept().into_iter().collect();
-    let mut consumed: BTreeSet<(&str, &str)> = BTreeSet::new();
-    let mut staged = BatchStage::new(bundle, validation_options());
-    let mut deferred: Option<ToolError> = None;
-    let mut changed_refs: Vec<String> = Vec::new();
-    // Progress (as the migration): counted after the captured files so it keeps increasing.
-    let progress = crate::progress::current();
-    let files = capture.files.len() as u64;
-    let docs = concepts(bundle);
-    let total = Some(files + docs.len() as u64);
-    progress.finish(files, total, "planning");
-    for (i, (id, doc)) in docs.iter().enumerate() {
-        cancel.check()?;
-        progress.report(files + i as u64, total, "planning");
-        let file = format!("{id}.md");
-        let bytes = bytes_of(doc.file, reread)?;
-        // A document that does not parse holds no observable temporal value (its
-        // `invalid_frontmatter` is the validator's); a mapping to it is stray.
-        let Ok(Ok(parsed)) = parse_document(&bytes) else {
-            continue;
-        };
-        let occ =
-            occurrences(parsed.root()).map_err(|e| failure(apply, e.code, e.message, &file))?;
-        let mapped = by_concept.get(id).map_or(&[][..], Vec::as_slice);
-        let mut mine: Vec<&Mapping> = Vec::new();
-        for o in occ.iter().filter(|o| o.class == ValueClass::Legacy) {
-            match mapped.iter().find(|m| m.path == o.path) {
-                Some(m) => {
-                    if m.from != o.text {
-                        return Err(failure(
-                            apply,
-                            "temporal_source_changed",
-                            format!(
-                                "{}: the observed date differs from the mapping's from; preview again and map the observed value",
-                                o.path
-                            ),
-                            &file,
-                        ));
-                    }
-                    consumed.insert((m.concept.as_str(), m.path.as_str()));
-                    mine.push(m);
-                }
-                None => out.unresolved.push(Unresolved {
-                    concept: (*id).to_owned(),
-                    path: o.path.clone(),
-                    from: o.text.clone(),
-                }),
-            }
-        }
-        // Rewrite while the plan can still be ready; the first failure waits until the
-        // stray and incomplete checks have had their say (§5 steps 5–8).
-        if mine.is_empty() || !out.unresolved.is_empty() || deferred.is_some() {
-            continue;
-        }
-        match rewrite_document(&bytes, &rewrites_of(&mine)) {
-            Ok(new) => {
-                if !apply && sections_bytes <= 2 * crate::plan::diff::DIFF_CAP {
-                    let section = crate::plan::diff::file_section(&crate::plan::diff::FileChange {
-                        path: &file,
-                        old: std::str::from_utf8(&bytes).ok(),
-                        new: &String::from_utf8_lossy(&new),
-                    });
-                    sections_bytes += section.len();
-                    sections.push(section);
-                }
-                staged.push(&file, new)?;
-                changed_refs.push((*id).to_owned());
-            }
-            Err(e) => deferred = Some(failure(apply, e.code, e.message, &file)),
-        }
-    }
-    progress.finish(files + docs.len() as u64, total, "planning");
+    let staged = BatchStage::new(bundle, validation_options());
+    let docs: Vec<(&str, &CapturedFile)> = concepts(bundle)
+        .into_iter()
+        .map(|(id, doc)| (id, doc.file))
+        .collect();
+    let pace = Pace::start(cancel, capture.files.len(), docs.len());
+    let mut sink = PlanSink {
+        staged,
+        sections: Vec::new(),
+        sections_bytes: 0,
+        changed_refs: Vec::new(),
+        diff: !apply,
+        pace: &pace,
+    };
+    let read = |f: &'b CapturedFile| bytes_of(f, reread);
+    let walked = writes::walk(&docs, req, apply, &read, &mut sink)?;
+    let PlanSink {
+        staged,
+        sections,
+        mut changed_refs,
+        ..
+    } = sink;
+    out.unresolved = walked.unresolved;
+    let consumed = walked.consumed;
+    let deferred = walked.deferred;
+    pace.finish();
     if let Some(m) = req
         .mappings
         .iter()

@@ -1,6 +1,10 @@
 //! Section entries (§6.2 rules 3–4, §12.1, §12.6 rule 2).
 
-use super::*;
+use super::inline::Legacy;
+use super::lines::{Head, Ln};
+use super::model::{Blocker, TrailingContent};
+use crate::okf::markdown::{indent, LineKind};
+use std::collections::HashMap;
 
 /// A legacy citation entry owned by the parser.
 #[derive(Debug, Clone)]

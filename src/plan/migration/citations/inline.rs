@@ -1,6 +1,7 @@
 //! Inline syntax: code spans, escapes, links (projection, §3.3).
 
-use super::*;
+use super::model::MappingEntry;
+use crate::okf::markdown;
 
 /// Bytes of `b` inside inline code spans ([`markdown::code_span_mask`]).
 pub(super) fn code_mask(b: &[u8]) -> Vec<bool> {

@@ -1,6 +1,7 @@
 //! Lines and sections (§6.2 rules 1–2).
 
-use super::*;
+use super::model::Notice;
+use crate::okf::markdown::{self, citations_heading, fence_close, fence_open, LineKind};
 
 /// One scanned body line with its byte positions in the body.
 #[derive(Debug, Clone, Copy)]

@@ -1,6 +1,15 @@
 //! Proposals (§12.4).
 
-use super::*;
+use super::entries::parse_section;
+use super::inline::Legacy;
+use super::lines::{lines, sections};
+use super::model::{CitationMapping, ClaimMarkers, DocKind, MappingEntry, TrailingContent};
+use super::prose::{definitions, prose};
+use super::transition::within;
+use super::validate::{note_text_ok, validate, FIELD_MAX, NUMBER_MAX};
+use crate::digest;
+use crate::okf::markdown::{self, mentions_citations};
+use std::collections::{HashMap, HashSet};
 
 /// The longest proposed slug before the uniqueness suffix (§12.4 rule 2.6).
 pub(super) const SLUG_MAX: usize = 56;

@@ -1,6 +1,10 @@
 //! Prose: claim markers (§6.2 rule 5), inline notes (§12.2 rule 1), footnote definitions.
 
-use super::*;
+use super::inline::{code_mask, escaped};
+use super::lines::Ln;
+use super::model::CitationMapping;
+use crate::okf::markdown::{self, LineKind};
+use std::collections::HashMap;
 
 /// A claim marker `[N]` (`number` 0 for the invalid `[0]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,12 @@
 //! Target replay (§6.7 rules 1 and 6, §12.2 rule 3).
 
-use super::*;
+use super::entries::Spot;
+use super::inline::{project, Legacy, Projected};
+use super::lines::{lines, sections};
+use super::model::{CitationMapping, ClaimMarkers, DocKind, MappingEntry, ProjectedSource};
+use super::prose::{definitions, note_map, note_rewrite, prose, same_content};
+use crate::okf::markdown::{self, mentions_citations};
+use std::collections::{HashMap, HashSet};
 
 /// The expected source of one mapping entry in an already-migrated body, or why it cannot
 /// be known (as a blocker at the end of the body, or at the frontmatter).

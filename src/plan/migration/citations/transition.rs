@@ -1,6 +1,12 @@
 //! The transition of one body.
 
-use super::*;
+use super::entries::{Entry, Parsed, Spot};
+use super::inline::{project, Legacy, Projected};
+use super::lines::{lines, sections, Head, Ln};
+use super::model::{CitationMapping, ClaimMarkers, DocKind, ProjectedSource};
+use super::prose::{definitions, note_map, note_rewrite, prose, same_content};
+use crate::okf::markdown;
+use std::collections::{HashMap, HashSet};
 
 /// The mapping entries that select `e` (§3.3 selectors), via the two indexes.
 pub(super) fn selecting(

@@ -1,6 +1,8 @@
 //! Static validation (§3.3 rules 3–11, §12.2 rule 2).
 
-use super::*;
+use super::model::{CitationMapping, StaticError};
+use crate::okf::markdown;
+use std::collections::HashMap;
 
 /// The largest text field, in bytes (§3.3 rule 8, §12.2 rule 2).
 pub(super) const FIELD_MAX: usize = 4096;
