@@ -167,7 +167,11 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
                 Severity::Warn,
                 format!("the graph is {} KiB; {advice}", size.div_ceil(1024)),
             )
-            .with_field(if only.is_none() { "concept_ids" } else { "depth" }),
+            .with_field(if only.is_none() {
+                "concept_ids"
+            } else {
+                "depth"
+            }),
         );
     }
     Ok(Success::json(doc))

@@ -153,12 +153,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     );
     let rendered: Vec<(Vec<u8>, Value)> = page
         .into_iter()
-        .map(|(f, id, k)| {
-            (
-                key(f, id),
-                json!({"concept": card(k), "match": f.as_str()}),
-            )
-        })
+        .map(|(f, id, k)| (key(f, id), json!({"concept": card(k), "match": f.as_str()})))
         .collect();
     let (kept, cut) = paging::fit(rendered, query.len());
     let more = more || cut;
