@@ -10,11 +10,11 @@
 //! the fault or usage lines below.
 
 mod bar;
+mod invoke;
 mod migrate;
-mod run;
 
-use run::{run_tool, usage, Fault};
-pub use run::{EXIT_INTERNAL, EXIT_USAGE, INTERNAL_FAULT_LINE, UNKNOWN_TOOL};
+use invoke::{run_tool, usage, Fault};
+pub use invoke::{EXIT_INTERNAL, EXIT_USAGE, INTERNAL_FAULT_LINE, UNKNOWN_TOOL};
 
 use crate::wire::registry;
 use clap::{Parser, Subcommand};

@@ -38,7 +38,7 @@
 //! No flags for `citation_mappings`, `generated_at`, `computations` or
 //! `timestamp_conflict_policy`: a bundle that needs them is migrated with `okf-mcp call`.
 
-use super::run::{run_tool, usage, Fault, EXIT_INTERNAL, INTERNAL_FAULT_LINE, UNKNOWN_TOOL};
+use super::invoke::{run_tool, usage, Fault, EXIT_INTERNAL, INTERNAL_FAULT_LINE, UNKNOWN_TOOL};
 use crate::wire::result::ToolResult;
 use serde_json::{json, Map, Value};
 use std::ffi::{OsStr, OsString};
