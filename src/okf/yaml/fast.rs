@@ -14,7 +14,7 @@
 //! below (and a debug-build tripwire in [`super::parse`]) check that every tree it accepts is
 //! equal to the full parser's tree.
 
-use super::{check_mapping, find_comments, line_starts, Node, NodeKind, Style, Yaml};
+use super::tree::{check_mapping, find_comments, line_starts, Node, NodeKind, Style, Yaml};
 use std::ops::Range;
 
 /// Deeper nesting goes to the full parser (which enforces the real limit, 64).
@@ -606,7 +606,7 @@ impl Scanner<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::parse_full;
+    use super::super::full::parse_full;
     use super::*;
     use proptest::prelude::*;
 
