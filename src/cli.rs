@@ -44,6 +44,10 @@ enum Command {
         /// Register only the read-only tools.
         #[arg(long = "read-only")]
         read_only: bool,
+        /// Capture every bundle cold on every call: no warm capture cache between calls
+        /// (spec/store.md §17).
+        #[arg(long = "no-cache")]
+        no_cache: bool,
     },
     /// Print the tool names with their titles, one per line.
     Tools,
@@ -161,9 +165,13 @@ pub fn main() -> i32 {
             if std::io::stdin().is_terminal() {
                 eprintln!("{BARE_TERMINAL_LINE}");
             }
-            serve(&[], false)
+            serve(&[], false, false)
         }
-        Some(Command::Serve { roots, read_only }) => serve(&roots, read_only),
+        Some(Command::Serve {
+            roots,
+            read_only,
+            no_cache,
+        }) => serve(&roots, read_only, no_cache),
         Some(Command::Demo) => crate::demo::run(),
         Some(Command::Tools) => tools(),
         Some(Command::Migrate(a)) => migrate::run(&a),
@@ -176,9 +184,10 @@ pub fn main() -> i32 {
     }
 }
 
-/// `okf-mcp serve [--root DIR]… [--read-only]` (spec/surface.md §18.4): resolves the roots
-/// once (a bad one is a startup error: one line on stderr, exit 1), then serves.
-fn serve(roots: &[std::path::PathBuf], read_only: bool) -> i32 {
+/// `okf-mcp serve [--root DIR]… [--read-only] [--no-cache]` (spec/surface.md §18.4): resolves
+/// the roots once (a bad one is a startup error: one line on stderr, exit 1), turns the warm
+/// capture cache on unless `--no-cache` (spec/store.md §17), then serves.
+fn serve(roots: &[std::path::PathBuf], read_only: bool, no_cache: bool) -> i32 {
     if !roots.is_empty() {
         let mut allowed = Vec::with_capacity(roots.len());
         for r in roots {
@@ -193,6 +202,7 @@ fn serve(roots: &[std::path::PathBuf], read_only: bool) -> i32 {
         crate::store::root::set_cli_roots(allowed);
     }
     crate::server::set_read_only(read_only);
+    crate::store::warm::enable(!no_cache);
     init_logging();
     crate::server::mcp::serve_stdio()
 }

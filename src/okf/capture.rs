@@ -33,8 +33,9 @@ pub struct StatStamp {
 pub struct CapturedFile {
     /// Bundle-relative path (spec/store.md §3.2).
     pub path: String,
-    /// The exact bytes read (empty when spilled).
-    bytes: Vec<u8>,
+    /// The exact bytes read (empty when spilled), shared with the warm cache of a
+    /// long-running server (spec/store.md §17) and never copied.
+    bytes: Arc<Vec<u8>>,
     /// Length of the bytes read, in bytes (also when spilled).
     pub size: u64,
     /// `H(bytes)`: raw SHA-256 (spec/store.md §3.6 step 1).
@@ -55,7 +56,7 @@ impl CapturedFile {
         Self {
             path,
             size: bytes.len() as u64,
-            bytes,
+            bytes: Arc::new(bytes),
             digest,
             spilled: None,
             stamp: None,
@@ -66,7 +67,7 @@ impl CapturedFile {
     /// its capture) dropped after the visit, keeping `size` and `digest`.
     pub(crate) fn read(
         path: String,
-        bytes: Vec<u8>,
+        bytes: Arc<Vec<u8>>,
         size: u64,
         digest: [u8; 32],
         spilled: Option<Arc<AtomicBool>>,

@@ -22,6 +22,7 @@ use crate::digest;
 use crate::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::okf::capture::{Capture, CapturedFile, StatStamp};
 use crate::store::root::{same_identity, Root};
+use crate::store::warm::{self, BundleCache, DirStamp, FileEntry};
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, Metadata, MetadataExt as _, OpenOptions};
 use std::collections::VecDeque;
@@ -111,7 +112,11 @@ struct Job {
 /// One file read: its bytes (at most the budget + 1; empty once spilled), their length and
 /// SHA-256, and whether the bytes are kept.
 struct FileRead {
-    bytes: Vec<u8>,
+    bytes: Arc<Vec<u8>>,
+    /// A warm capture: every byte read, also of a spilled file, for the cache.
+    whole: Option<Arc<Vec<u8>>>,
+    /// Taken from the warm cache, not read.
+    cached: bool,
     len: u64,
     digest: [u8; 32],
     keep: bool,
@@ -246,7 +251,13 @@ impl Drop for CloseOnDrop<'_> {
 /// The helper thread: reads queued jobs in walk order until the walk has ended and the queue
 /// is empty, or the capture is cancelled (the walking thread then skips what is left).
 /// Reads use the per-file budget only; [`Walk::accept`] applies the total.
-fn read_helper(pipe: &Pipe, root: &Dir, cancel: &Cancel, spill: Option<&Spill<'_>>) {
+fn read_helper(
+    pipe: &Pipe,
+    root: &Dir,
+    cancel: &Cancel,
+    spill: Option<&Spill<'_>>,
+    warm: Option<&BundleCache>,
+) {
     let _exit = HelperExit(pipe);
     let mut scratch = Vec::new();
     let mut st = pipe.lock();
@@ -259,7 +270,7 @@ fn read_helper(pipe: &Pipe, root: &Dir, cancel: &Cancel, spill: Option<&Spill<'_
                 st.in_flight += 1;
                 drop(st);
                 let dir = job.dir.as_deref().unwrap_or(root);
-                let read = read_one(dir, &job, MAX_FILE_BYTES, spill, &mut scratch);
+                let read = read_one(dir, &job, MAX_FILE_BYTES, spill, warm, &mut scratch);
                 st = pipe.lock();
                 st.in_flight -= 1;
                 st.finish(i, job, Some(read));
@@ -318,8 +329,23 @@ struct Walk<'a> {
     progress: crate::progress::Progress,
     /// The newest `ctime_ns` of every file and directory seen (spec/store.md §17 rule 2).
     newest_ctime: i128,
+    /// A warm capture: the cache's entries of this bundle (spec/store.md §17).
+    warm: Option<&'a BundleCache>,
+    /// A warm capture: every file accepted and every directory listed, with its stamp, for
+    /// the cache (kept once the walk is over only when not racy).
+    seen: Seen,
     #[cfg(feature = "fault-injection")]
     hooks: crate::store::hooks::CaptureHooks,
+}
+
+/// What a warm capture saw: files by path and directory listings `(path, stamp, names)`.
+#[derive(Default)]
+struct Seen {
+    files: Vec<(String, FileEntry)>,
+    dirs: Vec<(String, DirStamp, Arc<[OsString]>)>,
+    /// Files taken from the cache, and directory listings reused.
+    reused_files: usize,
+    reused_dirs: usize,
 }
 
 /// Captures the visible tree under `root` (spec/store.md §3.1–§3.3, §3.7).
@@ -372,8 +398,69 @@ pub fn capture_with(
     cancel: &Cancel,
     spill: Option<&Spill<'_>>,
 ) -> Result<Capture, ToolError> {
+    attempts(root, cancel, spill, None).map(|(c, _)| c)
+}
+
+/// [`capture_with`] through the warm cache of a long-running server when it is on
+/// ([`crate::store::warm`], spec/store.md §17): a file whose no-follow `lstat` gives the
+/// identical stat tuple a trusted earlier capture recorded is taken from the cache instead
+/// of being opened, read and hashed, and a directory with an identical stamp is not listed
+/// again; everything else is read as by [`capture_with`], and the same capture results
+/// (revision, files, bytes, errors). A successful capture replaces the bundle's entries with
+/// what it found not racy; a failed one drops them. Cold ([`capture_with`]) when the cache
+/// is off, the bundle is on a network or FUSE filesystem ([`warm::trusts_stat`]) or a
+/// fault-injection capture hook is active. Only read and preview tools capture
+/// this way ([`crate::store::wait::capture_after`] with
+/// [`crate::store::wait::WaitFor::Publication`]).
+///
+/// # Errors
+/// As [`capture`].
+pub fn capture_warm(
+    root: &Root,
+    cancel: &Cancel,
+    spill: Option<&Spill<'_>>,
+) -> Result<Capture, ToolError> {
+    #[cfg(feature = "fault-injection")]
+    {
+        let h = crate::store::hooks::current();
+        if h.cancel_after_files.is_some() || h.swap.is_some() || h.deny.is_some() {
+            return capture_with(root, cancel, spill);
+        }
+    }
+    let Ok(meta) = root.dir.dir_metadata() else {
+        return capture_with(root, cancel, spill);
+    };
+    if !warm::trusts_stat(&root.dir) {
+        return capture_with(root, cancel, spill);
+    }
+    let id = (meta.dev(), meta.ino());
+    let Some(snapshot) = warm::snapshot(id) else {
+        return capture_with(root, cancel, spill);
+    };
+    match attempts(root, cancel, spill, Some(&snapshot)) {
+        Ok((capture, fresh)) => {
+            drop(snapshot);
+            if let Some(fresh) = fresh {
+                warm::store(id, fresh);
+            }
+            Ok(capture)
+        }
+        Err(e) => {
+            warm::forget(id);
+            Err(e)
+        }
+    }
+}
+
+/// The attempts of a capture (spec/store.md §16 rule 3), warm with `warm`.
+fn attempts(
+    root: &Root,
+    cancel: &Cancel,
+    spill: Option<&Spill<'_>>,
+    warm: Option<&BundleCache>,
+) -> Result<(Capture, Option<BundleCache>), ToolError> {
     for pause in RETRY_PAUSES_MS {
-        match capture_once(root, cancel, spill) {
+        match capture_once(root, cancel, spill, warm) {
             Err(e) if is_change(&e) => {
                 cancel.check()?;
                 std::thread::sleep(std::time::Duration::from_millis(pause));
@@ -381,7 +468,7 @@ pub fn capture_with(
             other => return other,
         }
     }
-    match capture_once(root, cancel, spill) {
+    match capture_once(root, cancel, spill, warm) {
         Err(e) if is_change(&e) => Err(kept_changing()),
         other => other,
     }
@@ -423,12 +510,14 @@ fn is_change(e: &ToolError) -> bool {
     e.code == codes::OPERATION_REJECTED && e.message == MSG_CHANGED
 }
 
-/// One attempt of [`capture_with`].
+/// One attempt of [`capture_with`]; with `warm`, of [`capture_warm`], also returning what it
+/// found not racy for the cache.
 fn capture_once(
     root: &Root,
     cancel: &Cancel,
     spill: Option<&Spill<'_>>,
-) -> Result<Capture, ToolError> {
+    warm: Option<&BundleCache>,
+) -> Result<(Capture, Option<BundleCache>), ToolError> {
     cancel.check()?;
     #[cfg(feature = "fault-injection")]
     let hooks = crate::store::hooks::current();
@@ -445,11 +534,11 @@ fn capture_once(
     let dir = &root.dir;
     // The wall clock before the first lstat (spec/store.md §17 rule 2).
     let started = now_ns();
-    let (result, files, miss, newest) = std::thread::scope(|s| {
+    let (result, mut files, miss, newest_ctime, seen) = std::thread::scope(|s| {
         let start = || {
             pipe.lock().helper_alive = true;
             let spawned = std::thread::Builder::new()
-                .spawn_scoped(s, || read_helper(&pipe, dir, cancel, spill))
+                .spawn_scoped(s, || read_helper(&pipe, dir, cancel, spill, warm))
                 .is_ok();
             if !spawned {
                 pipe.lock().helper_alive = false;
@@ -466,6 +555,7 @@ fn capture_once(
             &pipe,
             (threads >= 2).then_some(start),
         );
+        w.warm = warm;
         #[cfg(feature = "fault-injection")]
         {
             w.hooks = hooks;
@@ -475,28 +565,49 @@ fn capture_once(
         let walked = walk_dir(dir, None, "", 0, &mut w);
         // The files found before a walk problem come first in walk order: their reads decide.
         let result = w.flush().and(walked);
-        (result, w.files, w.miss, w.newest_ctime)
+        (result, w.files, w.miss, w.newest_ctime, w.seen)
     });
-    let (result, mut files, miss, newest_ctime) = (result, files, miss, newest);
     result?;
     cancel.check()?;
     // spec/store.md §17 rule 2: a stat tuple is trusted only when both its times are more
     // than 2 s older than the clock read before the walk and than the newest ctime seen.
     let limit = started.min(newest_ctime).saturating_sub(RACY_NS);
+    let trusted = |mtime_ns: i128, ctime_ns: i128| mtime_ns < limit && ctime_ns < limit;
     for f in &mut files {
         let stamp = f
             .stamp()
             .copied()
-            .filter(|s| s.mtime_ns < limit && s.ctime_ns < limit);
+            .filter(|s| trusted(s.mtime_ns, s.ctime_ns));
         f.set_stamp(stamp);
     }
+    let fresh = warm.map(|_| {
+        // Counts only: never paths or document text (spec/surface.md §16).
+        tracing::debug!(
+            files = files.len(),
+            reused_files = seen.reused_files,
+            reused_listings = seen.reused_dirs,
+            "warm capture"
+        );
+        let mut fresh = BundleCache::default();
+        for (path, entry) in seen.files {
+            if trusted(entry.stamp.mtime_ns, entry.stamp.ctime_ns) {
+                fresh.insert_file(path, entry);
+            }
+        }
+        for (path, stamp, names) in seen.dirs {
+            if trusted(stamp.2, stamp.3) {
+                fresh.insert_listing(path, stamp, names);
+            }
+        }
+        fresh
+    });
     files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
     let revision = digest::revision(files.iter().map(|f| (f.path.as_str(), &f.digest)));
     let n = files.len() as u64;
     if n > crate::progress::LARGE {
         crate::progress::current().finish(n, Some(n), "reading");
     }
-    Ok(Capture::walked(files, revision, miss))
+    Ok((Capture::walked(files, revision, miss), fresh))
 }
 
 /// The racy window of spec/store.md §17 rule 2: 2 s.
@@ -818,14 +929,32 @@ fn walk_dir(
     // A directory whose entries change during its walk (a rename, a new or removed entry)
     // changes its modification time: the attempt restarts (spec/store.md §16 rule 3).
     let meta = dir.dir_metadata().map_err(|_| unreadable_at(prefix))?;
-    w.newest_ctime = w.newest_ctime.max(stamp_of(&meta).ctime_ns);
+    let of_dir = stamp_of(&meta);
+    w.newest_ctime = w.newest_ctime.max(of_dir.ctime_ns);
     let stamp = meta.modified().ok();
-    let mut names: Vec<OsString> = Vec::new();
-    for entry in dir.entries().map_err(|_| unreadable_at(prefix))? {
-        names.push(entry.map_err(|_| unreadable_at(prefix))?.file_name());
+    let dir_stamp: DirStamp = (of_dir.dev, of_dir.ino, of_dir.mtime_ns, of_dir.ctime_ns);
+    // A warm capture lists a directory again unless its stamp is the trusted one
+    // (spec/store.md §17 rule 2).
+    let names = match w.warm.and_then(|c| c.listing(prefix, &dir_stamp)) {
+        Some(names) => {
+            w.seen.reused_dirs += 1;
+            names
+        }
+        None => {
+            let mut names: Vec<OsString> = Vec::new();
+            for entry in dir.entries().map_err(|_| unreadable_at(prefix))? {
+                names.push(entry.map_err(|_| unreadable_at(prefix))?.file_name());
+            }
+            names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+            Arc::from(names)
+        }
+    };
+    if w.warm.is_some() {
+        w.seen
+            .dirs
+            .push((prefix.to_owned(), dir_stamp, Arc::clone(&names)));
     }
-    names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-    for raw in &names {
+    for raw in names.iter() {
         if depth == 0 && (raw.as_bytes() == b".okf" || raw.as_bytes() == b".git") {
             continue;
         }
@@ -903,6 +1032,8 @@ impl<'a> Walk<'a> {
             scratch: Vec::new(),
             progress: crate::progress::current(),
             newest_ctime: i128::MIN,
+            warm: None,
+            seen: Seen::default(),
             #[cfg(feature = "fault-injection")]
             hooks: crate::store::hooks::CaptureHooks::default(),
         }
@@ -978,7 +1109,7 @@ impl<'a> Walk<'a> {
             let read = Err(after_failed_open(dir, &job.name, &job.path));
             return self.accept(job, read);
         }
-        let read = read_one(dir, &job, budget, self.spill, &mut self.scratch);
+        let read = read_one(dir, &job, budget, self.spill, self.warm, &mut self.scratch);
         self.accept(job, read)
     }
 
@@ -1004,7 +1135,14 @@ impl<'a> Walk<'a> {
                 }
                 drop(st);
                 let dir = job.dir.as_deref().unwrap_or(self.root);
-                let read = read_one(dir, &job, MAX_FILE_BYTES, self.spill, &mut self.scratch);
+                let read = read_one(
+                    dir,
+                    &job,
+                    MAX_FILE_BYTES,
+                    self.spill,
+                    self.warm,
+                    &mut self.scratch,
+                );
                 st = self.pipe.lock();
                 st.finish(i, job, Some(read));
                 continue;
@@ -1082,6 +1220,17 @@ impl<'a> Walk<'a> {
             (!read.keep).then(|| Arc::clone(&self.miss)),
         );
         self.newest_ctime = self.newest_ctime.max(read.stamp.ctime_ns);
+        self.seen.reused_files += usize::from(read.cached);
+        if let Some(whole) = read.whole {
+            self.seen.files.push((
+                file.path.clone(),
+                FileEntry {
+                    stamp: read.stamp,
+                    digest: read.digest,
+                    bytes: whole,
+                },
+            ));
+        }
         // Kept only if not racy, decided once the walk is over (`capture_once`).
         file.set_stamp(Some(read.stamp));
         self.files.push(file);
@@ -1099,13 +1248,38 @@ impl<'a> Walk<'a> {
 /// against its `lstat`, reads at most `budget + 1` bytes and hashes them; with a `spill`,
 /// visits them and drops them unless the visit keeps them (an over-limit read, which the
 /// walk then refuses, is neither visited nor kept).
+///
+/// With `warm`: a file whose `lstat` tuple is identical to a trusted entry's is not opened;
+/// its cached bytes and digest are the read (and are visited as read bytes are). Every read
+/// of a warm capture keeps its whole bytes for the cache.
 fn read_one(
     dir: &Dir,
     job: &Job,
     budget: u64,
     spill: Option<&Spill<'_>>,
+    warm: Option<&BundleCache>,
     scratch: &mut Vec<u8>,
 ) -> ReadResult {
+    if let Some(hit) = warm.and_then(|c| c.file(&job.path, &stamp_of(&job.meta))) {
+        let len = hit.bytes.len() as u64;
+        if len <= budget {
+            let keep = spill.is_none_or(|s| (s.visit)(&job.path, &hit.bytes, &hit.digest));
+            return Ok(FileRead {
+                bytes: if keep {
+                    Arc::clone(&hit.bytes)
+                } else {
+                    Arc::default()
+                },
+                whole: Some(Arc::clone(&hit.bytes)),
+                cached: true,
+                len,
+                digest: hit.digest,
+                keep,
+                changed: false,
+                stamp: hit.stamp,
+            });
+        }
+    }
     let mut opts = OpenOptions::new();
     opts.read(true).follow(FollowSymlinks::No).nonblock(true);
     let file = dir
@@ -1119,8 +1293,9 @@ fn read_one(
         return Err(changed());
     }
     // A spilled read goes to the thread's scratch buffer, which is handed back unless the
-    // file is kept; a resident read gets its own buffer.
-    let mut bytes = if spill.is_some() {
+    // file is kept or a warm capture keeps it for the cache; a resident read gets its own
+    // buffer.
+    let mut bytes = if spill.is_some() && warm.is_none() {
         std::mem::take(scratch)
     } else {
         Vec::new()
@@ -1147,19 +1322,33 @@ fn read_one(
         Some(_) if len > budget => false,
         Some(s) => (s.visit)(&job.path, &bytes, &digest),
     };
-    if !keep {
-        bytes.clear();
-        *scratch = bytes;
-        bytes = Vec::new();
-    } else if bytes.capacity() > bytes.len().saturating_mul(2).max(64 * 1024) {
-        // A kept file that landed in a scratch buffer grown by a larger earlier file.
-        bytes.shrink_to_fit();
-    }
     let changed = len != job.meta.len()
         || opened.len() != job.meta.len()
         || opened.modified().ok() != job.meta.modified().ok();
+    let (bytes, whole) = if warm.is_some() {
+        // A warm capture keeps every file's bytes for the cache, spilled or not.
+        let whole = Arc::new(bytes);
+        let kept = if keep {
+            Arc::clone(&whole)
+        } else {
+            Arc::default()
+        };
+        (kept, Some(whole))
+    } else if keep {
+        if bytes.capacity() > bytes.len().saturating_mul(2).max(64 * 1024) {
+            // A kept file that landed in a scratch buffer grown by a larger earlier file.
+            bytes.shrink_to_fit();
+        }
+        (Arc::new(bytes), None)
+    } else {
+        bytes.clear();
+        *scratch = bytes;
+        (Arc::default(), None)
+    };
     Ok(FileRead {
         bytes,
+        whole,
+        cached: false,
         len,
         digest,
         keep,
@@ -1250,7 +1439,8 @@ mod tests {
         assert!(file("new.md").stamp().is_none(), "newest ctime: racy");
         // A file with the trusted tuple but another digest: only the tuple is checked.
         let old = file("d/old.md");
-        let mut forged = CapturedFile::read(old.path.clone(), Vec::new(), old.size, [0; 32], None);
+        let mut forged =
+            CapturedFile::read(old.path.clone(), Arc::default(), old.size, [0; 32], None);
         forged.set_stamp(old.stamp().copied());
         let within = Rereader::within_call(&root);
         assert_eq!(within.read(&forged).expect("trusted"), b"old bytes");
@@ -1597,5 +1787,70 @@ mod tests {
         assert!(w.files.is_empty());
         let st = pipe.lock();
         assert!(st.queue.is_empty() && st.done.is_empty());
+    }
+
+    /// spec/store.md §17 rule 2: a warm capture of files just written trusts none of them
+    /// (racy), and a file whose `lstat` tuple is identical to a trusted entry's is taken from
+    /// the cache without being read (so only the racy rule keeps a same-tick rewrite from
+    /// being missed); a directory whose stamp is the trusted one is not listed again.
+    #[test]
+    fn warm_capture_trusts_nothing_racy_and_takes_identical_stamps_from_the_cache() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let b = t.path();
+        fs::create_dir_all(b.join("d")).expect("mkdir");
+        fs::write(b.join("a.md"), b"aaa").expect("write");
+        fs::write(b.join("d/b.md"), b"bbb").expect("write");
+        let root = open(b);
+        let cancel = Cancel::new();
+        let empty = BundleCache::default();
+        let (cold, fresh) = capture_once(&root, &cancel, None, Some(&empty)).expect("capture");
+        let fresh = fresh.expect("a warm capture reports what it trusts");
+        assert_eq!(fresh.files_len(), 0, "just written: racy, not trusted");
+        assert_eq!(
+            fresh.dirs_len(),
+            0,
+            "just created: racy listings, not trusted"
+        );
+        assert_eq!(cold.files.len(), 2);
+
+        // An entry with the file's current stamp and other bytes: the capture takes it.
+        let m = root.dir.symlink_metadata("a.md").expect("lstat");
+        let mut forged = BundleCache::default();
+        forged.insert_file(
+            "a.md".into(),
+            FileEntry {
+                stamp: stamp_of(&m),
+                digest: digest::sha256(b"zzz"),
+                bytes: Arc::new(b"zzz".to_vec()),
+            },
+        );
+        // A listing of the root with its current stamp that leaves out `d`.
+        let rm = root.dir.dir_metadata().expect("stat root");
+        let rs = stamp_of(&rm);
+        forged.insert_listing(
+            String::new(),
+            (rs.dev, rs.ino, rs.mtime_ns, rs.ctime_ns),
+            Arc::from(vec![OsString::from("a.md")]),
+        );
+        let (warm, _) = capture_once(&root, &cancel, None, Some(&forged)).expect("capture");
+        assert_eq!(warm.files.len(), 1, "the trusted listing was reused");
+        assert_eq!(
+            warm.files[0].bytes(),
+            b"zzz",
+            "the trusted entry was not read"
+        );
+
+        // Another stamp (a new modification time): read again.
+        let f = fs::File::options()
+            .write(true)
+            .open(b.join("a.md"))
+            .expect("open");
+        f.set_modified(std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(9))
+            .expect("set mtime");
+        let (again, _) = capture_once(&root, &cancel, None, Some(&forged)).expect("capture");
+        assert_eq!(
+            again.get("a.md").map(CapturedFile::bytes),
+            Some(&b"aaa"[..])
+        );
     }
 }

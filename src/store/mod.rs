@@ -10,6 +10,7 @@
 //!   [`recovery`] (R1–R8), [`durable`] (the one durability seam), [`fault`] (fault points
 //!   and test hooks), [`error`] (the error type and its wire mapping) and [`outcome`] (the
 //!   tool-layer classifier and receipt match).
+//! - [`warm`]: the warm capture cache of a long-running server (spec/store.md §17).
 //! - [`wait`]: read and preview tools facing a commit in flight: the wait for its
 //!   publication (spec/store.md §16 rule 2).
 
@@ -30,3 +31,4 @@ pub mod receipt;
 pub mod recovery;
 pub mod root;
 pub mod wait;
+pub mod warm;

@@ -28,7 +28,7 @@
 use crate::cancel::Cancel;
 use crate::envelope::{Diagnostic, Severity, ToolError};
 use crate::okf::capture::Capture;
-use crate::store::capture::{capture_with, Spill};
+use crate::store::capture::{capture_warm, capture_with, Spill};
 use crate::store::root::Root;
 use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
@@ -123,7 +123,9 @@ pub fn pending_notice() -> Diagnostic {
 }
 
 /// A capture of `root` that waits for `wait`: [`capture_with`] for [`WaitFor::Nothing`]; for
-/// [`WaitFor::Publication`] the wait of the module docs around it. `spill` as [`capture_with`].
+/// [`WaitFor::Publication`] the wait of the module docs around [`capture_warm`] (the warm
+/// cache of a long-running server, spec/store.md §17; applies never use it). `spill` as
+/// [`capture_with`].
 ///
 /// # Errors
 /// The capture's errors; `operation_cancelled` while waiting.
@@ -145,7 +147,7 @@ pub fn capture_after(
             std::thread::sleep(STEP);
             before = marks(root);
         }
-        let cap = capture_with(root, cancel, spill)?;
+        let cap = capture_warm(root, cancel, spill)?;
         let after = marks(root);
         if before.journals.is_empty() && after == before {
             return Ok(cap);

@@ -64,4 +64,5 @@ mod terms_oracle;
 mod text_content;
 mod ts_client;
 mod validate;
+mod warm;
 mod write_concept;
