@@ -31,6 +31,13 @@ the apply without proof),
 mapped to midnight UTC). A workflow is a function below returning the bundle and the apply
 arguments; a new one plugs in the same way.
 
+`--warm` (issue 24, spec/store.md §17): one long-running `okf-mcp serve` (its capture cache
+on) previews every copy. Before the kill the copy is aged past the racy window (2.1 s) and its
+root `index.md` rewritten with its own bytes, so the server's second preview takes every other
+file from its cache; after the kill, and after the replay, the warm preview must equal a cold
+`okf-mcp call` preview of the same tree (`structuredContent`, exactly). The last line adds how
+many files the warm captures took from the cache (it must be more than none).
+
 `--faults` (issue 25 item 6, root only; without root it prints why and exits 0): instead of
 kills, `--kills` trials each plant one permission fault (`chmod 0555`, `chattr +i`, a
 read-only bind mount, in turn) on one of `.okf/receipts`, `.okf/transactions`,
@@ -44,6 +51,7 @@ journal, and a second replay writes nothing.
 Usage:
   python3 tests/tools/crash_harness.py --bin target/release/okf-mcp [--workflow migration]
       [--kills 100] [--seed 1] [--modes random,journal,recovery] [--bundle DIR] [--faults]
+      [--warm]
 Exit status 0 when every kill kept every promise; the last line sums up the run.
 """
 import argparse
@@ -75,6 +83,69 @@ def call(binary, tool, args):
     except ValueError as e:
         raise Failure(f"{tool}: no JSON result (exit {p.returncode}): {p.stderr[-400:]!r}") from e
     return out.get("structuredContent", {}), bool(out.get("isError"))
+
+
+class WarmServer:
+    """One `okf-mcp serve` over stdio, its capture cache on; its debug events (counts only)
+    go to a file beside the work dir, read once it has stopped."""
+
+    def __init__(self, binary, work):
+        self.log = work + ".warm.log"
+        env = dict(os.environ, RUST_LOG="okf_mcp::store::capture=debug")
+        self.p = subprocess.Popen([binary, "serve"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=open(self.log, "w"), env=env)
+        self.next_id = 1
+        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "crash-harness", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, msg):
+        self.p.stdin.write((json.dumps(msg) + "\n").encode())
+        self.p.stdin.flush()
+
+    def request(self, method, params):
+        i = self.next_id
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": i, "method": method, "params": params})
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                raise Failure("warm server: stdout closed")
+            m = json.loads(line)
+            if m.get("id") == i:
+                return m
+
+    def call(self, tool, args):
+        m = self.request("tools/call", {"name": tool, "arguments": args})
+        r = m.get("result", {})
+        return r.get("structuredContent", {}), bool(r.get("isError"))
+
+    def stop(self):
+        """Closes stdin, waits, and returns the files the warm captures took from the cache."""
+        self.p.stdin.close()
+        self.p.wait(timeout=60)
+        total = 0
+        with open(self.log, encoding="utf-8") as fh:
+            for line in fh:
+                if "reused_files=" in line:
+                    total += int(line.split("reused_files=")[1].split()[0])
+        os.unlink(self.log)
+        return total
+
+
+def preview_of(tool, args):
+    """The preview tool and arguments behind an apply: the same call without what the
+    preview returned."""
+    keep = {k: v for k, v in args.items()
+            if not k.startswith("expected_") and k not in ("proof", "base_revision", "plan_digest")}
+    return tool.replace("apply_", "preview_", 1), keep
+
+
+def warm_equals_cold(server, binary, tool, args, what):
+    warm, werr = server.call(tool, args)
+    cold, cerr = call(binary, tool, args)
+    if (warm, werr) != (cold, cerr):
+        raise Failure(f"{what}: the warm {tool} differs from the cold one: {warm} != {cold}")
 
 
 def visible(root):
@@ -442,6 +513,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--modes", default="random,journal,recovery")
     ap.add_argument("--bundle", help="the generated bundle of --workflow migration-agent")
+    ap.add_argument("--warm", action="store_true",
+                    help="previews by one long-running serve with its capture cache, compared "
+                         "with cold previews around every kill")
     ap.add_argument("--faults", action="store_true",
                     help="permission faults on .okf/ directories and a target directory "
                          "(as root; --kills is the number of trials)")
@@ -461,6 +535,7 @@ def main():
     t0 = time.monotonic()
     work = tempfile.mkdtemp(prefix="okf-crash-")
     counts = {"pre": 0, "post": 0, "mixed": 0, "finished": 0, "recovery_killed": 0}
+    server = None
     try:
         if o.workflow == "migration-agent":
             base, tool, args = migration_agent_workflow(binary, work, o.bundle)
@@ -478,12 +553,25 @@ def main():
             raise Failure(f"uninterrupted apply: {r0}")
         post = visible(first)
         written = len([p for p in post if post[p] != pre.get(p)])
+        if o.warm:
+            server = WarmServer(binary, work)
+            ptool, pargs = preview_of(tool, args)
         for i in range(o.kills):
             mode = modes[i % len(modes)]
             what = f"kill {i + 1} ({mode})"
             root = os.path.join(work, f"c{i + 1}")
             copy(base, root)
             a = dict(args, bundle_path=root)
+            if server:
+                pa = dict(pargs, bundle_path=root)
+                time.sleep(2.1)
+                index = os.path.join(root, "index.md")
+                with open(index, "rb") as fh:
+                    data = fh.read()
+                with open(index, "wb") as fh:
+                    fh.write(data)
+                server.call(ptool, pa)
+                warm_equals_cold(server, binary, ptool, pa, what + ", before the kill")
             proc = spawn(binary, tool, a)
             if mode == "random":
                 killed = kill_after(proc, rng.uniform(0, 1.2 * wall))
@@ -498,6 +586,8 @@ def main():
                 if kill_after(rp, rng.uniform(0, wall)):
                     counts["recovery_killed"] += 1
                 check_after_kill(root, pre, post, what + ", recovery killed")
+            if server:
+                warm_equals_cold(server, binary, ptool, pa, what + ", after the kill")
             r, err = call(binary, tool, a)
             if err or r.get("status") != "applied":
                 raise Failure(f"{what}: replay: {r}")
@@ -535,11 +625,20 @@ def main():
                     raise Failure(f"{what}: the second replay rewrote the receipt")
             if inodes(root) != ino or visible(root) != post:
                 raise Failure(f"{what}: the second replay wrote")
+            if server:
+                warm_equals_cold(server, binary, ptool, pa, what + ", after the replay")
             # Every promise held for this copy: free its disk (a failed one is kept).
             shutil.rmtree(root, ignore_errors=True)
             os.unlink(root + ".args.json")
         elapsed = time.monotonic() - t0
-        print(f"crash harness: {o.workflow}: {o.kills} kills ({','.join(modes)}), seed {o.seed}, "
+        warm = ""
+        if server:
+            reused = server.stop()
+            server = None
+            if reused == 0:
+                raise Failure("the warm server took no file from its cache")
+            warm = f" warm previews took {reused} files from the cache, each equal to a cold one;"
+        print(f"crash harness: {o.workflow}{' --warm' if warm else ''}: {o.kills} kills ({','.join(modes)}), seed {o.seed},{warm} "
               f"{written} files written per apply, uninterrupted apply {wall * 1000:.0f} ms; "
               f"after the kill: {counts['pre']} pre, {counts['post']} post, {counts['mixed']} "
               f"mixed-but-valid (published in part, index.md not ahead), {counts['finished']} "
@@ -548,6 +647,9 @@ def main():
     except Failure as e:
         print(f"crash harness: FAILED: {e} (work dir kept: {work})", file=sys.stderr)
         return 1
+    finally:
+        if server:
+            server.p.kill()
     shutil.rmtree(work, ignore_errors=True)
     return 0
 
