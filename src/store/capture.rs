@@ -1061,6 +1061,14 @@ impl<'a> Walk<'a> {
         if self.threads < 2 {
             return self.read_now(job);
         }
+        // A warm hit with nothing queued before it is accepted at once, on the walking
+        // thread: the same acceptance, in the same walk order, without the helper's queue.
+        if self.pending == 0 && self.warm.is_some() {
+            let budget = MAX_FILE_BYTES.min(MAX_TOTAL_BYTES.saturating_sub(self.total));
+            if let Some(hit) = cached_read(&job, budget, self.spill, self.warm) {
+                return self.accept(job, Ok(hit));
+            }
+        }
         let same_parent = self
             .last_parent
             .as_ref()
@@ -1244,6 +1252,37 @@ impl<'a> Walk<'a> {
     }
 }
 
+/// The read of `job` from the warm cache: its entry when the `lstat` tuple is identical to
+/// the trusted one and the bytes fit `budget`, visited as read bytes are; `None` otherwise
+/// (the file is then read).
+fn cached_read(
+    job: &Job,
+    budget: u64,
+    spill: Option<&Spill<'_>>,
+    warm: Option<&BundleCache>,
+) -> Option<FileRead> {
+    let hit = warm?.file(&job.path, &stamp_of(&job.meta))?;
+    let len = hit.bytes.len() as u64;
+    if len > budget {
+        return None;
+    }
+    let keep = spill.is_none_or(|s| (s.visit)(&job.path, &hit.bytes, &hit.digest));
+    Some(FileRead {
+        bytes: if keep {
+            Arc::clone(&hit.bytes)
+        } else {
+            Arc::default()
+        },
+        whole: Some(Arc::clone(&hit.bytes)),
+        cached: true,
+        len,
+        digest: hit.digest,
+        keep,
+        changed: false,
+        stamp: hit.stamp,
+    })
+}
+
 /// Opens `job` in `dir` (no-follow, read-only, non-blocking), re-checks type and identity
 /// against its `lstat`, reads at most `budget + 1` bytes and hashes them; with a `spill`,
 /// visits them and drops them unless the visit keeps them (an over-limit read, which the
@@ -1260,25 +1299,8 @@ fn read_one(
     warm: Option<&BundleCache>,
     scratch: &mut Vec<u8>,
 ) -> ReadResult {
-    if let Some(hit) = warm.and_then(|c| c.file(&job.path, &stamp_of(&job.meta))) {
-        let len = hit.bytes.len() as u64;
-        if len <= budget {
-            let keep = spill.is_none_or(|s| (s.visit)(&job.path, &hit.bytes, &hit.digest));
-            return Ok(FileRead {
-                bytes: if keep {
-                    Arc::clone(&hit.bytes)
-                } else {
-                    Arc::default()
-                },
-                whole: Some(Arc::clone(&hit.bytes)),
-                cached: true,
-                len,
-                digest: hit.digest,
-                keep,
-                changed: false,
-                stamp: hit.stamp,
-            });
-        }
+    if let Some(hit) = cached_read(job, budget, spill, warm) {
+        return Ok(hit);
     }
     let mut opts = OpenOptions::new();
     opts.read(true).follow(FollowSymlinks::No).nonblock(true);
