@@ -26,7 +26,10 @@
 #[path = "../tests/it/support/gen.rs"]
 mod gen;
 
-use okf_mcp::digest;
+#[path = "support/bundle02.rs"]
+mod bundle02;
+use bundle02::floor;
+
 use okf_mcp::tools::Ctx;
 use okf_mcp::wire::dispatch::call;
 use serde_json::{json, Value};
@@ -150,32 +153,6 @@ fn main() -> Res<()> {
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
-}
-
-fn floor(dir: &Path) -> Res<(usize, [u8; 32])> {
-    fn walk(dir: &Path, top: bool, acc: &mut (usize, [u8; 32])) -> Res<()> {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
-        entries.sort_by_key(std::fs::DirEntry::file_name);
-        for e in entries {
-            if top && e.file_name() == ".okf" {
-                continue;
-            }
-            if e.file_type()?.is_dir() {
-                walk(&e.path(), false, acc)?;
-            } else {
-                let bytes = std::fs::read(e.path())?;
-                let d = digest::sha256(&bytes);
-                acc.0 += 1;
-                for (a, b) in acc.1.iter_mut().zip(d) {
-                    *a ^= b;
-                }
-            }
-        }
-        Ok(())
-    }
-    let mut acc = (0usize, [0u8; 32]);
-    walk(dir, true, &mut acc)?;
-    Ok(acc)
 }
 
 fn child_peak(exe: &PathBuf, args: &[&str]) -> Res<u64> {
