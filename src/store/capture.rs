@@ -437,11 +437,10 @@ pub fn capture_warm(
     let Some(snapshot) = warm::snapshot(id) else {
         return capture_with(root, cancel, spill);
     };
-    match attempts(root, cancel, spill, Some(&snapshot)) {
+    match attempts(root, cancel, spill, Some(&snapshot.entries)) {
         Ok((capture, fresh)) => {
-            drop(snapshot);
             if let Some(fresh) = fresh {
-                warm::store(id, fresh);
+                warm::store(id, fresh, &snapshot);
             }
             Ok(capture)
         }

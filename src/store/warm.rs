@@ -153,6 +153,20 @@ struct Cache {
     /// Bundles with the tick of their last use.
     bundles: Vec<(RootId, Arc<BundleCache>, u64)>,
     tick: u64,
+    /// How many times a failed capture dropped a bundle's entries: a capture that began
+    /// before a drop stores nothing ([`Snapshot`]).
+    drops: u64,
+}
+
+/// What a capture starts from: the bundle's entries, and the drop count when it took them.
+/// A capture running beside one that fails (calls run concurrently in `serve`) may finish
+/// after the failure dropped the entries; its [`store`] is then refused, so "a failed
+/// capture drops the cache" holds whatever the order (spec/store.md §17 rule 3).
+#[derive(Debug)]
+pub struct Snapshot {
+    /// The trusted entries (empty when none are cached).
+    pub entries: Arc<BundleCache>,
+    drops: u64,
 }
 
 static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(|| Mutex::new(Cache::default()));
@@ -165,25 +179,28 @@ fn cache() -> MutexGuard<'static, Cache> {
 }
 
 impl Cache {
-    fn snapshot(&mut self, id: RootId) -> Option<Arc<BundleCache>> {
+    fn snapshot(&mut self, id: RootId) -> Option<Snapshot> {
         if !self.on {
             return None;
         }
         self.tick += 1;
         let tick = self.tick;
-        Some(
-            self.bundles
-                .iter_mut()
-                .find(|(i, _, _)| *i == id)
-                .map_or_else(Arc::default, |(_, b, used)| {
-                    *used = tick;
-                    Arc::clone(b)
-                }),
-        )
+        let entries = self
+            .bundles
+            .iter_mut()
+            .find(|(i, _, _)| *i == id)
+            .map_or_else(Arc::default, |(_, b, used)| {
+                *used = tick;
+                Arc::clone(b)
+            });
+        Some(Snapshot {
+            entries,
+            drops: self.drops,
+        })
     }
 
-    fn store(&mut self, id: RootId, fresh: BundleCache) {
-        if !self.on {
+    fn store(&mut self, id: RootId, fresh: BundleCache, from: &Snapshot) {
+        if !self.on || from.drops != self.drops {
             return;
         }
         self.bundles.retain(|(i, _, _)| *i != id);
@@ -205,6 +222,11 @@ impl Cache {
             };
             self.bundles.swap_remove(oldest);
         }
+    }
+
+    fn forget(&mut self, id: RootId) {
+        self.drops += 1;
+        self.bundles.retain(|(i, _, _)| *i != id);
     }
 
     fn usage(&self) -> (usize, usize) {
@@ -233,20 +255,22 @@ pub fn is_enabled() -> bool {
 /// The current entries of bundle `id` (an empty set when none are cached) and marks it
 /// used; `None` when the cache is off.
 #[must_use]
-pub fn snapshot(id: RootId) -> Option<Arc<BundleCache>> {
+pub fn snapshot(id: RootId) -> Option<Snapshot> {
     cache().snapshot(id)
 }
 
-/// Replaces the entries of bundle `id` with `fresh` (what a successful capture trusted),
-/// then evicts the least recently used bundles past [`MAX_BUNDLES`] or [`BUDGET_BYTES`]. A
-/// bundle over the budget on its own is dropped. No effect when the cache is off.
-pub fn store(id: RootId, fresh: BundleCache) {
-    cache().store(id, fresh);
+/// Replaces the entries of bundle `id` with `fresh` (what a successful capture that started
+/// `from` trusted), then evicts the least recently used bundles past [`MAX_BUNDLES`] or
+/// [`BUDGET_BYTES`]. A bundle over the budget on its own is dropped. No effect when the cache
+/// is off or a failed capture dropped entries since `from` was taken.
+pub fn store(id: RootId, fresh: BundleCache, from: &Snapshot) {
+    cache().store(id, fresh, from);
 }
 
-/// Drops the entries of bundle `id` (a capture of it failed: spec/store.md §17 rule 3).
+/// Drops the entries of bundle `id` (a capture of it failed: spec/store.md §17 rule 3), and
+/// refuses the [`store`] of every capture that began before.
 pub fn forget(id: RootId) {
-    cache().bundles.retain(|(i, _, _)| *i != id);
+    cache().forget(id);
 }
 
 /// `(bundles cached, their cost in bytes)`.
@@ -268,6 +292,15 @@ mod tests {
             ctime_ns: 10,
             mode: 0o100_644,
         }
+    }
+
+    /// Stores `b` for `id` from a snapshot taken right before (off: from a blank one).
+    fn put(c: &mut Cache, id: RootId, b: BundleCache) {
+        let from = c.snapshot(id).unwrap_or(Snapshot {
+            entries: Arc::default(),
+            drops: c.drops,
+        });
+        c.store(id, b, &from);
     }
 
     /// One 3-byte file, counted as costing `cost` bytes in all.
@@ -299,12 +332,12 @@ mod tests {
 
         let mut c = Cache::default();
         assert!(c.snapshot((9, 9)).is_none(), "off: no snapshot");
-        c.store((9, 9), one_file(1));
+        put(&mut c, (9, 9), one_file(1));
         assert_eq!(c.usage().0, 0, "off: nothing stored");
 
         c.on = true;
         for k in 0..10u64 {
-            c.store((7, k), one_file(1));
+            put(&mut c, (7, k), one_file(1));
             // Touch the first bundle so it stays the most recently used.
             assert!(c.snapshot((7, 0)).is_some());
         }
@@ -313,27 +346,48 @@ mod tests {
             MAX_BUNDLES,
             "least recently used evicted past 8"
         );
-        assert_eq!(c.snapshot((7, 0)).map(|b| b.files_len()), Some(1), "kept");
         assert_eq!(
-            c.snapshot((7, 1)).map(|b| b.files_len()),
+            c.snapshot((7, 0)).map(|s| s.entries.files_len()),
+            Some(1),
+            "kept"
+        );
+        assert_eq!(
+            c.snapshot((7, 1)).map(|s| s.entries.files_len()),
             Some(0),
             "evicted"
         );
-        c.store((7, 20), one_file(BUDGET_BYTES + 1));
+        put(&mut c, (7, 20), one_file(BUDGET_BYTES + 1));
         assert_eq!(
-            c.snapshot((7, 20)).map(|b| b.files_len()),
+            c.snapshot((7, 20)).map(|s| s.entries.files_len()),
             Some(0),
             "over the budget alone: not kept"
         );
-        c.store((7, 30), one_file(BUDGET_BYTES / 2 + 1));
-        c.store((7, 31), one_file(BUDGET_BYTES / 2 + 1));
+        put(&mut c, (7, 30), one_file(BUDGET_BYTES / 2 + 1));
+        put(&mut c, (7, 31), one_file(BUDGET_BYTES / 2 + 1));
         assert!(c.usage().1 <= BUDGET_BYTES, "the budget holds");
-        assert_eq!(c.snapshot((7, 31)).map(|b| b.files_len()), Some(1));
+        assert_eq!(c.snapshot((7, 31)).map(|s| s.entries.files_len()), Some(1));
         assert_eq!(
-            c.snapshot((7, 30)).map(|b| b.files_len()),
+            c.snapshot((7, 30)).map(|s| s.entries.files_len()),
             Some(0),
             "evicted by budget"
         );
+    }
+
+    /// spec/store.md §17 rule 3 with concurrent calls: a capture that began before another
+    /// one failed stores nothing, and one that begins after stores again.
+    #[test]
+    fn a_capture_that_began_before_a_failure_stores_nothing() {
+        let mut c = Cache {
+            on: true,
+            ..Cache::default()
+        };
+        let early = c.snapshot((1, 1)).expect("on");
+        c.forget((1, 1));
+        c.store((1, 1), one_file(ENTRY_COST), &early);
+        assert_eq!(c.usage().0, 0, "stored after the drop");
+        let late = c.snapshot((1, 1)).expect("on");
+        c.store((1, 1), one_file(ENTRY_COST), &late);
+        assert_eq!(c.snapshot((1, 1)).map(|s| s.entries.files_len()), Some(1));
     }
 
     #[test]
