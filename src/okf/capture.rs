@@ -103,6 +103,16 @@ impl CapturedFile {
         &self.bytes
     }
 
+    /// The bytes read, shared (never copied): for work that outlives the capture, such as a
+    /// warm server's indexes. Empty for a spilled file, which marks the capture as missed.
+    #[must_use]
+    pub fn shared_bytes(&self) -> Arc<Vec<u8>> {
+        if let Some(miss) = &self.spilled {
+            miss.store(true, Ordering::Relaxed);
+        }
+        Arc::clone(&self.bytes)
+    }
+
     /// Whether the bytes are held in memory.
     #[must_use]
     pub fn is_resident(&self) -> bool {

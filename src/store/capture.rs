@@ -22,10 +22,10 @@ use crate::digest;
 use crate::envelope::{codes, Diagnostic, Severity, ToolError};
 use crate::okf::capture::{Capture, CapturedFile, StatStamp};
 use crate::store::root::{same_identity, Root};
-use crate::store::warm::{self, BundleCache, DirStamp, FileEntry};
+use crate::store::warm::{self, BundleCache, DirStamp, FileEntry, Whole};
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, Metadata, MetadataExt as _, OpenOptions};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
@@ -437,6 +437,9 @@ pub fn capture_warm(
     let Some(snapshot) = warm::snapshot(id) else {
         return capture_with(root, cancel, spill);
     };
+    if let Some(capture) = revalidate(root, cancel, &snapshot.entries) {
+        return Ok(capture);
+    }
     match attempts(root, cancel, spill, Some(&snapshot.entries)) {
         Ok((capture, fresh)) => {
             if let Some(fresh) = fresh {
@@ -449,6 +452,14 @@ pub fn capture_warm(
             Err(e)
         }
     }
+}
+
+/// Whether this process keeps warm state (spec/store.md §17: `okf-mcp serve` without
+/// `--no-cache`): read tools keep what they derive per document (e.g. section indexes) only
+/// then.
+#[must_use]
+pub fn is_warm() -> bool {
+    warm::is_enabled()
 }
 
 /// The attempts of a capture (spec/store.md §16 rule 3), warm with `warm`.
@@ -579,6 +590,8 @@ fn capture_once(
             .filter(|s| trusted(s.mtime_ns, s.ctime_ns));
         f.set_stamp(stamp);
     }
+    files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    let revision = digest::revision(files.iter().map(|f| (f.path.as_str(), &f.digest)));
     let fresh = warm.map(|_| {
         // Counts only: never paths or document text (spec/surface.md §16).
         tracing::debug!(
@@ -587,26 +600,322 @@ fn capture_once(
             reused_listings = seen.reused_dirs,
             "warm capture"
         );
-        let mut fresh = BundleCache::default();
-        for (path, entry) in seen.files {
-            if trusted(entry.stamp.mtime_ns, entry.stamp.ctime_ns) {
-                fresh.insert_file(path, entry);
-            }
-        }
-        for (path, stamp, names) in seen.dirs {
-            if trusted(stamp.2, stamp.3) {
-                fresh.insert_listing(path, stamp, names);
-            }
-        }
-        fresh
+        fresh_cache(&files, &revision, seen, &trusted)
     });
-    files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
-    let revision = digest::revision(files.iter().map(|f| (f.path.as_str(), &f.digest)));
     let n = files.len() as u64;
     if n > crate::progress::LARGE {
         crate::progress::current().finish(n, Some(n), "reading");
     }
     Ok((Capture::walked(files, revision, miss), fresh))
+}
+
+/// The cache a successful warm capture leaves (spec/store.md §17 rules 1–2): its trusted files
+/// and listings, and the whole capture (every file resident with the bytes read, every
+/// listing) for the fast lane of the next one ([`revalidate`]). `files` are the capture's
+/// files sorted by path bytes, their stamps already filtered by `trusted`.
+fn fresh_cache(
+    files: &[CapturedFile],
+    revision: &str,
+    seen: Seen,
+    trusted: &dyn Fn(i128, i128) -> bool,
+) -> BundleCache {
+    let mut fresh = BundleCache::default();
+    let mut bytes: HashMap<&str, &Arc<Vec<u8>>> = HashMap::with_capacity(seen.files.len());
+    for (path, entry) in &seen.files {
+        bytes.insert(path.as_str(), &entry.bytes);
+    }
+    // Every file of a warm capture kept its bytes (`FileRead::whole`), so this is complete.
+    let whole_files: Option<Vec<CapturedFile>> = files
+        .iter()
+        .map(|f| {
+            bytes.get(f.path.as_str()).map(|b| {
+                let mut w =
+                    CapturedFile::read(f.path.clone(), Arc::clone(b), f.size, f.digest, None);
+                w.set_stamp(f.stamp().copied());
+                w
+            })
+        })
+        .collect();
+    drop(bytes);
+    let mut listings =
+        HashMap::with_capacity_and_hasher(seen.dirs.len(), warm::PathHash::default());
+    for (path, stamp, names) in seen.dirs {
+        listings.insert(path.clone(), Arc::clone(&names));
+        if trusted(stamp.2, stamp.3) {
+            fresh.insert_listing(path, stamp, names);
+        }
+    }
+    for (path, entry) in seen.files {
+        if trusted(entry.stamp.mtime_ns, entry.stamp.ctime_ns) {
+            fresh.insert_file(path, entry);
+        }
+    }
+    if let Some(files) = whole_files {
+        fresh.set_whole(Whole {
+            revision: revision.to_owned(),
+            files,
+            listings,
+        });
+    }
+    fresh
+}
+
+/// The fast lane of a warm capture (spec/store.md §17): the capture `cache` was built from
+/// ([`Whole`]), again, when the tree still holds exactly its files and listings; `None`
+/// otherwise, and the capture then walks as usual (a fast lane that found nothing to stop it
+/// gives the very capture that walk would give).
+///
+/// The same checks as [`walk_dir`] on the same handles: the clock before the first `lstat`;
+/// every directory's stamp before and after its listing; every entry `lstat`ed without
+/// following, relative to its open parent, directories opened with no-follow and
+/// identity-checked. A trusted entry with the identical stamp stands (§17 rule 2); an entry
+/// that is not trusted is checked by content: a directory listed again must give the same
+/// names, a file read again (open no-follow, identity re-checked, SHA-256) the same digest.
+/// Anything else (a new, missing or changed entry, a symlink or special file, a file that
+/// changed during its read, an unreadable entry, cancellation) ends the fast lane. So does a
+/// racy entry that has meanwhile aged past the racy window: the usual walk then trusts it and
+/// stores it. The answer is resident: every file's bytes are the cache's.
+fn revalidate(root: &Root, cancel: &Cancel, cache: &BundleCache) -> Option<Capture> {
+    let whole = cache.whole()?;
+    if cancel.is_cancelled() {
+        return None;
+    }
+    let started = now_ns();
+    let progress = crate::progress::current();
+    let n = whole.files.len() as u64;
+    if n > crate::progress::LARGE {
+        progress.report(0, Some(n), "reading");
+    }
+    let mut r = Revalidation {
+        cache,
+        whole,
+        cancel,
+        root: &root.dir,
+        path: String::new(),
+        dirs: Vec::new(),
+        files: Vec::new(),
+        flushes: 0,
+        files_seen: 0,
+        dirs_seen: 0,
+        reread_files: 0,
+        reread_dirs: 0,
+        racy: Vec::new(),
+        newest_ctime: i128::MIN,
+    };
+    r.dir(&root.dir, None, 0)?;
+    r.flush()?;
+    if r.files_seen != whole.files.len() || r.dirs_seen != whole.listings.len() {
+        return None;
+    }
+    let limit = started.min(r.newest_ctime).saturating_sub(RACY_NS);
+    if r.racy.iter().any(|&(m, c)| m < limit && c < limit) || cancel.is_cancelled() {
+        return None;
+    }
+    if n > crate::progress::LARGE {
+        progress.finish(n, Some(n), "reading");
+    }
+    // Counts only: never paths or document text (spec/surface.md §16).
+    tracing::debug!(
+        files = r.files_seen,
+        reused_files = r.files_seen - r.reread_files,
+        reused_listings = r.dirs_seen - r.reread_dirs,
+        "warm capture"
+    );
+    Some(Capture::walked(
+        whole.files.clone(),
+        whole.revision.clone(),
+        Arc::new(AtomicBool::new(false)),
+    ))
+}
+
+/// Checks one file of a [`revalidate`] walk: `(its ctime, None)` when its no-follow `lstat`
+/// in `dir` gives the trusted stamp, `(ctime, Some((mtime, ctime)))` when it is not trusted
+/// but read again it has the recorded digest; `None` for anything else (the lane ends).
+fn check_file(
+    cache: &BundleCache,
+    whole: &Whole,
+    dir: &Dir,
+    name: &str,
+    path: &str,
+) -> Option<(i128, Option<(i128, i128)>)> {
+    let meta = dir.symlink_metadata(name).ok()?;
+    if !meta.file_type().is_file() {
+        return None;
+    }
+    let stamp = stamp_of(&meta);
+    if cache.file(path, &stamp).is_some() {
+        return Some((stamp.ctime_ns, None));
+    }
+    let known = whole
+        .files
+        .binary_search_by(|f| f.path.as_bytes().cmp(path.as_bytes()))
+        .ok()
+        .and_then(|i| whole.files.get(i))?
+        .digest;
+    let job = Job {
+        dir: None,
+        name: name.to_owned(),
+        path: path.to_owned(),
+        meta,
+    };
+    let read = read_one(dir, &job, MAX_FILE_BYTES, None, None, &mut Vec::new()).ok()?;
+    if read.changed || read.digest != known {
+        return None;
+    }
+    let ctime = stamp.ctime_ns.max(read.stamp.ctime_ns);
+    Some((ctime, Some((read.stamp.mtime_ns, read.stamp.ctime_ns))))
+}
+
+/// The state of one [`revalidate`] walk. Directories are met in walk order on the calling
+/// thread (stamp, listing, subdirectories `lstat`ed and opened) and queued with their files;
+/// every [`MAX_PENDING_DIRS`] directories, and at the end, the queue is checked
+/// ([`Revalidation::flush`]): the files' `lstat`s (and any content check) on up to two
+/// threads, then each queued directory's stamp again, which must be the one it had before its
+/// listing. So at most that many directory handles, plus the open ancestors, are held.
+struct Revalidation<'a> {
+    cache: &'a BundleCache,
+    whole: &'a Whole,
+    cancel: &'a Cancel,
+    root: &'a Dir,
+    /// The path of the directory at hand (a buffer reused along the walk).
+    path: String,
+    /// The queued directories: handle (`None`: the root) and stamp before the listing.
+    dirs: Vec<(Option<Arc<Dir>>, StatStamp)>,
+    /// The queued regular files: their directory's index in `dirs`, their path and where
+    /// their name starts in it.
+    files: Vec<(usize, String, usize)>,
+    /// Flushes so far.
+    flushes: usize,
+    /// Files and listings met in all (each also in `whole`).
+    files_seen: usize,
+    dirs_seen: usize,
+    /// Of those, checked by content (not trusted).
+    reread_files: usize,
+    reread_dirs: usize,
+    /// `(mtime_ns, ctime_ns)` of every entry checked by content.
+    racy: Vec<(i128, i128)>,
+    /// The newest `ctime_ns` seen (spec/store.md §17 rule 2).
+    newest_ctime: i128,
+}
+
+impl Revalidation<'_> {
+    /// Checks the directory `dir` (`handle`; `None` for the root) at `self.path` (depth
+    /// `depth`) and the directories under it; queues it and its files.
+    fn dir(&mut self, dir: &Dir, handle: Option<Arc<Dir>>, depth: usize) -> Option<()> {
+        let meta = dir.dir_metadata().ok()?;
+        let of_dir = stamp_of(&meta);
+        self.newest_ctime = self.newest_ctime.max(of_dir.ctime_ns);
+        let stamp: DirStamp = (of_dir.dev, of_dir.ino, of_dir.mtime_ns, of_dir.ctime_ns);
+        let known = self.whole.listings.get(self.path.as_str())?;
+        let names = match self.cache.listing(&self.path, &stamp) {
+            Some(names) => names,
+            None => {
+                let mut names: Vec<OsString> = Vec::new();
+                for entry in dir.entries().ok()? {
+                    names.push(entry.ok()?.file_name());
+                }
+                names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+                if names.as_slice() != &known[..] {
+                    return None;
+                }
+                self.reread_dirs += 1;
+                self.racy.push((of_dir.mtime_ns, of_dir.ctime_ns));
+                Arc::clone(known)
+            }
+        };
+        if self.dirs.len() >= MAX_PENDING_DIRS {
+            self.flush()?;
+        }
+        // Where the directory is queued: (flush count, index in `dirs`); queued again after a
+        // flush that a subdirectory's walk caused, for the files that follow it.
+        let mut slot = (self.flushes, self.dirs.len());
+        self.dirs.push((handle.clone(), of_dir));
+        self.dirs_seen += 1;
+        let base = self.path.len();
+        for raw in names.iter() {
+            if depth == 0 && (raw.as_bytes() == b".okf" || raw.as_bytes() == b".git") {
+                continue;
+            }
+            if self.cancel.is_cancelled() {
+                return None;
+            }
+            let name = representable(raw)?;
+            if base > 0 {
+                self.path.push('/');
+            }
+            self.path.push_str(name);
+            let ok = if self.whole.listings.contains_key(self.path.as_str()) {
+                self.subdir(dir, name, depth)
+            } else {
+                // A file when the recorded capture holds it (else the counts differ at the
+                // end); its `lstat` is the flush's.
+                if slot.0 != self.flushes {
+                    slot = (self.flushes, self.dirs.len());
+                    self.dirs.push((handle.clone(), of_dir));
+                }
+                self.files
+                    .push((slot.1, self.path.clone(), self.path.len() - name.len()));
+                self.files_seen += 1;
+                Some(())
+            };
+            self.path.truncate(base);
+            ok?;
+        }
+        Some(())
+    }
+
+    /// Checks the queued files, then the queued directories' stamps, and empties the queue
+    /// (see the type's docs).
+    fn flush(&mut self) -> Option<()> {
+        let (cache, whole, cancel, root) = (self.cache, self.whole, self.cancel, self.root);
+        let dirs = std::mem::take(&mut self.dirs);
+        let files = std::mem::take(&mut self.files);
+        self.flushes += 1;
+        let dir_of = |d: usize| -> &Dir {
+            match dirs.get(d).and_then(|(h, _)| h.as_deref()) {
+                Some(h) => h,
+                None => root,
+            }
+        };
+        let checks = crate::okf::par::map(&files, |(d, path, name_at)| {
+            if cancel.is_cancelled() {
+                return None;
+            }
+            let name = path.get(*name_at..)?;
+            check_file(cache, whole, dir_of(*d), name, path)
+        });
+        for c in checks {
+            let (ctime, reread) = c?;
+            self.newest_ctime = self.newest_ctime.max(ctime);
+            if let Some(times) = reread {
+                self.reread_files += 1;
+                self.racy.push(times);
+            }
+        }
+        for (k, (_, before)) in dirs.iter().enumerate() {
+            let after = dir_of(k).dir_metadata().ok()?;
+            if stamp_of(&after) != *before {
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    /// Checks the entry `name` of `dir`, at `self.path`, that the recorded capture walked as
+    /// a directory: still one, opened no-follow with the identity its `lstat` gave.
+    fn subdir(&mut self, dir: &Dir, name: &str, depth: usize) -> Option<()> {
+        let meta = dir.symlink_metadata(name).ok()?;
+        if !meta.file_type().is_dir() {
+            return None;
+        }
+        let sub = dir.open_dir_nofollow(name).ok()?;
+        let opened = sub.dir_metadata().ok()?;
+        if !same_identity(&meta, &opened) {
+            return None;
+        }
+        let sub = Arc::new(sub);
+        self.dir(&Arc::clone(&sub), Some(sub), depth + 1)
+    }
 }
 
 /// The racy window of spec/store.md §17 rule 2: 2 s.
@@ -1481,6 +1790,111 @@ mod tests {
             within.read(&forged).is_err(),
             "tuple changed: digest compared"
         );
+    }
+
+    /// The fast lane of a warm capture (spec/store.md §17) answers the capture its cache was
+    /// built from only while the tree holds exactly those files and listings: a racy file
+    /// rewritten with the same bytes keeps it; other bytes of the same size, a new file or a
+    /// file swapped for a symlink end it, and the walk then answers as a cold capture.
+    #[test]
+    fn the_fast_lane_answers_the_cold_capture_or_steps_aside() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let b = t.path();
+        fs::create_dir_all(b.join("d/e")).expect("mkdir");
+        fs::create_dir(b.join(".okf")).expect("mkdir");
+        for (p, bytes) in [("a.md", "alpha"), ("d/b.md", "beta"), ("d/e/c.md", "gamma")] {
+            fs::write(b.join(p), bytes).expect("write");
+        }
+        // More directories than one flush of the lane holds, with files of their parent
+        // before and after them in walk order.
+        let wide = MAX_PENDING_DIRS + 44;
+        for k in 0..wide {
+            fs::create_dir_all(b.join(format!("w/d{k:03}"))).expect("mkdir");
+            fs::write(b.join(format!("w/d{k:03}/f.md")), format!("{k}")).expect("write");
+        }
+        fs::write(b.join("w/a.md"), b"first").expect("write");
+        fs::write(b.join("w/zz.md"), b"last").expect("write");
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        // The last edit: the newest change, so racy on every later capture.
+        fs::write(b.join("d/b.md"), b"beta").expect("write");
+        let root = open(b);
+        let cancel = Cancel::new();
+        let warm_once = || {
+            attempts(&root, &cancel, None, Some(&BundleCache::default()))
+                .map(|(c, fresh)| (c, fresh.expect("warm")))
+                .expect("capture")
+        };
+        let (first, fresh) = warm_once();
+        assert_eq!(first, cap(b).expect("cold"));
+        let whole = fresh.whole().expect("whole capture recorded");
+        assert_eq!(whole.files.len(), 3 + wide + 2);
+        assert_eq!(
+            fresh.files_len(),
+            2 + wide + 2,
+            "the racy file is not trusted"
+        );
+        let fast = revalidate(&root, &cancel, &fresh).expect("unchanged: the fast lane");
+        assert_eq!(fast, cap(b).expect("cold"));
+        assert_eq!(fast.revision, first.revision);
+        assert!(fast.is_complete(), "resident");
+        // The racy file rewritten with its own bytes: read again, same digest.
+        fs::write(b.join("d/b.md"), b"beta").expect("write");
+        assert_eq!(
+            revalidate(&root, &cancel, &fresh),
+            Some(cap(b).expect("cold"))
+        );
+        // Same size, other bytes: of the racy file, then of a trusted one.
+        fs::write(b.join("d/b.md"), b"BETA").expect("write");
+        assert!(
+            revalidate(&root, &cancel, &fresh).is_none(),
+            "racy file changed"
+        );
+        fs::write(b.join("d/b.md"), b"beta").expect("write");
+        fs::write(b.join("d/e/c.md"), b"GAMMA").expect("write");
+        assert!(
+            revalidate(&root, &cancel, &fresh).is_none(),
+            "trusted file changed"
+        );
+        fs::write(b.join("d/e/c.md"), b"gamma").expect("write");
+        // Same bytes again, but a new ctime: read again, and the lane still holds.
+        assert_eq!(
+            revalidate(&root, &cancel, &fresh),
+            Some(cap(b).expect("cold"))
+        );
+        // A file of the wide directory after its last subdirectory, changed.
+        fs::write(b.join("w/zz.md"), b"LAST").expect("write");
+        assert!(
+            revalidate(&root, &cancel, &fresh).is_none(),
+            "late file changed"
+        );
+        fs::write(b.join("w/zz.md"), b"last").expect("write");
+        assert_eq!(
+            revalidate(&root, &cancel, &fresh),
+            Some(cap(b).expect("cold"))
+        );
+        // Inside .okf/: not part of the bundle.
+        fs::write(b.join(".okf/x"), b"x").expect("write");
+        assert!(
+            revalidate(&root, &cancel, &fresh).is_some(),
+            ".okf is not walked"
+        );
+        // A new file, a removed one, a symlink in place of a file.
+        fs::write(b.join("d/e/new.md"), b"new").expect("write");
+        assert!(revalidate(&root, &cancel, &fresh).is_none(), "new file");
+        fs::remove_file(b.join("d/e/new.md")).expect("rm");
+        fs::remove_file(b.join("a.md")).expect("rm");
+        assert!(revalidate(&root, &cancel, &fresh).is_none(), "removed file");
+        std::os::unix::fs::symlink("d/b.md", b.join("a.md")).expect("symlink");
+        assert!(revalidate(&root, &cancel, &fresh).is_none(), "symlink");
+        let e = cap(b).expect_err("the walk refuses it");
+        assert!(e.message.starts_with(MSG_SYMLINK), "{e:?}");
+        // Cancelled: no fast answer.
+        fs::remove_file(b.join("a.md")).expect("rm");
+        fs::write(b.join("a.md"), b"alpha").expect("write");
+        let (_, fresh) = warm_once();
+        let cancelled = Cancel::new();
+        cancelled.cancel();
+        assert!(revalidate(&root, &cancelled, &fresh).is_none());
     }
 
     #[test]

@@ -31,7 +31,7 @@
 //! copied), so a warm capture is the very capture a cold one makes of the same bytes (§17
 //! rule 4) and every tool runs unchanged on it.
 
-use crate::okf::capture::StatStamp;
+use crate::okf::capture::{CapturedFile, StatStamp};
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::os::fd::AsFd;
@@ -95,9 +95,29 @@ pub struct FileEntry {
 /// by bytes. Immutable once built: a capture reads a snapshot while a newer one replaces it.
 #[derive(Debug, Default)]
 pub struct BundleCache {
-    files: HashMap<String, FileEntry>,
-    dirs: HashMap<String, (DirStamp, Arc<[OsString]>)>,
+    files: HashMap<String, FileEntry, PathHash>,
+    dirs: HashMap<String, (DirStamp, Arc<[OsString]>), PathHash>,
+    whole: Option<Whole>,
     cost: usize,
+}
+
+/// The hasher of the cache's path tables: seeded per process, several times faster than
+/// SipHash on short paths (a warm capture looks up every file's path).
+pub type PathHash = foldhash::fast::RandomState;
+
+/// The whole capture a [`BundleCache`] was built from, racy entries included: the fast lane
+/// of a warm capture ([`crate::store::capture::capture_warm`]) answers it again when the tree
+/// still holds exactly these files and listings, instead of building the capture anew.
+#[derive(Debug)]
+pub struct Whole {
+    /// `sha256:<64 hex>`, the capture's revision (spec/store.md §3.6).
+    pub revision: String,
+    /// Every visible file, ascending by path bytes, resident (the cache's bytes), with the
+    /// trusted stat tuple of the cache or none (racy).
+    pub files: Vec<CapturedFile>,
+    /// Every directory listing the capture walked, by bundle-relative path (`""` the root),
+    /// names sorted by bytes.
+    pub listings: HashMap<String, Arc<[OsString]>, PathHash>,
 }
 
 impl BundleCache {
@@ -126,6 +146,27 @@ impl BundleCache {
     pub fn insert_listing(&mut self, path: String, stamp: DirStamp, names: Arc<[OsString]>) {
         self.cost += ENTRY_COST + path.len() + names.iter().map(|n| n.len() + 32).sum::<usize>();
         self.dirs.insert(path, (stamp, names));
+    }
+
+    /// Records the whole capture the entries were built from (see [`Whole`]); its racy files'
+    /// bytes count against the budget.
+    pub fn set_whole(&mut self, whole: Whole) {
+        for f in &whole.files {
+            self.cost += f.path.len()
+                + if f.stamp().is_some() {
+                    0
+                } else {
+                    f.bytes().len()
+                };
+        }
+        self.cost += whole.listings.keys().map(|k| k.len() + 64).sum::<usize>();
+        self.whole = Some(whole);
+    }
+
+    /// The whole capture the entries were built from, if recorded.
+    #[must_use]
+    pub fn whole(&self) -> Option<&Whole> {
+        self.whole.as_ref()
     }
 
     /// Bytes held plus the fixed cost of every entry.

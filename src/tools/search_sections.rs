@@ -17,10 +17,118 @@ use crate::tools::schema_parts::{
     EXAMPLE_BUNDLE_PATH,
 };
 use crate::tools::{Ctx, Success, ToolSpec};
+use crate::view::index::{DocIndex, IndexKey, IndexMemo, MAX_INDEXED_DOC_BYTES};
 use crate::view::rank::{self, SearchDoc};
 use crate::view::sections;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
+
+/// The section indexes of a warm server, by document content and id (spec/store.md §17).
+static INDEXES: LazyLock<IndexMemo> = LazyLock::new(IndexMemo::default);
+
+/// The documents one step of [`index_later`] indexes before keeping them.
+const INDEX_CHUNK: usize = 256;
+
+/// Whether a thread is building section indexes ([`index_later`]).
+static INDEXING: AtomicBool = AtomicBool::new(false);
+
+/// Builds, on a thread of its own, the section indexes of the searched documents that have
+/// none, and keeps them for the next searches (a warm server, spec/store.md §17): the search
+/// that finds them missing answers unindexed, at the cost of a cold search, instead of
+/// waiting for them. At most one such thread runs; documents left out by a busy one are
+/// indexed after a later search. Documents over [`MAX_INDEXED_DOC_BYTES`] are never indexed;
+/// the work stops at the first chunk of [`INDEX_CHUNK`] indexes the memo's bound refuses
+/// (a bundle whose indexes pass it costs one such chunk per search).
+fn index_later(
+    concepts: &[(&str, &crate::okf::bundle::Doc<'_>)],
+    docs: &[SearchDoc<'_>],
+    doc_of: &[usize],
+    indexes: &[Option<Arc<DocIndex>>],
+) {
+    let missing: Vec<usize> = (0..docs.len())
+        .filter(|&d| {
+            indexes[d].is_none()
+                && usize::try_from(concepts[doc_of[d]].1.file.size)
+                    .is_ok_and(|n| n <= MAX_INDEXED_DOC_BYTES)
+        })
+        .collect();
+    if missing.is_empty() || INDEXING.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    // Owned copies: the ids, titles and body ranges; the texts are the capture's shared bytes.
+    let work: Vec<Unindexed> = missing
+        .iter()
+        .map(|&d| {
+            let file = concepts[doc_of[d]].1.file;
+            (
+                (file.digest, Box::from(docs[d].id)),
+                file.shared_bytes(),
+                docs[d].body.clone(),
+                docs[d].title.map(Box::from),
+            )
+        })
+        .collect();
+    let spawned = std::thread::Builder::new()
+        .name("okf-index".into())
+        .spawn(move || {
+            let _done = Done;
+            // In chunks, each kept before the next is built: the memory of the work beyond
+            // the memo's bound is one chunk; a chunk the memo cannot hold ends it.
+            let mut n = 0usize;
+            for chunk in work.chunks(INDEX_CHUNK) {
+                let built: Vec<(IndexKey, Arc<DocIndex>)> =
+                    crate::okf::par::map(chunk, |(key, bytes, body, title)| {
+                        let text = std::str::from_utf8(bytes).ok()?;
+                        let doc = SearchDoc {
+                            id: &key.1,
+                            text,
+                            body: body.clone(),
+                            title: title.as_deref(),
+                        };
+                        Some((key.clone(), Arc::new(DocIndex::build(&doc))))
+                    })
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                n += built.len();
+                if INDEXES.keep(built) > 0 {
+                    break;
+                }
+            }
+            let (held, bytes) = INDEXES.usage();
+            // Counts only: never ids or document text (spec/surface.md §16).
+            tracing::debug!(built = n, held, bytes, "section indexes");
+        });
+    if spawned.is_err() {
+        INDEXING.store(false, Ordering::Release);
+    }
+}
+
+/// The text of a hit's document: its [`SearchDoc`]'s, or for an indexed document (whose
+/// search needs no text) the file's bytes, which parsed when the index was built and so are
+/// UTF-8; the text an unindexed search would have split (the whole file, spec/store.md §3.4).
+fn hit_text<'a>(d: &SearchDoc<'a>, file: &'a crate::okf::capture::CapturedFile) -> &'a str {
+    if d.text.is_empty() {
+        std::str::from_utf8(file.bytes()).unwrap_or_default()
+    } else {
+        d.text
+    }
+}
+
+/// A document to index: its key, its bytes, its body range and its title.
+type Unindexed = (IndexKey, Arc<Vec<u8>>, Range<usize>, Option<Box<str>>);
+
+/// Clears [`INDEXING`] when the indexing thread ends, also by unwinding.
+struct Done;
+
+impl Drop for Done {
+    fn drop(&mut self) {
+        INDEXING.store(false, Ordering::Release);
+    }
+}
 
 /// `search_sections` as registered (spec/surface.md §2, §14.4).
 pub const TOOL: ToolSpec = ToolSpec {
@@ -151,10 +259,30 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let profile = resolution.profile;
     ctx.cancel.check()?;
     let concepts: Vec<_> = bundle.concepts().collect();
+    // A warm server keeps each document's section index by content (spec/store.md §17).
+    let warm = crate::store::capture::is_warm();
+    let held = if warm {
+        INDEXES.begin(
+            &concepts
+                .iter()
+                .map(|(id, doc)| (doc.file.digest, Box::from(*id)))
+                .collect::<Vec<IndexKey>>(),
+        )
+    } else {
+        Vec::new()
+    };
     let mut skipped = 0usize;
     let mut docs: Vec<SearchDoc<'_>> = Vec::with_capacity(concepts.len());
     let mut doc_of: Vec<usize> = Vec::with_capacity(concepts.len());
+    let mut indexes: Vec<Option<Arc<DocIndex>>> = Vec::with_capacity(concepts.len());
     for (k, (id, doc)) in concepts.iter().enumerate() {
+        if let Some(ix) = held.get(k).and_then(Option::as_ref) {
+            // The text is needed only to render a hit ([`hit_text`]).
+            docs.push(ix.search_doc(id, ""));
+            indexes.push(Some(Arc::clone(ix)));
+            doc_of.push(k);
+            continue;
+        }
         let Ok(p) = doc.parsed() else {
             skipped += 1;
             continue;
@@ -165,9 +293,16 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
             body: p.split.body.clone(),
             title: project::non_empty_str(project::field(p.root(), "title")),
         });
+        indexes.push(None);
         doc_of.push(k);
     }
-    let (hits, _) = rank::rank(&docs, &terms);
+    let (hits, _) = if warm {
+        let out = rank::rank_indexed(&docs, &indexes, &terms);
+        index_later(&concepts, &docs, &doc_of, &indexes);
+        out
+    } else {
+        rank::rank(&docs, &terms)
+    };
     ctx.cancel.check()?;
     if skipped > 0 {
         crate::notices::push(Diagnostic::new(
@@ -204,9 +339,10 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
         .iter()
         .map(|h| {
             let d = &docs[h.doc];
+            let text = hit_text(d, concepts[doc_of[h.doc]].1.file);
             let path = &concepts[doc_of[h.doc]].1.file.path;
             let s = &h.section;
-            let bytes = d.text.get(s.bytes.clone()).unwrap_or_default();
+            let bytes = text.get(s.bytes.clone()).unwrap_or_default();
             let heading: String = s.heading.chars().take(MAX_HEADING).collect();
             (
                 key(h.score, s.line_start, d.id),
@@ -218,7 +354,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
                     "line_start": s.line_start,
                     "line_end": s.line_end,
                     "content_sha256": crate::digest::hex(&crate::digest::sha256(bytes.as_bytes())),
-                    "snippet": sections::snippet(d.text, s, &terms),
+                    "snippet": sections::snippet(text, s, &terms),
                     "score": h.score,
                     "matched_terms": terms,
                 }),

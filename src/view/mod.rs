@@ -12,6 +12,7 @@ pub mod concepts;
 pub mod edges;
 pub mod filter;
 pub mod graph;
+pub mod index;
 pub mod rank;
 pub mod sections;
 pub mod terms;

@@ -12,10 +12,12 @@
 //! term; nothing else is kept, so memory grows with the hits, not with the bundle's text.
 
 use crate::okf::par;
+use crate::view::index::DocIndex;
 use crate::view::sections::{self, Counts, Section};
 use crate::view::terms;
 use std::cmp::Ordering;
 use std::ops::Range;
+use std::sync::Arc;
 
 /// BM25 `k1` (spec/surface.md §14.5 rule 3).
 pub const K1: f64 = 1.2;
@@ -77,29 +79,76 @@ struct DocPass {
 fn pass(doc: &SearchDoc<'_>, query: &[String]) -> DocPass {
     let mut splitter = terms::TermSplitter::new();
     let title = sections::count_with(&mut splitter, doc.title_text(), query);
-    let mut totals = Totals {
-        with_term: vec![0; query.len()],
-        ..Totals::default()
-    };
-    let mut candidates = Vec::new();
+    let mut p = DocPass::new(query.len());
     for s in sections::sections(doc.text, doc.body.clone()) {
         let heading = sections::count_with(&mut splitter, &s.heading, query);
         let body = sections::count_with(&mut splitter, sections::body_of(doc.text, &s), query);
-        let Some(w) = sections::weighted(&heading, &body, &title) else {
-            continue;
+        p.add(s, &heading, &body, &title);
+    }
+    p
+}
+
+/// [`pass`] through the document's index: the same counts, looked up, and the weighting of
+/// [`sections::weighted`] done in place (a section the index holds has a term of its own).
+fn pass_indexed(ix: &DocIndex, query: &[String]) -> DocPass {
+    let ids = ix.query_ids(query);
+    let title = ix.title_counts(&ids);
+    let mut p = DocPass::new(query.len());
+    let mut tf = vec![0u64; query.len()];
+    for s in ix.section_entries() {
+        let len = s.body_len() + 3 * s.heading_len() + 2 * title.len;
+        let mut all = !tf.is_empty();
+        for (k, id) in ids.iter().enumerate() {
+            let (h, b) = id.map_or((0, 0), |id| s.counts(id));
+            tf[k] = b + 3 * h + 2 * title.tf[k];
+            if tf[k] > 0 {
+                p.totals.with_term[k] += 1;
+            } else {
+                all = false;
+            }
+        }
+        p.totals.sections += 1;
+        p.totals.length += len;
+        if all {
+            p.candidates.push((
+                s.section().clone(),
+                Counts {
+                    len,
+                    tf: tf.clone(),
+                },
+            ));
+        }
+    }
+    p
+}
+
+impl DocPass {
+    fn new(terms: usize) -> Self {
+        DocPass {
+            totals: Totals {
+                with_term: vec![0; terms],
+                ..Totals::default()
+            },
+            candidates: Vec::new(),
+        }
+    }
+
+    /// Counts one section of the document (none when its own text holds no term).
+    fn add(&mut self, s: Section, heading: &Counts, body: &Counts, title: &Counts) {
+        let Some(w) = sections::weighted(heading, body, title) else {
+            return;
         };
-        totals.sections += 1;
-        totals.length += w.len;
-        for (n, tf) in totals.with_term.iter_mut().zip(&w.tf) {
+        self.totals.sections += 1;
+        self.totals.length += w.len;
+        for (n, tf) in self.totals.with_term.iter_mut().zip(&w.tf) {
             if *tf > 0 {
                 *n += 1;
             }
         }
         if !w.tf.is_empty() && w.tf.iter().all(|&tf| tf > 0) {
-            candidates.push((s, w));
+            self.candidates.push((s, w));
         }
     }
-    DocPass { totals, candidates }
 }
 
 /// IDF of a term present in `n` of `big_n` sections.
@@ -137,6 +186,27 @@ pub fn order(a: (f64, &str, usize), b: (f64, &str, usize)) -> Ordering {
 #[must_use]
 pub fn rank(docs: &[SearchDoc<'_>], query: &[String]) -> (Vec<Hit>, Totals) {
     let passes = par::map(docs, |d| pass(d, query));
+    combine(docs, passes, query)
+}
+
+/// [`rank`] through the documents' indexes where there are (`indexes[k]` is the
+/// [`DocIndex::build`] of `docs[k]`, or `None`: that document's text is split as by [`rank`]):
+/// the same hits and totals.
+#[must_use]
+pub fn rank_indexed(
+    docs: &[SearchDoc<'_>],
+    indexes: &[Option<Arc<DocIndex>>],
+    query: &[String],
+) -> (Vec<Hit>, Totals) {
+    let order: Vec<usize> = (0..docs.len()).collect();
+    let passes = par::map(&order, |&k| match indexes.get(k).and_then(Option::as_ref) {
+        Some(ix) => pass_indexed(ix, query),
+        None => pass(&docs[k], query),
+    });
+    combine(docs, passes, query)
+}
+
+fn combine(docs: &[SearchDoc<'_>], passes: Vec<DocPass>, query: &[String]) -> (Vec<Hit>, Totals) {
     let mut totals = Totals {
         with_term: vec![0; query.len()],
         ..Totals::default()

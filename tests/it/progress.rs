@@ -79,6 +79,16 @@ fn progress_notifications_precede_the_response_only_with_a_token() {
     let lines = preview_lines(&mut mcp, bundle, None);
     assert_eq!(lines.len(), 1, "no notification without a token: {lines:?}");
     assert!(lines[0]["result"].is_object());
+
+    // The server's next capture of the unchanged bundle is warm (spec/store.md §17, the
+    // fast lane of docs/store.md §3.3): it reports as a cold one does.
+    let lines = preview_lines(&mut mcp, bundle, Some(json!({"progressToken": "tok-2"})));
+    assert!(checked_progress(&lines, "tok-2", bundle) >= 2, "{lines:?}");
+    assert_eq!(
+        lines[lines.len() - 2]["params"]["total"],
+        json!(2001.0),
+        "{lines:?}"
+    );
     let (code, _, stderr) = mcp.finish();
     assert_eq!((code, stderr.as_str()), (0, ""));
 }
