@@ -25,6 +25,9 @@
 //!   above; a setext underline is an ordinary line here);
 //! - link reference definitions and reference links: [`md_links`] reports a definition's
 //!   destination whether or not a link uses it, and never resolves `[text][ref]`;
+//! - inline HTML and autolinks (a line holding `<`): not modelled; CommonMark lets them take
+//!   precedence over a code span that starts inside them (``<a+:`x`>`` is an autolink, not a
+//!   code span), while here such a backtick run may open one;
 //! - a code span that crosses a line: spans are found within one line, so the lines such a
 //!   span touches (and their links) may differ;
 //! - links whose text holds brackets, backslashes, backticks or angle brackets, or whose

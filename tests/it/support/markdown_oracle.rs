@@ -7,9 +7,9 @@
 //! are fenced code, which non-blank lines are indented code, which bytes of ordinary lines are
 //! code spans, and the `.md` destinations of inline links. [`supported`] says which bodies the
 //! comparison covers; what it leaves out is listed in the scanner's docstring as deliberate
-//! differences (block quotes, lists, setext headings, HTML blocks, link reference definitions
-//! and reference links, tabs, code spans across lines, links whose text holds brackets or whose
-//! destination needs escapes).
+//! differences (block quotes, lists, setext headings, HTML blocks, inline HTML and autolinks,
+//! link reference definitions and reference links, tabs, code spans across lines, links
+//! whose text holds brackets or whose destination needs escapes).
 
 use okf_mcp::okf::markdown::{self, LineKind};
 use pulldown_cmark::{CodeBlockKind, Event, LinkType, Options, Parser, Tag};
@@ -32,7 +32,12 @@ pub fn supported_part(body: &str) -> String {
 fn supported_line(line: &str) -> bool {
     // `]:` anywhere: a link reference definition whose label spans lines (`[\n`a`\n]: x`)
     // ends on this line, and pulldown-cmark reads the lines before it as its label.
-    if line.contains(['\t', '\r', '\u{feff}', '\0']) || line.contains("[^") || line.contains("]:") {
+    // `<` anywhere: an autolink or inline HTML (``<a+:`x`>``, ``<b c='`'>``) takes
+    // precedence over a code span that starts inside it, and the scanner models neither.
+    if line.contains(['\t', '\r', '\u{feff}', '\0', '<'])
+        || line.contains("[^")
+        || line.contains("]:")
+    {
         return false;
     }
     {
