@@ -17,7 +17,7 @@ use crate::tools::schema_parts::{
     EXAMPLE_BUNDLE_PATH,
 };
 use crate::tools::{Ctx, Success, ToolSpec};
-use crate::view::index::{DocIndex, IndexKey, IndexMemo, MAX_INDEXED_DOC_BYTES};
+use crate::view::index::{DocIndex, IndexKey, IndexMemo, MAX_INDEXED_DOC_BYTES, MAX_INDEX_BYTES};
 use crate::view::rank::{self, SearchDoc};
 use crate::view::sections;
 use serde_json::{json, Map, Value};
@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock};
 
 /// The section indexes of a warm server, by document content and id (spec/store.md §17).
-static INDEXES: LazyLock<IndexMemo> = LazyLock::new(IndexMemo::default);
+static INDEXES: LazyLock<IndexMemo> = LazyLock::new(|| IndexMemo::new(MAX_INDEX_BYTES));
 
 /// The documents one step of [`index_later`] indexes before keeping them.
 const INDEX_CHUNK: usize = 256;

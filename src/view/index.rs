@@ -13,11 +13,11 @@
 //!
 //! [`rank::rank`]: crate::view::rank::rank
 
+use crate::view::memo::{Cost, DocKey, Memo};
 use crate::view::rank::SearchDoc;
 use crate::view::sections::{self, Counts, Section};
 use crate::view::terms::TermSplitter;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The most bytes (estimated) the memo's indexes hold: 128 MiB.
 pub const MAX_INDEX_BYTES: usize = 128 * 1024 * 1024;
@@ -280,84 +280,15 @@ fn merge(a: &mut [u32], b: &mut [u32]) -> Vec<(u32, u32, u32)> {
 }
 
 /// The key of a document's index: its content digest and its concept id.
-pub type IndexKey = ([u8; 32], Box<str>);
+pub type IndexKey = DocKey;
 
-/// Indexes of documents by [`IndexKey`], within [`MAX_INDEX_BYTES`]: when an insertion would
-/// pass it, the indexes no search used since the last [`IndexMemo::begin`] are dropped first;
-/// an index that still does not fit is not kept.
-#[derive(Debug, Default)]
-pub struct IndexMemo {
-    table: Mutex<MemoTable>,
-}
+/// Indexes of documents by [`IndexKey`], within the budget given at construction
+/// ([`MAX_INDEX_BYTES`] for a server's): see [`crate::view::memo`].
+pub type IndexMemo = Memo<DocIndex>;
 
-#[derive(Debug, Default)]
-struct MemoTable {
-    entries: HashMap<IndexKey, (Arc<DocIndex>, u64)>,
-    bytes: usize,
-    tick: u64,
-}
-
-impl IndexMemo {
-    fn lock(&self) -> MutexGuard<'_, MemoTable> {
-        // Every update replaces whole entries, so a poisoned table is consistent.
-        self.table
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Starts a search: returns the indexes of `keys` that are held (marked used by it).
-    #[must_use]
-    pub fn begin(&self, keys: &[IndexKey]) -> Vec<Option<Arc<DocIndex>>> {
-        let mut t = self.lock();
-        t.tick += 1;
-        let tick = t.tick;
-        keys.iter()
-            .map(|k| {
-                t.entries.get_mut(k).map(|(ix, used)| {
-                    *used = tick;
-                    Arc::clone(ix)
-                })
-            })
-            .collect()
-    }
-
-    /// Keeps the indexes a search built (see the type's docs for the bound); returns how many
-    /// did not fit.
-    pub fn keep(&self, built: Vec<(IndexKey, Arc<DocIndex>)>) -> usize {
-        let mut refused = 0usize;
-        let mut t = self.lock();
-        let tick = t.tick;
-        for (key, ix) in built {
-            let cost = ix.cost() + key.1.len() + 48;
-            if t.bytes + cost > MAX_INDEX_BYTES {
-                let mut freed = 0usize;
-                t.entries.retain(|k, (ix, used)| {
-                    let keep = *used == tick;
-                    if !keep {
-                        freed += ix.cost() + k.1.len() + 48;
-                    }
-                    keep
-                });
-                t.bytes -= freed.min(t.bytes);
-                if t.bytes + cost > MAX_INDEX_BYTES {
-                    refused += 1;
-                    continue;
-                }
-            }
-            t.bytes += cost;
-            let key_len = key.1.len();
-            if let Some((old, _)) = t.entries.insert(key, (ix, tick)) {
-                t.bytes -= (old.cost() + key_len + 48).min(t.bytes);
-            }
-        }
-        refused
-    }
-
-    /// `(indexes held, their estimated bytes)`.
-    #[must_use]
-    pub fn usage(&self) -> (usize, usize) {
-        let t = self.lock();
-        (t.entries.len(), t.bytes)
+impl Cost for DocIndex {
+    fn cost(&self) -> usize {
+        DocIndex::cost(self)
     }
 }
 
@@ -366,6 +297,7 @@ mod tests {
     use super::*;
     use crate::view::rank::{self, Hit, Totals};
     use proptest::prelude::*;
+    use std::sync::Arc;
 
     /// Words with ASCII, case, Unicode folding and NFC/NFD forms, and line shapes with ATX and
     /// setext headings, blank lines and thematic breaks.
@@ -471,7 +403,7 @@ mod tests {
             title: None,
         };
         let ix = Arc::new(DocIndex::build(&d));
-        let memo = IndexMemo::default();
+        let memo = IndexMemo::new(MAX_INDEX_BYTES);
         let key = |k: u8| ([k; 32], Box::from("c/a"));
         assert!(memo.begin(&[key(1)])[0].is_none());
         memo.keep(vec![(key(1), Arc::clone(&ix))]);

@@ -13,6 +13,7 @@ pub mod edges;
 pub mod filter;
 pub mod graph;
 pub mod index;
+pub mod memo;
 pub mod rank;
 pub mod sections;
 pub mod terms;
