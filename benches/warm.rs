@@ -10,7 +10,8 @@
 //!    ten one-concept `preview_concept_patch` calls, each on another concept, in one warm
 //!    server and in one cold server, each preview paired with a floor run right before it;
 //! 2. the generated 5,000-concept bundle of the search bench (`tests/it/support/gen.rs`, about
-//!    37 MiB): `search_sections` and a default `list_concepts` page, ten times each, warm and
+//!    37 MiB): `search_sections`, a default `list_concepts` page, and `get_neighbors` and
+//!    `get_semantic_graph` of one concept with their defaults, ten times each, warm and
 //!    cold, and the first (filling) call of the warm server against the floor; the server gets
 //!    a pause of 1.5 s after its first search (an agent's think time), in which a warm server
 //!    builds the section indexes that search found missing;
@@ -261,6 +262,12 @@ fn p4_10_warm_server_against_the_floor() -> Res<()> {
     age_then_touch(&b5.join(&g.concepts[0]))?;
     let search = json!({"bundle_path": b5, "query": "ledger reconciliation billing"});
     let list = json!({"bundle_path": b5});
+    let hub = g.concepts[g.concepts.len() / 3]
+        .strip_suffix(".md")
+        .unwrap_or_default()
+        .to_owned();
+    let neighbors = json!({"bundle_path": b5, "concept_id": hub});
+    let graph = json!({"bundle_path": b5, "concept_ids": [hub]});
     let floor5 = {
         black_box(floor_ms(&b5)?);
         let mut f: Vec<f64> = (0..5).map(|_| floor_ms(&b5)).collect::<Res<_>>()?;
@@ -284,12 +291,23 @@ fn p4_10_warm_server_against_the_floor() -> Res<()> {
         for _ in 0..RUNS {
             l.push(ms(s.call("list_concepts", &list)?.0));
         }
+        let (mut n, mut gr) = (Vec::new(), Vec::new());
+        for _ in 0..RUNS {
+            let (d, v) = s.call("get_neighbors", &neighbors)?;
+            assert!(v.get("edges").is_some(), "{v}");
+            n.push(ms(d));
+            let (d, v) = s.call("get_semantic_graph", &graph)?;
+            assert!(v.get("@graph").is_some(), "{v}");
+            gr.push(ms(d));
+        }
         rows.push(format!(
-            "  {label:<18} first search_sections {:>7.1} ms ({:.2}× the floor) · next {RUNS}: search_sections median {:>7.1} ms · list_concepts page median {:>6.1} ms · server peak RSS {} MiB",
+            "  {label:<18} first search_sections {:>7.1} ms ({:.2}× the floor) · next {RUNS}: search_sections median {:>7.1} ms · list_concepts page median {:>6.1} ms · get_neighbors median {:>6.1} ms · get_semantic_graph median {:>6.1} ms · server peak RSS {} MiB",
             ms(first),
             ms(first) / floor5,
             median(&mut t),
             median(&mut l),
+            median(&mut n),
+            median(&mut gr),
             s.peak_kib()? / 1024
         ));
     }

@@ -205,7 +205,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let profile = resolution.profile;
     let as_of_ref = as_of.as_deref();
     ctx.cancel.check()?;
-    let graph = edges::build(&bundle);
+    let graph = read::link_graph(&bundle);
     ctx.cancel.check()?;
     let walk = edges::walk(&graph, &id, direction, &kinds, depth, max_nodes);
     let mut cards: std::collections::HashMap<String, Option<Value>> =

@@ -15,7 +15,6 @@ use crate::tools::schema_parts::{
     SchemaRoot, EXAMPLE_BUNDLE_PATH, EXAMPLE_CONCEPT_ID,
 };
 use crate::tools::{Ctx, Success, ToolSpec};
-use crate::view::edges;
 use crate::view::graph::{self, GraphError, Root};
 use serde_json::{json, Value};
 
@@ -113,7 +112,7 @@ pub fn run(args: Value, ctx: &Ctx) -> Result<Success, ToolError> {
     let (resolution, as_of) = temporal.resolve(&capture)?;
     let (_, ver) = read::version(&bundle);
     ctx.cancel.check()?;
-    let links = edges::build(&bundle);
+    let links = read::link_graph(&bundle);
     ctx.cancel.check()?;
     let only = seeds
         .as_ref()

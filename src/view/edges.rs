@@ -20,6 +20,8 @@ use crate::okf::grammar::DocClass;
 use crate::okf::links::resolve_link;
 use crate::okf::markdown;
 use crate::okf::par;
+use crate::view::memo::{Cost, Memo};
+use std::sync::Arc;
 
 /// The kind of an edge (spec/surface.md §14.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -225,15 +227,35 @@ fn resolve_simple(from: &str, target: &str, buf: &mut String) -> bool {
     true
 }
 
-/// The node a link from `from` (a bundle-relative path) to `target` reaches, if it names a
-/// concept or an `index.md` of the bundle: its index in `bundle.docs`.
-fn node_of(bundle: &Bundle<'_>, from: &str, target: &str, buf: &mut String) -> Option<usize> {
-    let path: &str = if resolve_simple(from, target, buf) {
-        buf
-    } else {
-        *buf = resolve_link(from, target)?;
-        buf
-    };
+/// The bundle-relative path a link from `from` (a bundle-relative path) to `target` reaches,
+/// into `buf` (`okf::links::resolve_link`); `false` when it reaches none.
+fn resolve_into(from: &str, target: &str, buf: &mut String) -> bool {
+    if resolve_simple(from, target, buf) {
+        return true;
+    }
+    match resolve_link(from, target) {
+        Some(p) => {
+            *buf = p;
+            true
+        }
+        None => false,
+    }
+}
+
+/// Calls `f` with the resolved path of every `.md` link of `body`, the body of the document
+/// at `from`, in order, repeats included.
+fn for_each_target(from: &str, body: &str, mut f: impl FnMut(&str)) {
+    let mut buf = String::new();
+    markdown::for_each_md_link(body, |target| {
+        if resolve_into(from, target, &mut buf) {
+            f(&buf);
+        }
+    });
+}
+
+/// The node at `path`, if it names a concept or an `index.md` of the bundle: its index in
+/// `bundle.docs`.
+fn node_at(bundle: &Bundle<'_>, path: &str) -> Option<usize> {
     let i = bundle
         .docs
         .binary_search_by(|d| d.file.path.as_bytes().cmp(path.as_bytes()))
@@ -255,11 +277,74 @@ fn name_of<'b>(bundle: &'b Bundle<'_>, i: usize) -> Option<&'b str> {
     }
 }
 
+/// The kind of the edges document `i` of `bundle` gives: relation for a concept, navigation
+/// for an `index.md`, none for any other document.
+#[must_use]
+pub fn kind_from(bundle: &Bundle<'_>, i: usize) -> Option<EdgeKind> {
+    let doc = bundle.docs.get(i)?;
+    match &doc.class {
+        DocClass::Concept(_) => Some(EdgeKind::Relation),
+        DocClass::Reserved if is_index_node(&doc.file.path) => Some(EdgeKind::Navigation),
+        _ => None,
+    }
+}
+
+/// The link targets of one document: the bundle-relative path of every `.md` link of its
+/// body that resolves, unique and ascending by bytes. A pure function of the document's path
+/// and bytes, so a warm server keeps it by content digest and path ([`LinkMemo`]); whether a
+/// target is a node, and of which kind, is decided against the bundle of each call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocLinks {
+    paths: Box<[Box<str>]>,
+}
+
+impl DocLinks {
+    /// Scans `body`, the body of the document at `path` (bundle-relative).
+    #[must_use]
+    pub fn scan(path: &str, body: &str) -> Self {
+        let mut paths: Vec<Box<str>> = Vec::new();
+        for_each_target(path, body, |p| paths.push(Box::from(p)));
+        paths.sort_unstable();
+        paths.dedup();
+        Self {
+            paths: paths.into_boxed_slice(),
+        }
+    }
+
+    /// The targets, ascending by bytes.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.paths.iter().map(|p| &**p)
+    }
+}
+
+impl Cost for DocLinks {
+    fn cost(&self) -> usize {
+        // The slice, and each path's allocation with its header.
+        64 + self.paths.iter().map(|p| p.len() + 32).sum::<usize>()
+    }
+}
+
+/// Link targets of documents by content digest and bundle-relative path (a warm server's,
+/// spec/store.md §17 rule 1).
+pub type LinkMemo = Memo<DocLinks>;
+
+/// The most bytes (estimated) a server's [`LinkMemo`] holds: 32 MiB.
+pub const MAX_LINK_BYTES: usize = 32 * 1024 * 1024;
+
 /// The edges of a bundle's documents (spec/surface.md §14.2). A document that cannot be
 /// parsed gives no edge (the tools that use the graph refuse such bundles first,
 /// spec/surface.md §12.6).
 #[must_use]
 pub fn build(bundle: &Bundle<'_>) -> Graph {
+    build_with(bundle, &[])
+}
+
+/// [`build`], with the link targets of some documents already known: `held[i]`, when
+/// present, is [`DocLinks::scan`] of `bundle.docs[i]` (which then is neither parsed nor
+/// scanned again); the others (a shorter `held` included) are scanned here. The graph is the
+/// one [`build`] gives (a test compares them).
+#[must_use]
+pub fn build_with(bundle: &Bundle<'_>, held: &[Option<Arc<DocLinks>>]) -> Graph {
     // Every node, ranked by name bytes: documents are in path order, which is not the order
     // of their names (`a/b-c.md` < `a/b.md` while `a/b` < `a/b-c`).
     let mut order: Vec<(usize, &str)> = (0..bundle.docs.len())
@@ -272,21 +357,12 @@ pub fn build(bundle: &Bundle<'_>) -> Graph {
     }
     let docs: Vec<usize> = (0..bundle.docs.len()).collect();
     let per_doc = par::map(&docs, |&i| {
-        let doc = &bundle.docs[i];
-        let path = doc.file.path.as_str();
-        let kind = match &doc.class {
-            DocClass::Concept(_) => EdgeKind::Relation,
-            DocClass::Reserved if is_index_node(path) => EdgeKind::Navigation,
-            _ => return Vec::new(),
-        };
-        let parsed = doc.parsed_transient();
-        let Ok(p) = &*parsed else {
+        let Some(kind) = kind_from(bundle, i) else {
             return Vec::new();
         };
         let mut edges = Vec::new();
-        let mut buf = String::new();
-        markdown::for_each_md_link(p.split.body_text(), |target| {
-            let Some(j) = node_of(bundle, path, target, &mut buf) else {
+        let push = |path: &str| {
+            let Some(j) = node_at(bundle, path) else {
                 return;
             };
             let to_index = matches!(bundle.docs[j].class, DocClass::Reserved);
@@ -297,7 +373,16 @@ pub fn build(bundle: &Bundle<'_>) -> Graph {
             if ok {
                 edges.push((kind, rank_of[i], rank_of[j]));
             }
-        });
+        };
+        if let Some(links) = held.get(i).and_then(Option::as_ref) {
+            links.paths().for_each(push);
+            return edges;
+        }
+        let parsed = bundle.docs[i].parsed_transient();
+        let Ok(p) = &*parsed else {
+            return Vec::new();
+        };
+        for_each_target(&bundle.docs[i].file.path, p.split.body_text(), push);
         edges
     });
     let names = order.into_iter().map(|(_, n)| n.to_owned()).collect();
@@ -456,6 +541,71 @@ mod tests {
                 s("navigation", "tables/index.md", "tables/customers"),
                 s("relation", "tables/orders", "tables/customers"),
             ]
+        );
+    }
+
+    fn named(g: &Graph) -> Vec<(EdgeKind, String, String)> {
+        g.edges()
+            .map(|e| (e.kind, e.from.to_owned(), e.to.to_owned()))
+            .collect()
+    }
+
+    /// The graph from held link targets, of every document or of some, equals the graph of
+    /// scanning every body (what a warm server answers is what a cold call answers).
+    #[test]
+    fn the_graph_from_held_link_targets_equals_the_scanned_graph() {
+        let files: &[(&str, &str)] = &[
+            (
+                "index.md",
+                "* [A](a/x.md)\n* [B](/b/y.md)\n* [I](a/index.md)\n* [bad](../out.md)\n",
+            ),
+            ("a/index.md", "* [X](x.md)\n* [Z](./z%20z.md)\n* [up](../index.md)\n"),
+            (
+                "a/x.md",
+                "---\ntitle: X\n---\n[y](../b/y.md) [y again](/b/y.md) [self](x.md) [z](z%20z.md) `[no](b.md)`\n\n[ref]: ../b/y.md\n",
+            ),
+            ("a/z z.md", "---\ntitle: Z\n---\n[x](x.md) [i](index.md) [gone](gone.md)\n"),
+            ("b/y.md", "---\ntitle: Y\n---\n[x](../a/x.md)\n"),
+            ("b/notes.txt", "[x](../a/x.md)\n"),
+        ];
+        let c = Capture::from_files(
+            files
+                .iter()
+                .map(|(p, t)| ((*p).to_owned(), t.as_bytes().to_vec())),
+        );
+        let b = parse_bundle(&c).expect("bundle");
+        let cold = named(&build(&b));
+        assert!(cold.len() >= 8, "{cold:?}");
+        let scanned: Vec<Option<Arc<DocLinks>>> = b
+            .docs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                kind_from(&b, i)?;
+                let p = d.parsed_transient();
+                let Ok(p) = &*p else { return None };
+                Some(Arc::new(DocLinks::scan(&d.file.path, p.split.body_text())))
+            })
+            .collect();
+        assert_eq!(named(&build_with(&b, &scanned)), cold, "all held");
+        for skip in 0..scanned.len() {
+            let mut some = scanned.clone();
+            some[skip] = None;
+            assert_eq!(named(&build_with(&b, &some)), cold, "all but {skip}");
+            let mut short = scanned.clone();
+            short.truncate(skip);
+            assert_eq!(named(&build_with(&b, &short)), cold, "first {skip}");
+        }
+        let x = b
+            .docs
+            .iter()
+            .position(|d| d.file.path == "a/x.md")
+            .expect("a/x.md");
+        let held = scanned[x].as_ref().expect("a concept has links");
+        assert_eq!(
+            held.paths().collect::<Vec<_>>(),
+            vec!["a/x.md", "a/z z.md", "b/y.md"],
+            "unique, sorted, unresolvable and code links left out"
         );
     }
 
