@@ -19,7 +19,7 @@ use crate::tools::Ctx;
 use crate::view::edges::{self, DocLinks, Graph, LinkMemo};
 use crate::view::memo::DocKey;
 use serde_json::{Map, Value};
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, Mutex};
 
 /// Validates `bundle_path` (spec/surface.md §7) and captures the bundle (spec/store.md §3) as
 /// a reader: a commit in flight is waited for, else the answer carries the
@@ -68,15 +68,53 @@ pub fn insert_version(m: &mut Map<String, Value>, decl: &Declaration, ver: &Vers
 /// path, within [`edges::MAX_LINK_BYTES`].
 static LINKS: LazyLock<LinkMemo> = LazyLock::new(|| LinkMemo::new(edges::MAX_LINK_BYTES));
 
+/// The graphs of the last [`GRAPHS_KEPT`] revisions a warm server built, the latest first: a
+/// graph is a pure function of the revision (the path and bytes of every file).
+static GRAPHS: Mutex<Vec<(String, Arc<Graph>)>> = Mutex::new(Vec::new());
+
+/// How many graphs [`GRAPHS`] keeps.
+const GRAPHS_KEPT: usize = 4;
+
+/// A graph larger than this (estimated, 64 MiB) is not kept.
+const MAX_KEPT_GRAPH_BYTES: usize = 64 * 1024 * 1024;
+
 /// The link graph of `bundle` (`get_neighbors`, `get_semantic_graph`; [`edges::build`]). A
-/// warm server ([`crate::store::capture::is_warm`]) keeps each document's link targets by
-/// content digest and path and scans only the documents it has not seen, so a call after an
-/// edit scans the changed files; the graph is the one of a cold call.
+/// warm server ([`crate::store::capture::is_warm`]) keeps the graphs of its last revisions,
+/// and each document's link targets by content digest and path, so a call on an unchanged
+/// bundle builds nothing and a call after an edit scans only the changed files; the graph
+/// is the one of a cold call.
 #[must_use]
-pub fn link_graph(bundle: &Bundle<'_>) -> Graph {
+pub fn link_graph(bundle: &Bundle<'_>) -> Arc<Graph> {
     if !crate::store::capture::is_warm() {
-        return edges::build(bundle);
+        return Arc::new(edges::build(bundle));
     }
+    let revision = bundle.capture.revision.as_str();
+    {
+        let mut kept = GRAPHS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(at) = kept.iter().position(|(r, _)| r == revision) {
+            let hit = kept.remove(at);
+            let graph = Arc::clone(&hit.1);
+            kept.insert(0, hit);
+            return graph;
+        }
+    }
+    let graph = Arc::new(build_from_links(bundle));
+    if graph.cost() <= MAX_KEPT_GRAPH_BYTES {
+        let mut kept = GRAPHS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        kept.retain(|(r, _)| r != revision);
+        kept.insert(0, (revision.to_owned(), Arc::clone(&graph)));
+        kept.truncate(GRAPHS_KEPT);
+    }
+    graph
+}
+
+/// [`edges::build_with`] from the link targets [`LINKS`] holds, scanning and keeping the
+/// missing ones.
+fn build_from_links(bundle: &Bundle<'_>) -> Graph {
     let wanted: Vec<usize> = (0..bundle.docs.len())
         .filter(|&i| edges::kind_from(bundle, i).is_some())
         .collect();

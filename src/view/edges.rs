@@ -21,6 +21,7 @@ use crate::okf::links::resolve_link;
 use crate::okf::markdown;
 use crate::okf::par;
 use crate::view::memo::{Cost, Memo};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The kind of an edge (spec/surface.md §14.2).
@@ -121,6 +122,13 @@ impl Graph {
             by_from,
             by_to,
         }
+    }
+
+    /// Estimated heap bytes held: names with their allocations, edges and both lookups.
+    #[must_use]
+    pub fn cost(&self) -> usize {
+        128 + self.names.iter().map(|n| n.len() + 40).sum::<usize>()
+            + self.edges.len() * (12 + 8 + 8)
     }
 
     /// The number of edges.
@@ -253,20 +261,6 @@ fn for_each_target(from: &str, body: &str, mut f: impl FnMut(&str)) {
     });
 }
 
-/// The node at `path`, if it names a concept or an `index.md` of the bundle: its index in
-/// `bundle.docs`.
-fn node_at(bundle: &Bundle<'_>, path: &str) -> Option<usize> {
-    let i = bundle
-        .docs
-        .binary_search_by(|d| d.file.path.as_bytes().cmp(path.as_bytes()))
-        .ok()?;
-    match &bundle.docs[i].class {
-        DocClass::Concept(_) => Some(i),
-        DocClass::Reserved if is_index_node(path) => Some(i),
-        _ => None,
-    }
-}
-
 /// The node name of a document: its concept id, or its path for an `index.md`.
 fn name_of<'b>(bundle: &'b Bundle<'_>, i: usize) -> Option<&'b str> {
     let d = &bundle.docs[i];
@@ -355,6 +349,12 @@ pub fn build_with(bundle: &Bundle<'_>, held: &[Option<Arc<DocLinks>>]) -> Graph 
     for (r, (i, _)) in order.iter().enumerate() {
         rank_of[*i] = u32::try_from(r).unwrap_or(u32::MAX);
     }
+    // The node at a path: a concept or an `index.md` of the bundle, as its index in
+    // `bundle.docs`.
+    let node_at: HashMap<&str, usize, foldhash::fast::RandomState> = order
+        .iter()
+        .map(|&(i, _)| (bundle.docs[i].file.path.as_str(), i))
+        .collect();
     let docs: Vec<usize> = (0..bundle.docs.len()).collect();
     let per_doc = par::map(&docs, |&i| {
         let Some(kind) = kind_from(bundle, i) else {
@@ -362,7 +362,7 @@ pub fn build_with(bundle: &Bundle<'_>, held: &[Option<Arc<DocLinks>>]) -> Graph 
         };
         let mut edges = Vec::new();
         let push = |path: &str| {
-            let Some(j) = node_at(bundle, path) else {
+            let Some(&j) = node_at.get(path) else {
                 return;
             };
             let to_index = matches!(bundle.docs[j].class, DocClass::Reserved);
