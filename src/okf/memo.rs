@@ -12,7 +12,10 @@
 //! 2. **per-document findings** for `(path, digest, DocOptions)`;
 //! 3. **temporal kinds** of concept documents by digest (one byte: whether they hold calendar
 //!    dates and offset datetimes, spec/temporal.md §11), so `auto` resolves on a spilled
-//!    capture.
+//!    capture;
+//! 4. **parse outcomes** by digest: whether the document parses, or the code of its parse
+//!    fault (spec/surface.md §12.6), so the read tools that refuse a bundle holding a document
+//!    that cannot be parsed do not parse every document again to learn that it has none.
 //!
 //! What this does not change: every request still captures the tree (reads and hashes every
 //! visible file, spec/store.md §3.6–§3.7), and every answer is computed from that capture. A
@@ -172,6 +175,9 @@ struct Memo {
     /// digest → [`Kinds::to_bits`] of a concept's temporal values (spec/temporal.md §11).
     kinds: HashMap<[u8; 32], u8, DigestHash>,
     kinds_previous: HashMap<[u8; 32], u8, DigestHash>,
+    /// digest → the code of its parse fault, or none when it parses.
+    outcomes: HashMap<[u8; 32], Option<&'static str>, DigestHash>,
+    outcomes_previous: HashMap<[u8; 32], Option<&'static str>, DigestHash>,
 }
 
 impl Memo {
@@ -205,6 +211,23 @@ impl Memo {
             self.kinds_previous = std::mem::take(&mut self.kinds);
         }
         self.kinds.insert(*digest, kinds.to_bits());
+    }
+
+    fn outcome(&self, digest: &[u8; 32]) -> Option<Option<&'static str>> {
+        self.outcomes
+            .get(digest)
+            .or_else(|| self.outcomes_previous.get(digest))
+            .copied()
+    }
+
+    fn remember_outcome(&mut self, digest: &[u8; 32], fault: Option<&'static str>) {
+        if self.outcomes.contains_key(digest) {
+            return;
+        }
+        if self.outcomes.len() >= MAX_ENTRIES {
+            self.outcomes_previous = std::mem::take(&mut self.outcomes);
+        }
+        self.outcomes.insert(*digest, fault);
     }
 
     fn is_clean(&self, digest: &[u8; 32]) -> bool {
@@ -301,6 +324,30 @@ pub fn clean_flags(digests: &[&[u8; 32]]) -> Vec<bool> {
     }
     let m = memo();
     digests.iter().map(|d| m.is_clean(d)).collect()
+}
+
+/// For each digest, its remembered parse outcome (one lock for the whole slice): `None` when
+/// unknown, `Some(None)` when the document parses, `Some(Some(code))` with the code of its
+/// parse fault (spec/surface.md §12.6).
+#[must_use]
+pub fn parse_outcomes(digests: &[&[u8; 32]]) -> Vec<Option<Option<&'static str>>> {
+    if bypass() {
+        return vec![None; digests.len()];
+    }
+    let m = memo();
+    digests.iter().map(|d| m.outcome(d)).collect()
+}
+
+/// Remembers parse outcomes: `(digest, None)` for a document that parses, `(digest,
+/// Some(code))` with the code of its parse fault.
+pub fn remember_parse_outcomes(outcomes: &[([u8; 32], Option<&'static str>)]) {
+    if outcomes.is_empty() || bypass() {
+        return;
+    }
+    let mut m = memo();
+    for (d, fault) in outcomes {
+        m.remember_outcome(d, *fault);
+    }
 }
 
 /// Remembers that the documents with these digests parse without a limit or graph fault.

@@ -6,6 +6,7 @@ use crate::okf::bundle::Bundle;
 use crate::okf::capture::Capture;
 use crate::okf::detect;
 use crate::okf::grammar::{check_concept_id, ConceptIdError};
+use crate::okf::memo;
 use crate::okf::temporal::{
     self, normalise_instant_text, parse_date, Choice, Kinds, Profile, Resolution,
 };
@@ -209,16 +210,26 @@ pub fn concept_id_arg(id: &str) -> Result<(), ToolError> {
 /// most 64), or `None` when every document parsed.
 #[must_use]
 pub fn bundle_parse_failure(bundle: &Bundle<'_>) -> Option<ToolError> {
-    let failed: Vec<(&str, &'static str)> = bundle
-        .docs
-        .iter()
-        .filter_map(|d| {
-            d.parsed()
-                .as_ref()
-                .err()
-                .map(|f| (d.file.path.as_str(), f.code()))
-        })
-        .collect();
+    // A document's parse outcome is a pure function of its bytes: the memo answers for the
+    // documents seen before, and only the others are parsed here.
+    let digests: Vec<&[u8; 32]> = bundle.docs.iter().map(|d| &d.file.digest).collect();
+    let known = memo::parse_outcomes(&digests);
+    let mut learned: Vec<([u8; 32], Option<&'static str>)> = Vec::new();
+    let mut failed: Vec<(&str, &'static str)> = Vec::new();
+    for (d, outcome) in bundle.docs.iter().zip(known) {
+        let fault = match outcome {
+            Some(fault) => fault,
+            None => {
+                let fault = d.parsed().as_ref().err().map(|f| f.code());
+                learned.push((d.file.digest, fault));
+                fault
+            }
+        };
+        if let Some(code) = fault {
+            failed.push((d.file.path.as_str(), code));
+        }
+    }
+    memo::remember_parse_outcomes(&learned);
     if failed.is_empty() {
         None
     } else {
@@ -247,6 +258,38 @@ pub fn parse_failure(docs: &[(&str, &'static str)]) -> ToolError {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The remembered parse outcomes give the failure a fresh parse gives, for a bundle seen
+    /// before, one with a document changed, and one whose failing document is fixed.
+    #[test]
+    fn the_parse_failure_from_remembered_outcomes_is_the_parsed_one() {
+        use crate::okf::bundle::parse_bundle;
+        let check = |files: &[(&str, &str)]| {
+            let c = Capture::from_files(
+                files
+                    .iter()
+                    .map(|(p, t)| ((*p).to_owned(), t.as_bytes().to_vec())),
+            );
+            let b = parse_bundle(&c).expect("bundle");
+            let fresh = memo::bypassed(|| bundle_parse_failure(&b));
+            let first = bundle_parse_failure(&b);
+            let again = bundle_parse_failure(&b);
+            assert_eq!(first, fresh, "{files:?}");
+            assert_eq!(again, fresh, "{files:?}");
+            fresh
+        };
+        // Unique bytes, so no other test's outcomes stand in.
+        let ok = "---\ntitle: parse outcome memo ok\n---\nbody\n";
+        let bad = "---\ntitle: [parse outcome memo\n---\nbody\n";
+        let bad2 = "---\ntitle: parse outcome memo unterminated\nbody\n";
+        let e = check(&[("a/ok.md", ok), ("a/bad.md", bad)]).expect("a failure");
+        assert_eq!(e.code, codes::OPERATION_REJECTED);
+        assert_eq!(e.diagnostics.len(), 1);
+        assert_eq!(e.diagnostics[0].file, "a/bad.md");
+        let e = check(&[("a/ok.md", ok), ("a/bad.md", bad), ("b/bad.md", bad2)]).expect("two");
+        assert_eq!(e.diagnostics.len(), 2);
+        assert!(check(&[("a/ok.md", ok), ("a/bad.md", ok)]).is_none());
+    }
 
     #[test]
     fn runtime_profile_check() {
