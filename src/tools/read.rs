@@ -4,8 +4,10 @@
 //! spec/store.md §16 rule 2); [`parse`] reads the capture into documents; the temporal
 //! profile resolves on the capture ([`crate::tools::common::ReadProfile::resolve`]);
 //! [`version`] gives the declaration and the effective version (spec/surface.md §12.1), which
-//! [`insert_version`] writes into the output. The read tools use of the store only its root,
-//! capture and wait modules (tests/it/layers.rs).
+//! [`insert_version`] writes into the output; [`link_graph`] gives `get_neighbors` and
+//! `get_semantic_graph` the link graph, kept per document and per revision by a warm server.
+//! The read tools use of the store only its root, capture and wait modules
+//! (tests/it/layers.rs).
 
 use crate::envelope::ToolError;
 use crate::okf::bundle::{parse_bundle, Bundle};
@@ -68,14 +70,16 @@ pub fn insert_version(m: &mut Map<String, Value>, decl: &Declaration, ver: &Vers
 /// path, within [`edges::MAX_LINK_BYTES`].
 static LINKS: LazyLock<LinkMemo> = LazyLock::new(|| LinkMemo::new(edges::MAX_LINK_BYTES));
 
-/// The graphs of the last [`GRAPHS_KEPT`] revisions a warm server built, the latest first: a
-/// graph is a pure function of the revision (the path and bytes of every file).
+/// The graphs of the last [`GRAPHS_KEPT`] revisions a warm server built, the latest first,
+/// within [`MAX_KEPT_GRAPH_BYTES`]: a graph is a pure function of the revision (the path and
+/// bytes of every file).
 static GRAPHS: Mutex<Vec<(String, Arc<Graph>)>> = Mutex::new(Vec::new());
 
 /// How many graphs [`GRAPHS`] keeps.
 const GRAPHS_KEPT: usize = 4;
 
-/// A graph larger than this (estimated, 64 MiB) is not kept.
+/// The most bytes (estimated, [`Graph::cost`]) the kept graphs hold together: 64 MiB. A graph
+/// larger than this alone is not kept.
 const MAX_KEPT_GRAPH_BYTES: usize = 64 * 1024 * 1024;
 
 /// The link graph of `bundle` (`get_neighbors`, `get_semantic_graph`; [`edges::build`]). A
@@ -108,6 +112,11 @@ pub fn link_graph(bundle: &Bundle<'_>) -> Arc<Graph> {
         kept.retain(|(r, _)| r != revision);
         kept.insert(0, (revision.to_owned(), Arc::clone(&graph)));
         kept.truncate(GRAPHS_KEPT);
+        let mut total = 0usize;
+        kept.retain(|(_, g)| {
+            total += g.cost();
+            total <= MAX_KEPT_GRAPH_BYTES
+        });
     }
     graph
 }
