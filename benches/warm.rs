@@ -337,10 +337,10 @@ fn p4_10_warm_server_against_the_floor() -> Res<()> {
         let baseline = s.peak_kib()?;
         let (d, _) = s.call(tool, &args)?;
         rows.push(format!(
-            "  {tool:<16} {:>7.1} ms · peak RSS {} MiB (an idle server: {} MiB)",
+            "  {tool:<16} {:>7.1} ms · peak RSS {:.1} MiB (an idle server: {:.1} MiB)",
             ms(d),
-            s.peak_kib()? / 1024,
-            baseline / 1024
+            s.peak_kib()? as f64 / 1024.0,
+            baseline as f64 / 1024.0
         ));
     }
     report.push_str(&format!(
